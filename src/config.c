@@ -1,0 +1,322 @@
+/* config.c - flags and environment into struct config.
+ *
+ * Every value is range-checked here, before anything starts, so the rest of
+ * the server never sees a bad one. A flag always wins over its environment
+ * variable. No allocation: the struct holds everything by value.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "build_info.h"
+
+#ifndef PRIME_ENGINE_DEFAULT
+#define PRIME_ENGINE_DEFAULT PRIME_ENGINE_FLINT
+#define PRIME_ENGINE_DEFAULT_NAME "flint"
+#endif
+
+void config_defaults(struct config *c)
+{
+    memset(c, 0, sizeof(*c));
+    strcpy(c->host, "0.0.0.0");
+    c->port = 8080;
+    c->threads = 0;
+    c->bits = PRIME_BITS_DEFAULT;
+    c->drain_timeout_ms = 30000;
+    c->header_timeout_ms = 10000;
+    c->idle_timeout_ms = 60000;
+    c->max_conns = 10000;
+    c->max_header = 8192;
+    c->max_url = 2048;
+    c->max_body = 1 << 20;
+    c->queue_max = 256;
+    c->engine = PRIME_ENGINE_DEFAULT;
+    c->dispatch = PRIMED_HAVE_STEAL ? DISPATCH_STEAL : DISPATCH_INLINE;
+    c->io = IO_AUTO;
+    c->access_log = false;
+}
+
+bool config_has_dispatch(enum dispatch_mode m)
+{
+    return m == DISPATCH_INLINE ? PRIMED_HAVE_INLINE : PRIMED_HAVE_STEAL;
+}
+
+const char *config_dispatch_name(enum dispatch_mode m)
+{
+    return m == DISPATCH_INLINE ? "inline" : "steal";
+}
+
+const char *config_io_name(enum io_kind k)
+{
+    switch (k) {
+    case IO_URING: return "uring";
+    case IO_EPOLL: return "epoll";
+    default: return "auto";
+    }
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+/* Unsigned decimal in [lo, hi]; no sign, no trailing garbage. */
+static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* A duration: "1.5", "1.5s" or "250ms"; result in ms within [lo, hi]. */
+static int parse_ms(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    if (!s || ((*s < '0' || *s > '9') && *s != '.'))
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return -EINVAL;
+    double ms;
+    if (strcmp(end, "ms") == 0)
+        ms = v;
+    else if (*end == '\0' || strcmp(end, "s") == 0)
+        ms = v * 1000.0;
+    else
+        return -EINVAL;
+    if (!(ms >= lo && ms <= hi))
+        return -EINVAL;
+    *out = (unsigned)(ms + 0.5);
+    return 0;
+}
+
+enum opt_id {
+    OPT_HOST, OPT_PORT, OPT_THREADS, OPT_BITS, OPT_DRAIN, OPT_HEADER_TO, OPT_IDLE_TO,
+    OPT_MAX_CONNS, OPT_MAX_HEADER, OPT_MAX_URL, OPT_MAX_BODY, OPT_QUEUE_MAX, OPT_ENGINE,
+    OPT_DISPATCH, OPT_IO, OPT_ACCESS_LOG, OPT_HELP, OPT_VERSION,
+};
+
+struct opt {
+    const char *flag;   /* without the leading "--" */
+    const char *env;    /* NULL: flag only */
+    enum opt_id id;
+    bool takes_value;
+    const char *help;
+};
+
+static const struct opt opts[] = {
+    {"host", "PRIMED_HOST", OPT_HOST, true, "listen address (default 0.0.0.0)"},
+    {"port", "PORT", OPT_PORT, true, "TCP port, 0 for any free one (default 8080)"},
+    {"threads", "PRIMED_THREADS", OPT_THREADS, true,
+     "worker threads, one per CPU (default: CPUs allowed by affinity and cgroup cpu.max)"},
+    {"bits", "PRIMED_BITS", OPT_BITS, true, "default prime size for /example, 64..4096 (default 1000)"},
+    {"drain-timeout", "PRIMED_DRAIN_TIMEOUT", OPT_DRAIN, true,
+     "seconds to finish in-flight requests after SIGTERM (default 30)"},
+    {"header-timeout", "PRIMED_HEADER_TIMEOUT", OPT_HEADER_TO, true,
+     "seconds a request may take to arrive before 408 (default 10)"},
+    {"idle-timeout", "PRIMED_IDLE_TIMEOUT", OPT_IDLE_TO, true,
+     "seconds an idle keep-alive connection is kept (default 60)"},
+    {"max-conns", "PRIMED_MAX_CONNS", OPT_MAX_CONNS, true,
+     "open connections before accept pauses (default 10000)"},
+    {"max-header", "PRIMED_MAX_HEADER", OPT_MAX_HEADER, true,
+     "request head limit in bytes, 1024..65536; larger gets 431 (default 8192)"},
+    {"max-url", "PRIMED_MAX_URL", OPT_MAX_URL, true, "URL limit in bytes; longer gets 414 (default 2048)"},
+    {"max-body", "PRIMED_MAX_BODY", OPT_MAX_BODY, true,
+     "request body limit in bytes, read and discarded; larger gets 413 (default 1048576)"},
+    {"queue-max", "PRIMED_QUEUE_MAX", OPT_QUEUE_MAX, true,
+     "queued /example requests per worker before reads pause (default 256)"},
+    {"prime-engine", "PRIMED_PRIME_ENGINE", OPT_ENGINE, true, "flint or sieve (default: " PRIME_ENGINE_DEFAULT_NAME ")"},
+    {"dispatch", "PRIMED_DISPATCH", OPT_DISPATCH, true,
+     "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
+    {"io", "PRIMED_IO", OPT_IO, true, "uring, epoll or auto (default auto)"},
+    {"access-log", "PRIMED_ACCESS_LOG", OPT_ACCESS_LOG, true, "1 to log each request on stdout (default 0)"},
+    {"help", NULL, OPT_HELP, false, "print this help and exit"},
+    {"version", NULL, OPT_VERSION, false, "print version and build profile and exit"},
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+void config_usage(int fd)
+{
+    dprintf(fd, "usage: primed [options]\n\n"
+                "A thread-per-core io_uring HTTP/1.1 server; GET /example answers with a\n"
+                "random probable prime's worth of work. Flags win over environment.\n\n");
+    for (size_t i = 0; i < NOPTS; i++) {
+        char left[64];
+        snprintf(left, sizeof(left), "--%s%s", opts[i].flag, opts[i].takes_value ? " V" : "");
+        dprintf(fd, "  %-22s %s%s%s%s\n", left, opts[i].help, opts[i].env ? " [" : "",
+                opts[i].env ? opts[i].env : "", opts[i].env ? "]" : "");
+    }
+    dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping\n");
+}
+
+static int apply(struct config *c, const struct opt *o, const char *v, const char *src,
+                 char *err, size_t errlen)
+{
+    unsigned long u;
+    switch (o->id) {
+    case OPT_HOST: {
+        unsigned char tmp[16];
+        if (strlen(v) >= sizeof(c->host) ||
+            (inet_pton(AF_INET, v, tmp) != 1 && inet_pton(AF_INET6, v, tmp) != 1))
+            return fail(err, errlen, "%s: '%s' is not a numeric IPv4 or IPv6 address", src, v);
+        strcpy(c->host, v);
+        return 0;
+    }
+    case OPT_PORT:
+        if (parse_ulong(v, 0, 65535, &u))
+            return fail(err, errlen, "%s: '%s' is not a port (0..65535)", src, v);
+        c->port = (int)u;
+        return 0;
+    case OPT_THREADS:
+        if (parse_ulong(v, 1, 1024, &u))
+            return fail(err, errlen, "%s: '%s' is not a thread count (1..1024)", src, v);
+        c->threads = (unsigned)u;
+        return 0;
+    case OPT_BITS:
+        if (parse_ulong(v, PRIME_BITS_MIN, PRIME_BITS_MAX, &u))
+            return fail(err, errlen, "%s: '%s' is not a bit size (%d..%d)", src, v,
+                        PRIME_BITS_MIN, PRIME_BITS_MAX);
+        c->bits = (unsigned)u;
+        return 0;
+    case OPT_DRAIN:
+        if (parse_ms(v, 0, 3600 * 1000, &c->drain_timeout_ms))
+            return fail(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 30 or 500ms)", src, v);
+        return 0;
+    case OPT_HEADER_TO:
+        if (parse_ms(v, 100, 3600 * 1000, &c->header_timeout_ms))
+            return fail(err, errlen, "%s: '%s' is not a duration (0.1..3600 s)", src, v);
+        return 0;
+    case OPT_IDLE_TO:
+        if (parse_ms(v, 100, 24 * 3600 * 1000, &c->idle_timeout_ms))
+            return fail(err, errlen, "%s: '%s' is not a duration (0.1 s..24 h)", src, v);
+        return 0;
+    case OPT_MAX_CONNS:
+        if (parse_ulong(v, 1, 1000000, &u))
+            return fail(err, errlen, "%s: '%s' is not a connection count (1..1000000)", src, v);
+        c->max_conns = (unsigned)u;
+        return 0;
+    case OPT_MAX_HEADER:
+        if (parse_ulong(v, 1024, 65536, &u))
+            return fail(err, errlen, "%s: '%s' is not a size (1024..65536)", src, v);
+        c->max_header = (unsigned)u;
+        return 0;
+    case OPT_MAX_URL:
+        if (parse_ulong(v, 16, 65536, &u))
+            return fail(err, errlen, "%s: '%s' is not a size (16..65536)", src, v);
+        c->max_url = (unsigned)u;
+        return 0;
+    case OPT_MAX_BODY:
+        if (parse_ulong(v, 0, 1UL << 40, &u))
+            return fail(err, errlen, "%s: '%s' is not a size (0..2^40)", src, v);
+        c->max_body = u;
+        return 0;
+    case OPT_QUEUE_MAX:
+        if (parse_ulong(v, 1, 65536, &u))
+            return fail(err, errlen, "%s: '%s' is not a queue bound (1..65536)", src, v);
+        c->queue_max = (unsigned)u;
+        return 0;
+    case OPT_ENGINE:
+        if (prime_engine_parse(v, &c->engine))
+            return fail(err, errlen, "%s: '%s' is not a prime engine (flint or sieve)", src, v);
+        return 0;
+    case OPT_DISPATCH:
+        if (strcmp(v, "inline") == 0)
+            c->dispatch = DISPATCH_INLINE;
+        else if (strcmp(v, "steal") == 0)
+            c->dispatch = DISPATCH_STEAL;
+        else
+            return fail(err, errlen, "%s: '%s' is not a dispatch mode (inline or steal)", src, v);
+        if (!config_has_dispatch(c->dispatch))
+            return fail(err, errlen, "%s: dispatch '%s' is not built into this binary (built: %s)",
+                        src, v, PRIMED_DISPATCH_BUILT);
+        return 0;
+    case OPT_IO:
+        if (strcmp(v, "uring") == 0)
+            c->io = IO_URING;
+        else if (strcmp(v, "epoll") == 0)
+            c->io = IO_EPOLL;
+        else if (strcmp(v, "auto") == 0)
+            c->io = IO_AUTO;
+        else
+            return fail(err, errlen, "%s: '%s' is not an I/O backend (uring, epoll or auto)", src, v);
+        return 0;
+    case OPT_ACCESS_LOG:
+        if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+            c->access_log = true;
+        else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || *v == '\0')
+            c->access_log = false;
+        else
+            return fail(err, errlen, "%s: '%s' is not 0 or 1", src, v);
+        return 0;
+    case OPT_HELP:
+    case OPT_VERSION:
+        break;
+    }
+    return 0;
+}
+
+int config_parse(struct config *c, int argc, char **argv,
+                 const char *(*getenv_fn)(const char *), char *err, size_t errlen)
+{
+    err[0] = '\0';
+    for (size_t i = 0; getenv_fn && i < NOPTS; i++) {
+        if (!opts[i].env)
+            continue;
+        const char *v = getenv_fn(opts[i].env);
+        if (!v)
+            continue;
+        int r = apply(c, &opts[i], v, opts[i].env, err, errlen);
+        if (r)
+            return r;
+    }
+
+    for (int a = 1; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            return fail(err, errlen, "unexpected argument '%s' (see --help)", arg);
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const struct opt *o = NULL;
+        for (size_t i = 0; i < NOPTS; i++)
+            if (strlen(opts[i].flag) == nlen && strncmp(opts[i].flag, name, nlen) == 0)
+                o = &opts[i];
+        if (!o)
+            return fail(err, errlen, "unknown option '%.*s' (see --help)", (int)(nlen + 2), arg);
+        if (o->id == OPT_HELP)
+            return CONFIG_HELP;
+        if (o->id == OPT_VERSION)
+            return CONFIG_VERSION;
+        const char *v;
+        if (eq)
+            v = eq + 1;
+        else if (a + 1 < argc)
+            v = argv[++a];
+        else
+            return fail(err, errlen, "option '--%s' needs a value", o->flag);
+        char src[40];
+        snprintf(src, sizeof(src), "--%s", o->flag);
+        int r = apply(c, o, v, src, err, errlen);
+        if (r)
+            return r;
+    }
+    return CONFIG_OK;
+}

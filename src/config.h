@@ -1,0 +1,60 @@
+/* config.h - struct config: every tunable, from flags and environment.
+ *
+ * main.c fills it once before anything starts; afterwards it is read-only and
+ * shared by all workers.
+ */
+#ifndef PRIMED_CONFIG_H
+#define PRIMED_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "prime.h"
+
+enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
+enum io_kind { IO_AUTO, IO_URING, IO_EPOLL };
+
+struct config {
+    char host[64];             /* listen address, numeric IPv4 or IPv6 */
+    int port;                  /* 0: ephemeral (the ready line says which) */
+    unsigned threads;          /* 0: one per usable CPU (affinity and cgroup quota) */
+    unsigned bits;             /* default ?bits for /example */
+    unsigned drain_timeout_ms;
+    unsigned header_timeout_ms;
+    unsigned idle_timeout_ms;
+    unsigned max_conns;        /* process-wide; split evenly across workers */
+    unsigned max_header;       /* request head limit = read buffer per connection */
+    unsigned max_url;
+    unsigned long max_body;
+    unsigned queue_max;        /* queued /example tasks per worker before backpressure */
+    enum prime_engine engine;
+    enum dispatch_mode dispatch;
+    enum io_kind io;
+    bool access_log;
+};
+
+enum {
+    CONFIG_OK = 0,
+    CONFIG_HELP = 1,
+    CONFIG_VERSION = 2,
+};
+
+/* Fills *c with the defaults. */
+void config_defaults(struct config *c);
+
+/* Applies environment variables read through getenv_fn (getenv in main.c, a
+ * table in tests), then flags, which win. Returns CONFIG_OK, CONFIG_HELP,
+ * CONFIG_VERSION, or -EINVAL with a one-line reason in err. */
+int config_parse(struct config *c, int argc, char **argv,
+                 const char *(*getenv_fn)(const char *), char *err, size_t errlen);
+
+/* Writes the --help text to fd. */
+void config_usage(int fd);
+
+/* Whether this binary was built with a dispatch mode. */
+bool config_has_dispatch(enum dispatch_mode m);
+
+const char *config_dispatch_name(enum dispatch_mode m);
+const char *config_io_name(enum io_kind k);
+
+#endif

@@ -1,0 +1,82 @@
+/* io.c - chooses the I/O backend, in one place, and forwards to it.
+ *
+ * io_uring first; when the kernel or a seccomp filter refuses io_uring_setup
+ * (ENOSYS from Docker/containerd/Kubernetes RuntimeDefault profiles, EPERM
+ * from kernel.io_uring_disabled, EACCES from io_uring_group) and the user did
+ * not insist on it, epoll. Everything above this file is backend-agnostic.
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char *why, size_t whylen)
+{
+    memset(io, 0, sizeof(*io));
+    why[0] = '\0';
+    io->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (io->wake_fd < 0)
+        return -errno;
+
+    int r = -ENOSYS;
+    if (want != IO_EPOLL) {
+        r = io_uring_backend_init(io, entries);
+        if (r == 0)
+            return 0;
+        if (want == IO_URING || (r != -ENOSYS && r != -EPERM && r != -EACCES)) {
+            close(io->wake_fd);
+            return r;
+        }
+        snprintf(why, whylen, "io_uring blocked (%s%s): using epoll; see docs/containers.md#seccomp",
+                 r == -ENOSYS ? "ENOSYS, seccomp filter or old kernel" :
+                 r == -EPERM ? "EPERM, kernel.io_uring_disabled" : "EACCES, io_uring_group",
+                 "");
+    }
+    r = io_epoll_backend_init(io, max_fd);
+    if (r) {
+        close(io->wake_fd);
+        return r;
+    }
+    return 0;
+}
+
+void io_fini(struct io *io)
+{
+    if (io->ops)
+        io->ops->fini(io);
+    if (io->wake_fd >= 0)
+        close(io->wake_fd);
+    io->wake_fd = -1;
+    io->ops = NULL;
+}
+
+int io_accept(struct io *io, int lfd) { return io->ops->accept(io, lfd); }
+int io_accept_stop(struct io *io, int lfd) { return io->ops->accept_stop(io, lfd); }
+int io_conn_open(struct io *io, int fd) { return io->ops->conn_open(io, fd); }
+void io_conn_close(struct io *io, int fd) { io->ops->conn_close(io, fd); }
+
+int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
+{
+    return io->ops->recv(io, fd, tag, buf, len);
+}
+
+int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
+{
+    return io->ops->send(io, fd, tag, msg);
+}
+
+int io_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
+{
+    return io->ops->wait(io, evs, max, timeout_ms);
+}
+
+void io_wake(struct io *io)
+{
+    uint64_t one = 1;
+    /* EAGAIN means the counter is already non-zero: the wake is pending. */
+    ssize_t w = write(io->wake_fd, &one, sizeof(one));
+    (void)w;
+}

@@ -1,0 +1,100 @@
+/* io.h - the I/O backend seam: a tiny completion-style event API.
+ *
+ * The worker asks for accepts, receives and sends and gets completions back;
+ * it never knows whether io_uring runs them or an epoll loop emulates them
+ * (io_uring.c, io_epoll.c). Like redis' ae.c: one small API, a backend per file,
+ * chosen in one place (io_init()).
+ *
+ * Ownership: a buffer or msghdr handed to io_recv()/io_send() belongs to the
+ * backend (the kernel, for io_uring) until its completion is returned.
+ * At most one receive and one send are in flight per fd.
+ */
+#ifndef PRIMED_IO_H
+#define PRIMED_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "config.h"
+
+enum io_op {
+    IO_OP_NONE = 0,
+    IO_OP_ACCEPT,  /* res: new fd or -errno; more=false: accepting stopped, re-arm */
+    IO_OP_RECV,    /* res: bytes, 0 at EOF, or -errno */
+    IO_OP_SEND,    /* res: bytes sent (maybe short) or -errno */
+    IO_OP_WAKE,    /* io_wake() was called (possibly several times) */
+    IO_OP_INTERNAL,
+};
+
+struct io_event {
+    uint8_t op;
+    bool more;
+    int32_t res;
+    uint64_t tag;  /* the caller's tag of the op (IO_TAG_BITS wide), echoed back */
+};
+
+/* Tags are the caller's: the worker packs connection slot + generation. */
+#define IO_TAG_BITS 56
+#define IO_TAG_MASK ((UINT64_C(1) << IO_TAG_BITS) - 1)
+
+struct io;
+
+/* One backend: io_uring.c and io_epoll.c each define one of these. */
+struct io_ops {
+    int (*accept)(struct io *io, int lfd);
+    int (*accept_stop)(struct io *io, int lfd);
+    int (*conn_open)(struct io *io, int fd);
+    void (*conn_close)(struct io *io, int fd);
+    int (*recv)(struct io *io, int fd, uint64_t tag, void *buf, size_t len);
+    int (*send)(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
+    int (*wait)(struct io *io, struct io_event *evs, int max, int timeout_ms);
+    void (*fini)(struct io *io);
+};
+
+struct io {
+    enum io_kind kind;             /* IO_URING or IO_EPOLL once initialised */
+    const struct io_ops *ops;
+    int wake_fd;                   /* eventfd, owned; written by io_wake() from any thread */
+    uint64_t wake_buf;             /* read target for wake_fd (io_uring) */
+    void *be;                      /* backend state, owned by the backend */
+    char desc[160];                /* what runs and with which features, for the ready line */
+};
+
+/* Sets up a backend: IO_URING or IO_EPOLL as asked, or with IO_AUTO io_uring
+ * and, when the kernel or a seccomp filter refuses it (ENOSYS, EPERM, EACCES),
+ * epoll. why receives the reason for a fallback ("" when none). max_fd bounds
+ * the fds it will be asked about. Returns 0 or -errno. */
+int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char *why, size_t whylen);
+void io_fini(struct io *io);
+
+/* Starts accepting on a listening socket (multishot where possible); its
+ * completions carry tag = lfd. Returns 0 or -errno. */
+int io_accept(struct io *io, int lfd);
+/* Stops accepting on lfd; an accept completion may still arrive. Returns 0 or -errno. */
+int io_accept_stop(struct io *io, int lfd);
+
+/* A connection fd is born / about to be closed (no op of it in flight). */
+int io_conn_open(struct io *io, int fd);
+void io_conn_close(struct io *io, int fd);
+
+/* Receives up to len bytes into buf. Returns 0 or -errno (then no completion comes). */
+int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len);
+/* Sends msg (iovecs stay valid until the completion). Returns 0 or -errno. */
+int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
+
+/* Submits what is queued and waits up to timeout_ms (0: do not block) for at
+ * least one completion. Returns the number of events written to evs (0 on
+ * timeout), or -errno. */
+int io_wait(struct io *io, struct io_event *evs, int max, int timeout_ms);
+
+/* Wakes the worker blocked in io_wait() on io. Thread-safe, async-signal-safe. */
+void io_wake(struct io *io);
+
+/* Backend set-up (io_uring.c, io_epoll.c): fill io->ops, io->be, io->desc.
+ * wake_fd is already open. Return 0 or -errno. */
+int io_uring_backend_init(struct io *io, unsigned entries);
+int io_epoll_backend_init(struct io *io, int max_fd);
+
+#endif

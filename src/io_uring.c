@@ -1,0 +1,254 @@
+/* io_uring.c - the io_uring backend: one ring per worker thread.
+ *
+ * The ring is created on the thread that uses it (SINGLE_ISSUER needs that)
+ * and asks for the most a >= 6.1 kernel gives, falling back flag by flag on
+ * EINVAL: SINGLE_ISSUER|DEFER_TASKRUN (completions run only when we wait, on
+ * our thread, in batches), else COOP_TASKRUN (no IPI to interrupt us), else
+ * nothing. No SQPOLL: it burns a core per ring, and we have 2.
+ * user_data packs the op in its top 8 bits and the caller's tag below.
+ * Accepts are multishot (>= 5.19) with a single-shot fallback. Receives are
+ * single-shot into the connection's own buffer: that is what lets the worker
+ * apply backpressure by simply not arming the next one (a multishot receive
+ * over a provided-buffer ring would keep delivering, and need a copy plus a
+ * cancel to stop) and parse in place without copying.
+ */
+#include "io.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <liburing.h>
+
+struct uring_be {
+    struct io_uring ring;
+    unsigned flags;          /* setup flags granted */
+    bool multishot_accept;   /* cleared when the kernel refuses it */
+    bool ring_fd_registered;
+};
+
+static inline uint64_t pack(enum io_op op, uint64_t tag)
+{
+    return ((uint64_t)op << IO_TAG_BITS) | (tag & IO_TAG_MASK);
+}
+
+static struct io_uring_sqe *get_sqe(struct uring_be *u)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+    if (!sqe) {
+        /* SQ full: flush it to the kernel and retry once. */
+        io_uring_submit(&u->ring);
+        sqe = io_uring_get_sqe(&u->ring);
+    }
+    return sqe;
+}
+
+static int arm_wake(struct io *io)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_read(sqe, io->wake_fd, &io->wake_buf, sizeof(io->wake_buf), 0);
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_WAKE, 0));
+    return 0;
+}
+
+static int u_accept(struct io *io, int lfd)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    if (u->multishot_accept)
+        io_uring_prep_multishot_accept(sqe, lfd, NULL, NULL, SOCK_CLOEXEC);
+    else
+        io_uring_prep_accept(sqe, lfd, NULL, NULL, SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_ACCEPT, (uint64_t)lfd));
+    return 0;
+}
+
+static int u_accept_stop(struct io *io, int lfd)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_cancel64(sqe, pack(IO_OP_ACCEPT, (uint64_t)lfd), 0);
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_INTERNAL, 0));
+    return 0;
+}
+
+static int u_conn_open(struct io *io, int fd)
+{
+    (void)io;
+    (void)fd;
+    return 0;
+}
+
+static void u_conn_close(struct io *io, int fd)
+{
+    (void)io;
+    (void)fd;
+}
+
+static int u_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_recv(sqe, fd, buf, len, 0);
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_RECV, tag));
+    return 0;
+}
+
+static int u_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL);
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_SEND, tag));
+    return 0;
+}
+
+static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
+{
+    struct uring_be *u = io->be;
+    int r;
+    if (timeout_ms == 0) {
+        r = io_uring_submit_and_get_events(&u->ring);
+    } else {
+        struct __kernel_timespec ts = {
+            .tv_sec = timeout_ms / 1000,
+            .tv_nsec = (long long)(timeout_ms % 1000) * 1000000,
+        };
+        struct io_uring_cqe *cqe;
+        /* One io_uring_enter: submit everything queued, wait for one
+         * completion or the timeout (EXT_ARG, no timeout SQE needed). */
+        r = io_uring_submit_and_wait_timeout(&u->ring, &cqe, 1, timeout_ms < 0 ? NULL : &ts, NULL);
+    }
+    if (r < 0 && r != -ETIME && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+        return r;
+
+    int n = 0;
+    unsigned head, seen = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&u->ring, head, cqe) {
+        if (n == max)
+            break;
+        seen++;
+        uint64_t ud = io_uring_cqe_get_data64(cqe);
+        enum io_op op = (enum io_op)(ud >> IO_TAG_BITS);
+        switch (op) {
+        case IO_OP_WAKE:
+            arm_wake(io);
+            /* A burst of wakes makes one event: the worker re-checks all. */
+            evs[n++] = (struct io_event){.op = IO_OP_WAKE};
+            break;
+        case IO_OP_ACCEPT:
+            if (cqe->res == -EINVAL && u->multishot_accept) {
+                /* kernel < 5.19: no multishot accept; go on single-shot */
+                u->multishot_accept = false;
+                u_accept(io, (int)(ud & IO_TAG_MASK));
+                break;
+            }
+            evs[n++] = (struct io_event){
+                .op = IO_OP_ACCEPT, .res = cqe->res, .tag = ud & IO_TAG_MASK,
+                .more = (cqe->flags & IORING_CQE_F_MORE) != 0,
+            };
+            break;
+        case IO_OP_RECV:
+        case IO_OP_SEND:
+            evs[n++] = (struct io_event){.op = (uint8_t)op, .res = cqe->res, .tag = ud & IO_TAG_MASK};
+            break;
+        default:
+            break; /* cancels and other internal ops */
+        }
+    }
+    io_uring_cq_advance(&u->ring, seen);
+    return n;
+}
+
+static void u_fini(struct io *io)
+{
+    struct uring_be *u = io->be;
+    if (!u)
+        return;
+    io_uring_queue_exit(&u->ring);
+    free(u);
+    io->be = NULL;
+}
+
+static const struct io_ops uring_ops = {
+    .accept = u_accept,
+    .accept_stop = u_accept_stop,
+    .conn_open = u_conn_open,
+    .conn_close = u_conn_close,
+    .recv = u_recv,
+    .send = u_send,
+    .wait = u_wait,
+    .fini = u_fini,
+};
+
+static void describe_flags(unsigned f, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s%s%s",
+             f & IORING_SETUP_SINGLE_ISSUER ? "SINGLE_ISSUER," : "",
+             f & IORING_SETUP_DEFER_TASKRUN ? "DEFER_TASKRUN," : "",
+             f & IORING_SETUP_COOP_TASKRUN ? "COOP_TASKRUN," : "",
+             f & IORING_SETUP_SUBMIT_ALL ? "SUBMIT_ALL," : "");
+    size_t n = strlen(out);
+    if (n)
+        out[n - 1] = '\0';
+    else
+        snprintf(out, len, "none");
+}
+
+int io_uring_backend_init(struct io *io, unsigned entries)
+{
+    static const unsigned tries[] = {
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, /* >= 6.1 */
+        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL,                              /* >= 5.19 */
+        0,
+    };
+    struct uring_be *u = calloc(1, sizeof(*u));
+    if (!u)
+        return -ENOMEM;
+    int r = -EINVAL;
+    for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+        struct io_uring_params p;
+        memset(&p, 0, sizeof(p));
+        p.flags = tries[i] | IORING_SETUP_CQSIZE;
+        p.cq_entries = entries * 4;
+        r = io_uring_queue_init_params(entries, &u->ring, &p);
+        if (r == 0) {
+            u->flags = tries[i];
+            break;
+        }
+        if (r != -EINVAL)
+            break; /* ENOSYS, EPERM, ENOMEM...: fewer flags will not help */
+    }
+    if (r) {
+        free(u);
+        return r;
+    }
+    u->multishot_accept = true;
+    /* Registered ring fd (>= 5.18): io_uring_enter skips the fd lookup. */
+    u->ring_fd_registered = io_uring_register_ring_fd(&u->ring) == 1;
+    io->be = u;
+    io->ops = &uring_ops;
+    io->kind = IO_URING;
+    char flags[96];
+    describe_flags(u->flags, flags, sizeof(flags));
+    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s)", flags,
+             u->ring_fd_registered ? "registered" : "plain");
+    r = arm_wake(io);
+    if (r) {
+        u_fini(io);
+        return r;
+    }
+    return 0;
+}

@@ -1,0 +1,100 @@
+/* metrics.h - per-worker counters and histograms, merged only when scraped.
+ *
+ * Each worker writes only its own struct metrics (one writer: a relaxed load
+ * and store, no lock prefix, no shared cache line on the request path). A
+ * scrape reads every worker's struct with relaxed loads and sums: counts may be
+ * a few requests apart from each other mid-scrape, never torn.
+ */
+#ifndef PRIMED_METRICS_H
+#define PRIMED_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "resp.h"
+#include "route.h"
+
+#define X_ENUM(code, text) STATUS_IDX_##code,
+enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
+#undef X_ENUM
+
+/* Bucket upper bounds in seconds; +Inf is implied after the last. */
+#define METRICS_BUCKETS_S \
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
+#define METRICS_NBUCKETS 15
+
+typedef _Atomic uint64_t mcounter;
+typedef _Atomic int64_t mgauge;
+
+struct histo {
+    mcounter bucket[METRICS_NBUCKETS + 1]; /* not cumulative; the last is +Inf only */
+    mcounter sum_ns;
+    mcounter count;
+};
+
+struct metrics {
+    mcounter requests[ROUTE__COUNT][STATUS_IDX__COUNT];
+    struct histo req_seconds[ROUTE__COUNT];
+    struct histo prime_seconds;
+    mcounter bad[BAD__COUNT];
+    mcounter steals;          /* tasks this worker ran for another worker */
+    mcounter accepts;
+    mgauge conns_open;
+    mgauge in_flight;         /* requests parsed and not yet answered */
+} __attribute__((aligned(64)));
+
+/* Single-writer increment: only the owning worker calls these. */
+static inline void metrics_add(mcounter *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+static inline void metrics_gauge_add(mgauge *g, int64_t n)
+{
+    atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* Index of a status code in the table, or -1. */
+int metrics_status_index(int status);
+
+/* Records one observation (ns) in h. */
+void metrics_observe(struct histo *h, uint64_t ns);
+
+/* Sums of what all workers hold, for exposition and tests. */
+struct metrics_view {
+    uint64_t requests[ROUTE__COUNT][STATUS_IDX__COUNT];
+    uint64_t req_bucket[ROUTE__COUNT][METRICS_NBUCKETS + 1]; /* cumulative */
+    uint64_t req_sum_ns[ROUTE__COUNT];
+    uint64_t req_count[ROUTE__COUNT];
+    uint64_t prime_bucket[METRICS_NBUCKETS + 1];             /* cumulative */
+    uint64_t prime_sum_ns;
+    uint64_t prime_count;
+    uint64_t bad[BAD__COUNT];
+    uint64_t steals;
+    uint64_t accepts;
+    int64_t conns_open;
+    int64_t in_flight;
+};
+
+/* Merges n workers' metrics into v. */
+void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v);
+
+/* What the exposition needs besides the counters. */
+struct metrics_info {
+    const char *version, *profile, *dispatch, *cc, *engine, *io;
+    int64_t queue_depth;   /* < 0: no queue (inline dispatch) */
+    int steal;             /* expose steal metrics */
+    double start_time;     /* unix seconds */
+};
+
+/* Writes the Prometheus text format 0.0.4 for v into buf. Returns the length,
+ * or -ENOSPC when cap is too small. */
+int metrics_render(const struct metrics_view *v, const struct metrics_info *info, char *buf, size_t cap);
+
+/* Appends a label value escaped per the text format (\\, \", \n). Returns the
+ * bytes written (at most cap - 1, NUL-terminated). */
+size_t metrics_escape(char *out, size_t cap, const char *s);
+
+#endif

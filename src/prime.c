@@ -1,0 +1,347 @@
+/* prime.c - random probable primes: FLINT's fmpz_randprime() and a faster sieve.
+ *
+ * The only file that includes FLINT or GMP. A struct prime_state belongs to one
+ * thread and holds everything a call needs (random state, preallocated mpz
+ * scratch, the sieve window, the residue table), so prime_generate() allocates
+ * nothing of its own; only FLINT's Lucas test allocates its temporaries.
+ * Invariants: every candidate is > 2^63, far above the largest sieving prime, so
+ * "divisible by a sieving prime" always means composite. Both engines draw the
+ * start the same way from the same GMP state, so for one seed they return the
+ * same sequence of primes (tests rely on it). See docs/prime.md for the tuning.
+ */
+#define _GNU_SOURCE
+#include "prime.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <gmp.h>
+
+/* FLINT 2.9 headers declare a few `f()` functions; not our warning to fix. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include "flint.h"
+#include "fmpz.h"
+#include "ulong_extras.h"
+#pragma GCC diagnostic pop
+
+/* Caps of the tuning knobs; the window is sized for its cap at
+ * prime_state_create() so a retune never allocates. */
+#define SIEVE_PRIMES_CAP (1u << 17)
+#define WINDOW_CAP (1u << 14)
+/* Scratch limbs: the largest next prime has PRIME_BITS_MAX + 1 bits. */
+#define SCRATCH_BITS (PRIME_BITS_MAX + 2 * GMP_NUMB_BITS)
+
+struct prime_state {
+    flint_rand_t rnd;       /* owned; its gmp_state is seeded at create */
+    mpz_t start;            /* random start (or prime_next's argument) */
+    mpz_t base;             /* first odd number > start, then window bases */
+    mpz_t cand;             /* candidate under test; the result */
+    mpz_t nm1, d, x, two;   /* strong base-2 test scratch */
+    fmpz_t f;               /* flint engine result (an mpz from FLINT's pool) */
+    unsigned tune_primes;   /* 0 = automatic (sieve_primes_for()) */
+    unsigned tune_window;   /* 0 = automatic (window_for()) */
+    struct prime_stats stats;
+    uint8_t sieve[WINDOW_CAP]; /* 1 = offset k (base + 2k) is composite */
+};
+
+int prime_engine_parse(const char *name, enum prime_engine *out)
+{
+    if (name && strcmp(name, "flint") == 0) {
+        *out = PRIME_ENGINE_FLINT;
+        return 0;
+    }
+    if (name && strcmp(name, "sieve") == 0) {
+        *out = PRIME_ENGINE_SIEVE;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+const char *prime_engine_name(enum prime_engine e)
+{
+    switch (e) {
+    case PRIME_ENGINE_FLINT: return "flint";
+    case PRIME_ENGINE_SIEVE: return "sieve";
+    }
+    return "unknown";
+}
+
+/* Automatic sieve size: odd primes 3..B used to sieve a `bits`-bit window.
+ * Fitted to the --sweep measurements in docs/prime.md: the optimum B grows
+ * roughly like bits^2 because a test costs ~bits^2.x and a residue ~bits. */
+static unsigned sieve_primes_for(unsigned bits)
+{
+    if (bits <= 96) return 64;
+    if (bits <= 192) return 256;
+    if (bits <= 384) return 1024;
+    if (bits <= 768) return 2048;
+    if (bits <= 1536) return 4096;
+    if (bits <= 3072) return 8192;
+    return 16384;
+}
+
+/* Automatic window: odd offsets sieved at once. The next prime lies on average
+ * ln(2^bits) = 0.69*bits away (0.35*bits odd offsets); a window of ~2*bits
+ * offsets misses only with probability ~e^-5.8, and then the sieve moves on. */
+static unsigned window_for(unsigned bits)
+{
+    unsigned w = (2 * bits + 63) & ~63u;
+    return w > WINDOW_CAP ? WINDOW_CAP : w;
+}
+
+static int getrandom_all(void *buf, size_t len)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+struct prime_state *prime_state_create(uint64_t seed)
+{
+    struct prime_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return NULL;
+
+    uint64_t words[4];
+    if (seed == 0) {
+        if (getrandom_all(words, sizeof(words)) < 0) {
+            free(st);
+            return NULL;
+        }
+    } else {
+        for (int i = 0; i < 4; i++)
+            words[i] = seed;
+    }
+
+    /* FLINT 2.9: flint_randseed() seeds only the xorshift words, never the GMP
+     * Mersenne Twister that fmpz_randprime() draws from; without this two
+     * threads would produce the same primes. */
+    flint_randinit(st->rnd);
+    _flint_rand_init_gmp(st->rnd);
+    if (seed == 0) {
+        mpz_t s;
+        mpz_init2(s, 256);
+        mpz_import(s, 4, -1, sizeof(words[0]), 0, 0, words);
+        gmp_randseed(st->rnd->gmp_state, s);
+        mpz_clear(s);
+    } else {
+        gmp_randseed_ui(st->rnd->gmp_state, (unsigned long)seed);
+    }
+    flint_randseed(st->rnd, words[0], words[1] ^ 0x9e3779b97f4a7c15ull);
+
+    mpz_init2(st->start, SCRATCH_BITS);
+    mpz_init2(st->base, SCRATCH_BITS);
+    mpz_init2(st->cand, SCRATCH_BITS);
+    mpz_init2(st->nm1, SCRATCH_BITS);
+    mpz_init2(st->d, SCRATCH_BITS);
+    mpz_init2(st->x, 2 * SCRATCH_BITS);
+    mpz_init_set_ui(st->two, 2);
+    fmpz_init(st->f);
+    return st;
+}
+
+void prime_state_destroy(struct prime_state *st)
+{
+    if (!st)
+        return;
+    fmpz_clear(st->f);
+    mpz_clears(st->start, st->base, st->cand, st->nm1, st->d, st->x, st->two, NULL);
+    flint_randclear(st->rnd);
+    free(st);
+}
+
+void prime_thread_fini(void)
+{
+    flint_cleanup();
+}
+
+int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned window)
+{
+    if (sieve_primes > SIEVE_PRIMES_CAP || window > WINDOW_CAP)
+        return -EINVAL;
+    st->tune_primes = sieve_primes;
+    st->tune_window = window;
+    return 0;
+}
+
+void prime_state_stats(const struct prime_state *st, struct prime_stats *out)
+{
+    *out = st->stats;
+}
+
+/* Strong probable-prime test to base 2 (the first half of BPSW). */
+static int strong_base2(struct prime_state *st, const mpz_t n)
+{
+    mpz_sub_ui(st->nm1, n, 1);
+    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
+    mpz_tdiv_q_2exp(st->d, st->nm1, s);
+    mpz_powm(st->x, st->two, st->d, n);
+    if (mpz_cmp_ui(st->x, 1) == 0 || mpz_cmp(st->x, st->nm1) == 0)
+        return 1;
+    for (mp_bitcnt_t i = 1; i < s; i++) {
+        mpz_mul(st->x, st->x, st->x);
+        mpz_tdiv_r(st->x, st->x, n);
+        if (mpz_cmp(st->x, st->nm1) == 0)
+            return 1;
+        if (mpz_cmp_ui(st->x, 1) == 0)
+            return 0;
+    }
+    return 0;
+}
+
+/* Lucas test with Selfridge's parameters (the second half of BPSW), through a
+ * read-only fmpz view of n so that nothing is copied. */
+static int lucas(const mpz_t n)
+{
+    fmpz_t f;
+    fmpz_init_set_readonly(f, n);
+    int r = fmpz_is_probabprime_lucas(f);
+    fmpz_clear_readonly(f);
+    return r;
+}
+
+/* Sieves the window [base, base + 2w) of odd numbers: sieve[k] = 1 when
+ * base + 2k has a factor among primes[0..np). The residue of the base mod each
+ * prime is computed once per window and used at once, so no per-prime table is
+ * kept (a second window is rare: see window_for()). Primes are packed into
+ * products that fit a limb, so one mpn_mod_1() over the base serves 3-5 of
+ * them; the rest is one 64-bit remainder per prime. */
+static void sieve_window(struct prime_state *st, const mp_limb_t *primes,
+                         unsigned np, unsigned w)
+{
+    const mp_limb_t *limbs = mpz_limbs_read(st->base);
+    mp_size_t n = mpz_size(st->base);
+    uint8_t *s = st->sieve;
+    memset(s, 0, w);
+    unsigned i = 0;
+    while (i < np) {
+        mp_limb_t prod = primes[i];
+        unsigned j = i + 1;
+        while (j < np) {
+            mp_limb_t next;
+            if (__builtin_mul_overflow(prod, primes[j], &next))
+                break;
+            prod = next;
+            j++;
+        }
+        mp_limb_t r = mpn_mod_1(limbs, n, prod);
+        for (; i < j; i++) {
+            uint32_t p = (uint32_t)primes[i];
+            uint32_t rp = (uint32_t)(r % p);
+            uint32_t t = rp ? p - rp : 0;                 /* base + t = 0 mod p */
+            uint32_t k = (t & 1) ? (t + p) >> 1 : t >> 1; /* 2k = t mod p */
+            for (; k < w; k += p)
+                s[k] = 1;
+        }
+    }
+}
+
+/* Smallest BPSW probable prime > st->start, left in st->cand. Returns 1 when
+ * found, 0 when the next candidate would exceed max_bits bits. */
+static int sieve_next(struct prime_state *st, unsigned max_bits)
+{
+    unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
+    unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
+    unsigned w = st->tune_window ? st->tune_window : window_for(bits);
+    /* FLINT's thread-local table of the first np+1 primes (2 is skipped). */
+    const mp_limb_t *primes = n_primes_arr_readonly(np + 1) + 1;
+
+    mpz_add_ui(st->base, st->start, mpz_odd_p(st->start) ? 2 : 1);
+    for (;;) {
+        st->stats.windows++;
+        sieve_window(st, primes, np, w);
+        for (unsigned k = 0; k < w; k++) {
+            if (st->sieve[k])
+                continue;
+            mpz_add_ui(st->cand, st->base, 2ul * k);
+            if (mpz_sizeinbase(st->cand, 2) > max_bits)
+                return 0;
+            st->stats.tests++;
+            if (!strong_base2(st, st->cand))
+                continue;
+            st->stats.lucas++;
+            if (lucas(st->cand))
+                return 1;
+        }
+        mpz_add_ui(st->base, st->base, 2ul * w);
+    }
+}
+
+static int write_hex(const mpz_t v, char *hex, size_t hexlen)
+{
+    if (!hex)
+        return 0;
+    if (mpz_sizeinbase(v, 16) + 1 > hexlen)
+        return -ENOSPC;
+    mpz_get_str(hex, 16, v);
+    return 0;
+}
+
+int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits,
+                   char *hex, size_t hexlen)
+{
+    if (bits < PRIME_BITS_MIN || bits > PRIME_BITS_MAX)
+        return -EINVAL;
+    if (hex && hexlen < bits / 4 + 2)
+        return -ENOSPC;
+
+    if (e == PRIME_ENGINE_FLINT) {
+        fmpz_randprime(st->f, st->rnd, bits, 0);
+        fmpz_get_mpz(st->cand, st->f);
+    } else if (e == PRIME_ENGINE_SIEVE) {
+        /* Same draw as fmpz_randprime(): bits-1 random bits under a set top
+         * bit, next prime above, redraw when it spills past `bits` bits. */
+        do {
+            st->stats.starts++;
+            mpz_urandomb(st->start, st->rnd->gmp_state, bits - 1);
+            mpz_setbit(st->start, bits - 1);
+        } while (!sieve_next(st, bits));
+    } else {
+        return -EINVAL;
+    }
+    st->stats.primes++;
+    int r = write_hex(st->cand, hex, hexlen);
+    return r < 0 ? r : (int)mpz_sizeinbase(st->cand, 2);
+}
+
+int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex,
+               char *hex, size_t hexlen)
+{
+    if (!start_hex || !*start_hex || strlen(start_hex) > PRIME_BITS_MAX / 4)
+        return -EINVAL;
+    for (const char *c = start_hex; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') ||
+              (*c >= 'A' && *c <= 'F')))
+            return -EINVAL;
+    if (mpz_set_str(st->start, start_hex, 16) != 0)
+        return -EINVAL;
+    size_t sbits = mpz_sizeinbase(st->start, 2);
+    if (mpz_sgn(st->start) <= 0 || sbits < PRIME_BITS_MIN || sbits > PRIME_BITS_MAX)
+        return -EINVAL;
+
+    if (e == PRIME_ENGINE_FLINT) {
+        fmpz_t s;
+        fmpz_init_set_readonly(s, st->start);
+        fmpz_nextprime(st->f, s, 0);
+        fmpz_clear_readonly(s);
+        fmpz_get_mpz(st->cand, st->f);
+    } else if (e == PRIME_ENGINE_SIEVE) {
+        sieve_next(st, PRIME_BITS_MAX + 1);
+    } else {
+        return -EINVAL;
+    }
+    int r = write_hex(st->cand, hex, hexlen);
+    return r < 0 ? r : (int)mpz_sizeinbase(st->cand, 2);
+}

@@ -1,0 +1,79 @@
+/* prime.h - random probable primes, the reference CPU-bound work of GET /example.
+ *
+ * prime.c is the only file that includes FLINT or GMP. Each thread owns one
+ * struct prime_state (its random state); states are never shared between threads.
+ */
+#ifndef PRIMED_PRIME_H
+#define PRIMED_PRIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PRIME_BITS_MIN 64
+#define PRIME_BITS_MAX 4096
+#define PRIME_BITS_DEFAULT 1000
+
+enum prime_engine {
+    PRIME_ENGINE_FLINT, /* fmpz_randprime(): the reference every comparison names */
+    PRIME_ENGINE_SIEVE, /* random start + incremental sieve + Fermat + BPSW */
+};
+
+struct prime_state;
+
+/* Parses "flint" or "sieve" into *out. Returns 0, or -EINVAL for anything else. */
+int prime_engine_parse(const char *name, enum prime_engine *out);
+
+/* Name of an engine ("flint", "sieve"); never NULL. */
+const char *prime_engine_name(enum prime_engine e);
+
+/* Creates a random state for the calling thread. seed 0 means "seed from
+ * getrandom()"; any other seed makes the sequence of primes deterministic.
+ * Returns NULL on allocation failure or when getrandom() fails. */
+struct prime_state *prime_state_create(uint64_t seed);
+
+/* Frees a state made by prime_state_create(); NULL is a no-op. */
+void prime_state_destroy(struct prime_state *st);
+
+/* Releases FLINT's per-thread caches; call once on each thread that used
+ * prime_generate() before it exits. */
+void prime_thread_fini(void);
+
+/* Generates a random probable prime of exactly `bits` bits
+ * (PRIME_BITS_MIN <= bits <= PRIME_BITS_MAX). When hex is not NULL the prime is
+ * written there in lower-case hexadecimal, NUL-terminated (hexlen must be at
+ * least bits/4 + 2). Returns the prime's bit length (== bits), -EINVAL for
+ * bits out of range, -ENOSPC when hex is too small. */
+int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits,
+                   char *hex, size_t hexlen);
+
+/* Counters of one state's work, for benchmarks and tests (sieve engine only,
+ * except `primes`, which counts every prime_generate() success). */
+struct prime_stats {
+    uint64_t primes;  /* primes returned by prime_generate() */
+    uint64_t starts;  /* random starts drawn (a start whose next prime spills
+                         past `bits` bits is redrawn) */
+    uint64_t windows; /* sieve windows sieved */
+    uint64_t tests;   /* strong base-2 tests run on sieve survivors */
+    uint64_t lucas;   /* Lucas tests run (survivors of the base-2 test) */
+};
+
+/* Copies st's counters into *out. */
+void prime_state_stats(const struct prime_state *st, struct prime_stats *out);
+
+/* Overrides the sieve engine's tuning for st (benchmarks and tests): the number
+ * of odd primes sieved with (3, 5, 7, ...; at most 131072) and the window in odd
+ * offsets (at most 16384); 0 keeps the automatic choice for each. Returns 0, or
+ * -EINVAL when a value is above its cap. */
+int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned window);
+
+/* Writes the smallest probable prime greater than start_hex (hexadecimal, no
+ * prefix, PRIME_BITS_MIN..PRIME_BITS_MAX bits) as computed by engine e (flint:
+ * fmpz_nextprime(..., 0), i.e. GMP's mpz_nextprime; sieve: the sieve and BPSW).
+ * Both engines return the same prime for the same start. hex as for
+ * prime_generate() (it must hold the result's digits and a NUL). Returns the
+ * prime's bit length, -EINVAL for a malformed or out-of-range start, -ENOSPC
+ * when hex is too small. */
+int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex,
+               char *hex, size_t hexlen);
+
+#endif

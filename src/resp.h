@@ -1,0 +1,49 @@
+/* resp.h - response heads and bodies written into a connection's buffer.
+ *
+ * Pure formatting: no syscalls, no allocation. Status codes come from one
+ * X-macro so the reason phrase and the metric label never disagree.
+ */
+#ifndef PRIMED_RESP_H
+#define PRIMED_RESP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HTTP_STATUSES(X)                     \
+    X(200, "OK")                             \
+    X(400, "Bad Request")                    \
+    X(404, "Not Found")                      \
+    X(405, "Method Not Allowed")             \
+    X(408, "Request Timeout")                \
+    X(413, "Content Too Large")              \
+    X(414, "URI Too Long")                   \
+    X(431, "Request Header Fields Too Large") \
+    X(500, "Internal Server Error")          \
+    X(503, "Service Unavailable")
+
+#define RESP_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+
+/* Reason phrase of a status code ("Unknown" for codes not in the table). */
+const char *resp_reason(int status);
+
+struct resp {
+    int status;
+    const char *ctype;       /* Content-Type, or NULL for none */
+    const char *body;        /* not owned */
+    size_t body_len;
+    const char *allow;       /* Allow header value (405), or NULL */
+    const char *extra;       /* extra header lines, each ending "\r\n", or NULL */
+    bool keep_alive;
+    bool head;               /* HEAD: send the head only, Content-Length still the body's */
+};
+
+/* Formats r into buf (cap bytes) with the Date header from date (RESP_DATE_LEN
+ * chars). The body is copied in when with_body is set; otherwise only the head
+ * is written (the caller sends the body from elsewhere). Returns the bytes
+ * written, or 0 when they do not fit (nothing usable is left in buf). */
+size_t resp_format(char *buf, size_t cap, const struct resp *r, const char *date, bool with_body);
+
+/* Writes the IMF-fixdate for time t into out (RESP_DATE_LEN + 1 bytes). */
+void resp_date(char *out, long t);
+
+#endif

@@ -1,0 +1,321 @@
+/* server.c - the process: CPU discovery, one pinned worker per core,
+ * listeners, signals, drain and join.
+ *
+ * The main thread owns start-up (every error there is one clear line and a
+ * non-zero exit) and signals: SIGTERM/SIGINT are blocked in every thread and
+ * taken with sigtimedwait() here, so no handler ever runs on a worker.
+ * Workers share nothing mutable except through dispatch (worker.c) and the
+ * few atomics in struct server.
+ */
+#define _GNU_SOURCE
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build_info.h"
+#include "log.h"
+#include "worker.h"
+
+/* cgroup v2 cpu.max of our cgroup and its ancestors: the tightest quota in
+ * CPUs, rounded up; 0 when there is none. */
+static unsigned cgroup_quota_cpus(void)
+{
+    char path[512] = "";
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return 0;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(path, sizeof(path), "%s", line + 3);
+        }
+    }
+    fclose(f);
+    if (!path[0])
+        return 0;
+    unsigned best = 0;
+    for (;;) {
+        char file[600];
+        snprintf(file, sizeof(file), "/sys/fs/cgroup%s/cpu.max", strcmp(path, "/") == 0 ? "" : path);
+        FILE *q = fopen(file, "re");
+        if (q) {
+            char quota[32];
+            unsigned long period = 0;
+            if (fscanf(q, "%31s %lu", quota, &period) == 2 && strcmp(quota, "max") != 0 && period) {
+                unsigned long qv = strtoul(quota, NULL, 10);
+                unsigned n = (unsigned)((qv + period - 1) / period);
+                if (n == 0)
+                    n = 1;
+                if (!best || n < best)
+                    best = n;
+            }
+            fclose(q);
+        }
+        char *slash = strrchr(path, '/');
+        if (!slash || strcmp(path, "/") == 0)
+            break;
+        if (slash == path)
+            strcpy(path, "/");
+        else
+            *slash = '\0';
+    }
+    return best;
+}
+
+unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
+{
+    unsigned n = 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+            if (CPU_ISSET(i, &set))
+                cpus[n++] = i;
+    }
+    if (n == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long i = 0; i < c && n < max; i++)
+            cpus[n++] = (int)i;
+    }
+    if (n == 0) {
+        cpus[0] = -1;
+        n = 1;
+    }
+    unsigned q = cgroup_quota_cpus();
+    if (quota_cpus)
+        *quota_cpus = q;
+    if (q && q < n)
+        return q;
+    return n;
+}
+
+static int make_listener(const struct config *cfg, int port, int *bound_port)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof(ss));
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, cfg->host, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        len = sizeof(*a4);
+    } else {
+        inet_pton(AF_INET6, cfg->host, &a6->sin6_addr);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        len = sizeof(*a6);
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (cfg->io == IO_EPOLL ? SOCK_NONBLOCK : 0), 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1;
+    /* One listener per worker: the kernel spreads new connections over them
+     * (SO_REUSEPORT, hashed on the 4-tuple), so no accept is shared between
+     * threads. See docs/architecture.md for the measurement behind it. */
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) || bind(fd, (struct sockaddr *)&ss, len) ||
+        listen(fd, SOMAXCONN)) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    /* epoll workers need it non-blocking; io_uring does not care */
+    if (bound_port) {
+        struct sockaddr_storage got;
+        socklen_t gl = sizeof(got);
+        getsockname(fd, (struct sockaddr *)&got, &gl);
+        *bound_port = ntohs(got.ss_family == AF_INET ? ((struct sockaddr_in *)&got)->sin_port
+                                                     : ((struct sockaddr_in6 *)&got)->sin6_port);
+    }
+    return fd;
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : def;
+}
+
+static void format_cpu_list(struct server *s)
+{
+    size_t off = 0;
+    s->cpu_list[0] = '\0';
+    for (unsigned i = 0; i < s->nworkers && off < sizeof(s->cpu_list) - 8; i++) {
+        if (s->cpus[i] < 0)
+            off += (size_t)snprintf(s->cpu_list + off, sizeof(s->cpu_list) - off, "%sany", i ? "," : "");
+        else
+            off += (size_t)snprintf(s->cpu_list + off, sizeof(s->cpu_list) - off, "%s%d", i ? "," : "",
+                                    s->cpus[i]);
+    }
+}
+
+static int wait_workers(struct server *s, const struct config *cfg, sigset_t *set)
+{
+    /* returns when every worker has exited, or on timeout / second signal */
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (atomic_load(&s->running) == 0)
+            return 0;
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+        double left = (double)cfg->drain_timeout_ms / 1000.0 - waited;
+        if (left <= 0) {
+            long open = 0;
+            for (unsigned i = 0; i < s->nworkers; i++)
+                open += atomic_load_explicit(&s->workers[i].metrics.conns_open, memory_order_relaxed);
+            log_msg("drain timeout (%.1f s) reached with %ld connections still open; exiting", waited, open);
+            return 1;
+        }
+        if (left > 0.05)
+            left = 0.05;
+        struct timespec ts = {0, (long)(left * 1e9)};
+        int sig = sigtimedwait(set, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            log_msg("second %s during drain: exiting now", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            return 1;
+        }
+    }
+}
+
+static void *worker_entry(void *arg)
+{
+    struct worker *w = arg;
+    worker_main(w);
+    atomic_fetch_sub(&w->srv->running, 1);
+    return NULL;
+}
+
+int server_run(const struct config *cfg)
+{
+    static struct server srv; /* one per process; workers point into it */
+    struct server *s = &srv;
+    s->cfg = cfg;
+    s->main_thread = pthread_self();
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    s->start_time = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
+    s->pod = env_or("POD_NAME", "unknown-pod");
+    s->ns = env_or("POD_NAMESPACE", "unknown-namespace");
+    s->app = env_or("APP_NAME", "primed");
+    const char *rev = getenv("K_REVISION");
+    if (rev && *rev) {
+        /* only a header-safe token goes into a header */
+        char clean[128];
+        size_t n = 0;
+        for (const char *p = rev; *p && n < sizeof(clean) - 1; p++)
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                *p == '-' || *p == '.' || *p == '_')
+                clean[n++] = *p;
+        clean[n] = '\0';
+        snprintf(s->revision_hdr, sizeof(s->revision_hdr), "K-Revision: %s\r\n", clean);
+    }
+
+    unsigned quota = 0;
+    unsigned usable = server_usable_cpus(s->cpus, 1024, &quota);
+    unsigned ncpu_mask = usable;
+    s->nworkers = cfg->threads ? cfg->threads : usable;
+    if (s->nworkers > 1024)
+        s->nworkers = 1024;
+    /* Pin worker i to the i-th allowed CPU; more workers than CPUs wrap. With
+     * a quota smaller than the mask, the kernel still schedules us on any of
+     * the mask's CPUs: pinning to the first `quota` ones keeps them apart. */
+    for (unsigned i = ncpu_mask; i < s->nworkers; i++)
+        s->cpus[i] = s->cpus[i % ncpu_mask];
+    format_cpu_list(s);
+
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every worker */
+
+    s->workers = calloc(s->nworkers, sizeof(*s->workers));
+    if (!s->workers)
+        die(1, "cannot allocate %u workers: out of memory", s->nworkers);
+    int port = cfg->port;
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        struct worker *w = &s->workers[i];
+        w->srv = s;
+        w->cfg = cfg;
+        w->id = i;
+        w->cpu = s->cpus[i];
+        int bound = 0;
+        w->lfd = make_listener(cfg, port, &bound);
+        if (w->lfd < 0)
+            die(1, "cannot listen on %s port %d: %s", cfg->host, port, strerror(-w->lfd));
+        port = bound; /* --port 0: the others join the port the first one got */
+    }
+    s->port = port;
+
+    pthread_barrier_init(&worker_start_barrier, NULL, s->nworkers + 1);
+    atomic_store(&s->running, (int)s->nworkers);
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        int r = pthread_create(&s->workers[i].thread, NULL, worker_entry, &s->workers[i]);
+        if (r)
+            die(1, "cannot start worker %u: %s", i, strerror(r));
+    }
+    pthread_barrier_wait(&worker_start_barrier);
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        if (s->workers[i].init_err) {
+            log_msg("worker %u: %s", i, s->workers[i].init_why);
+            atomic_store(&s->draining, 2);
+            pthread_barrier_wait(&worker_start_barrier);
+            for (unsigned j = 0; j < s->nworkers; j++)
+                pthread_join(s->workers[j].thread, NULL);
+            return 1;
+        }
+    }
+
+    const struct worker *w0 = &s->workers[0];
+    char quota_txt[32] = "none";
+    if (quota)
+        snprintf(quota_txt, sizeof(quota_txt), "%u", quota);
+    log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
+            "host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
+            "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s",
+            PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
+            w0->io.desc, s->nworkers, s->cpu_list, quota_txt, cfg->host, s->port, cfg->max_conns,
+            cfg->max_header, cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms,
+            cfg->idle_timeout_ms, cfg->drain_timeout_ms, cfg->access_log ? "on" : "off");
+    pthread_barrier_wait(&worker_start_barrier);
+
+    int sig;
+    for (;;) {
+        sig = sigwaitinfo(&set, NULL);
+        if (sig == SIGTERM || sig == SIGINT)
+            break;
+    }
+    log_msg("%s: draining (readyz 503, finishing in-flight requests, up to %.1f s)",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT", (double)cfg->drain_timeout_ms / 1000.0);
+    atomic_store(&s->draining, 1);
+    for (unsigned i = 0; i < s->nworkers; i++)
+        io_wake(&s->workers[i].io);
+
+    int status = wait_workers(s, cfg, &set);
+    if (status)
+        return status; /* workers may still run: exit() ends them */
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        pthread_join(s->workers[i].thread, NULL);
+        if (s->workers[i].lfd >= 0)
+            close(s->workers[i].lfd);
+    }
+    uint64_t served = atomic_load(&s->example_n);
+    log_msg("drained: exiting (/example answered %llu times)", (unsigned long long)served);
+    return 0;
+}

@@ -1,0 +1,42 @@
+/* server.h - the process: CPU discovery, one pinned worker per core, signals,
+ * drain, join.
+ */
+#ifndef PRIMED_SERVER_H
+#define PRIMED_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct worker;
+
+struct server {
+    const struct config *cfg;      /* not owned; lives for the whole run */
+    unsigned nworkers;
+    struct worker *workers;        /* owned array of nworkers */
+    int cpus[1024];                /* cpus[i]: the CPU worker i is pinned to, -1 when unpinned */
+    char cpu_list[256];            /* for the ready line */
+    int port;                      /* the bound port */
+    double start_time;             /* unix seconds */
+    pthread_t main_thread;
+    _Atomic int draining;          /* 0 serving, 1 draining, 2 start-up failed; set by the main thread */
+    _Atomic uint64_t example_n;    /* Hello_N: process-wide, never repeats */
+    _Atomic uint64_t ping_n;
+    _Atomic int running;           /* workers that have not exited */
+    const char *pod, *ns, *app;    /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
+    char revision_hdr[160];        /* "K-Revision: ...\r\n" or "" */
+};
+
+/* CPUs this process may use: the affinity mask, capped by a cgroup v2
+ * cpu.max quota (rounded up); at least 1. Fills cpus (up to max) with the
+ * allowed CPU ids and returns the count to use. */
+unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus);
+
+/* Runs the server until SIGTERM/SIGINT and the drain. Returns the exit status
+ * (0 after a clean drain). Dies with a clear message when it cannot start. */
+int server_run(const struct config *cfg);
+
+#endif

@@ -1,0 +1,1097 @@
+/* worker.c - one pinned thread: its ring, listener, connection table,
+ * timers, Date cache, and the dispatch of each completion.
+ *
+ * Invariants:
+ * - A worker touches only its own connections, tasks and metrics. The only
+ *   state shared with other workers is its deque (wsq), its done list and its
+ *   sleeping flag (work-stealing dispatch), all atomics.
+ * - A connection slot is released only when no receive, send or task of it is
+ *   in flight, so a completion or a task result always finds its connection.
+ * - Responses leave in request order: the parser stops at each message
+ *   boundary while a request is served.
+ * - Nothing here allocates on the hot path; /metrics' body is the one cold
+ *   malloc.
+ */
+#define _GNU_SOURCE
+#include "worker.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build_info.h"
+#include "prime.h"
+#include "trace.h"
+
+pthread_barrier_t worker_start_barrier;
+
+#define LINGER_MS 2000
+#define MAX_EVENTS 256
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_next(struct worker *w)
+{
+    /* xorshift64*: span ids only need to be unique-ish, not secret */
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* ---- tags, slots and timer lists ---------------------------------------- */
+
+static uint64_t conn_tag(const struct conn *c)
+{
+    return (uint64_t)c->slot | ((uint64_t)(c->gen & 0xffffffu) << 32);
+}
+
+static struct conn *conn_of(struct worker *w, uint64_t tag)
+{
+    uint32_t slot = (uint32_t)tag;
+    if (slot >= w->nslots)
+        return NULL;
+    struct conn *c = &w->conns[slot];
+    if (!c->open || (c->gen & 0xffffffu) != (uint32_t)(tag >> 32))
+        return NULL;
+    return c;
+}
+
+static void list_remove(struct conn *c)
+{
+    if (c->list == LIST_NONE)
+        return;
+    c->prev->next = c->next;
+    c->next->prev = c->prev;
+    c->list = LIST_NONE;
+}
+
+static void list_append(struct worker *w, struct conn *c, int list, uint64_t deadline)
+{
+    list_remove(c);
+    struct conn *s = &w->lists[list];
+    c->prev = s->prev;
+    c->next = s;
+    s->prev->next = c;
+    s->prev = c;
+    c->list = (uint8_t)list;
+    c->deadline_ms = deadline;
+}
+
+/* Removes c from a singly linked queue. Cold: backpressure only. */
+static void queue_unlink(struct conn **head, struct conn **tail, struct conn *c)
+{
+    struct conn *prev = NULL;
+    for (struct conn *p = *head; p; prev = p, p = p->qnext) {
+        if (p != c)
+            continue;
+        if (prev)
+            prev->qnext = p->qnext;
+        else
+            *head = p->qnext;
+        if (tail && *tail == p)
+            *tail = prev;
+        p->qnext = NULL;
+        return;
+    }
+}
+
+/* ---- accepting ---------------------------------------------------------- */
+
+static void accept_update(struct worker *w)
+{
+    bool want = w->want_accept && !w->drain_seen && !w->throttled && w->open < w->max_open &&
+                w->now_ms >= w->accept_retry_ms;
+    if (want && !w->accept_armed) {
+        if (io_accept(&w->io, w->lfd) == 0)
+            w->accept_armed = true;
+    } else if (!want && w->accept_armed && !w->accept_stop_sent) {
+        if (io_accept_stop(&w->io, w->lfd) == 0)
+            w->accept_stop_sent = true;
+    }
+}
+
+/* ---- closing ------------------------------------------------------------ */
+
+static void conn_release(struct worker *w, struct conn *c)
+{
+    if (c->flags & (CONN_F_RECV | CONN_F_SEND | CONN_F_TASK))
+        return; /* called again when the last of them completes */
+    list_remove(c);
+    if (c->flags & CONN_F_WAITQ)
+        queue_unlink(&w->waitq_head, &w->waitq_tail, c);
+    if (c->flags & CONN_F_PAUSED)
+        queue_unlink(&w->paused, NULL, c);
+    if (c->flags & CONN_F_WAITQ)
+        metrics_gauge_add(&w->metrics.in_flight, -1); /* never answered: the client went away */
+    io_conn_close(&w->io, c->fd);
+    close(c->fd);
+    free(c->ext);
+    c->ext = NULL;
+    c->open = false;
+    c->flags = 0;
+    c->gen++;
+    c->next = w->free_conns;
+    w->free_conns = c;
+    w->open--;
+    metrics_gauge_add(&w->metrics.conns_open, -1);
+    accept_update(w);
+}
+
+/* Closes now: in-flight operations are cut short by shutdown() and the slot
+ * is released when they complete. */
+static void conn_abort(struct worker *w, struct conn *c)
+{
+    if (!(c->flags & CONN_F_DEAD)) {
+        c->flags |= CONN_F_DEAD;
+        if (c->flags & (CONN_F_RECV | CONN_F_SEND))
+            shutdown(c->fd, SHUT_RDWR);
+    }
+    conn_release(w, c);
+}
+
+static void arm_recv(struct worker *w, struct conn *c, char *buf, size_t len)
+{
+    if (io_recv(&w->io, c->fd, conn_tag(c), buf, len) == 0)
+        c->flags |= CONN_F_RECV;
+    else
+        conn_abort(w, c);
+}
+
+/* After the last response of a connection: shut our side, then read and
+ * drop what the client still sends until it closes (or LINGER_MS), so that
+ * closing with unread data does not turn into a reset that destroys the
+ * response in the client's receive queue. */
+static void conn_linger(struct worker *w, struct conn *c)
+{
+    c->flags |= CONN_F_LINGER;
+    if (c->flags & CONN_F_EOF) {
+        conn_abort(w, c);
+        return;
+    }
+    shutdown(c->fd, SHUT_WR);
+    list_append(w, c, LIST_LINGER, w->now_ms + LINGER_MS);
+    if (!(c->flags & CONN_F_RECV))
+        arm_recv(w, c, c->rbuf, w->cfg->max_header);
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+static void conn_flush(struct worker *w, struct conn *c)
+{
+    if (c->flags & (CONN_F_SEND | CONN_F_DEAD))
+        return;
+    int n = 0;
+    if (c->woff < c->wlen)
+        c->iov[n++] = (struct iovec){c->wbuf + c->woff, c->wlen - c->woff};
+    if (c->ext && c->ext_off < c->ext_len)
+        c->iov[n++] = (struct iovec){c->ext + c->ext_off, c->ext_len - c->ext_off};
+    if (n == 0)
+        return;
+    memset(&c->msg, 0, sizeof(c->msg));
+    c->msg.msg_iov = c->iov;
+    c->msg.msg_iovlen = (size_t)n;
+    if (io_send(&w->io, c->fd, conn_tag(c), &c->msg) == 0)
+        c->flags |= CONN_F_SEND;
+    else
+        conn_abort(w, c);
+}
+
+static void access_log(struct worker *w, const struct conn *c, int status, size_t bytes, uint64_t dur_ns,
+                       const struct trace *tr)
+{
+    const struct http_req *rq = &c->http.req;
+    alog_printf(&w->alog, "ts=%s worker=%u method=%s path=%s status=%d bytes=%zu dur_us=%" PRIu64 " trace_id=%s",
+                w->iso_time, w->id, llhttp_method_name((llhttp_method_t)rq->method),
+                route_name((enum route_id)rq->route.id), status, bytes, dur_ns / 1000,
+                tr && tr->valid ? tr->trace_id : "-");
+}
+
+/* Queues one response in c's buffer (body from r, or from ext_body when not
+ * NULL, which c then owns), records metrics and the access log line. */
+static void respond(struct worker *w, struct conn *c, struct resp *r, char *ext_body)
+{
+    struct http_req *rq = &c->http.req;
+    struct trace tr = {0};
+    char extra[256];
+    size_t elen = 0;
+    extra[0] = '\0';
+    if (rq->traceparent_len && rq->traceparent_len < HTTP_TRACE_MAX)
+        trace_parse_traceparent(rq->traceparent, rq->traceparent_len, &tr);
+    if (!tr.valid && rq->b3_len && rq->b3_len < HTTP_TRACE_MAX)
+        trace_parse_b3(rq->b3, rq->b3_len, &tr);
+    if (tr.valid) {
+        char tp[56];
+        trace_format_traceparent(&tr, rng_next(w), tp);
+        elen = (size_t)snprintf(extra, sizeof(extra), "traceparent: %s\r\n", tp);
+    }
+    if (w->srv->revision_hdr[0])
+        snprintf(extra + elen, sizeof(extra) - elen, "%s", w->srv->revision_hdr);
+    r->extra = extra[0] ? extra : NULL;
+    r->head = rq->head;
+
+    bool inline_body = ext_body == NULL;
+    size_t n = resp_format(c->wbuf + c->wlen, WBUF_SIZE - c->wlen, r, w->date, inline_body);
+    if (n == 0) {
+        /* cannot happen: conn_process() keeps RESP_MAX free; refuse loudly */
+        free(ext_body);
+        log_msg("worker %u: response for status %d does not fit; closing", w->id, r->status);
+        conn_abort(w, c);
+        return;
+    }
+    c->wlen += (uint32_t)n;
+    if (ext_body && !r->head) {
+        c->ext = ext_body;
+        c->ext_len = r->body_len;
+        c->ext_off = 0;
+    } else {
+        free(ext_body);
+    }
+    if (!r->keep_alive)
+        c->flags |= CONN_F_CLOSING;
+
+    uint64_t dur = mono_ns() - c->req_start_ns;
+    int si = metrics_status_index(r->status);
+    uint8_t route = rq->route.id;
+    if (si >= 0)
+        metrics_add(&w->metrics.requests[route][si], 1);
+    metrics_observe(&w->metrics.req_seconds[route], dur);
+    metrics_gauge_add(&w->metrics.in_flight, -1);
+    if (w->cfg->access_log)
+        access_log(w, c, r->status, r->head ? 0 : r->body_len, dur, &tr);
+}
+
+static bool keep_alive(struct worker *w, struct conn *c)
+{
+    return c->http.req.keep_alive && !w->drain_seen && !c->http.upgrade;
+}
+
+static void respond_text(struct worker *w, struct conn *c, int status, const char *body, bool ka)
+{
+    struct resp r = {
+        .status = status,
+        .ctype = "text/plain; charset=utf-8",
+        .body = body,
+        .body_len = strlen(body),
+        .keep_alive = ka,
+    };
+    if (status == 405)
+        r.allow = route_allow((enum route_id)c->http.req.route.id);
+    respond(w, c, &r, NULL);
+}
+
+static void respond_example(struct worker *w, struct conn *c, int result)
+{
+    if (result < 0) {
+        respond_text(w, c, 500, "prime generation failed\n", false);
+        return;
+    }
+    char body[32];
+    uint64_t n = atomic_fetch_add_explicit(&w->srv->example_n, 1, memory_order_relaxed) + 1;
+    int len = snprintf(body, sizeof(body), "Hello_%" PRIu64, n);
+    struct resp r = {
+        .status = 200,
+        .ctype = "text/plain",
+        .body = body,
+        .body_len = (size_t)len,
+        .keep_alive = keep_alive(w, c),
+    };
+    respond(w, c, &r, NULL);
+}
+
+static void respond_metrics(struct worker *w, struct conn *c)
+{
+    char *body = NULL;
+    int len = worker_render_metrics(w, &body); /* cold: a scrape, not a request */
+    if (len < 0) {
+        respond_text(w, c, 500, "metrics unavailable\n", keep_alive(w, c));
+        return;
+    }
+    struct resp r = {
+        .status = 200,
+        .ctype = "text/plain; version=0.0.4; charset=utf-8",
+        .body = body,
+        .body_len = (size_t)len,
+        .keep_alive = keep_alive(w, c),
+    };
+    respond(w, c, &r, body);
+}
+
+static void respond_ping(struct worker *w, struct conn *c)
+{
+    struct server *s = w->srv;
+    char body[400];
+    uint64_t n = atomic_fetch_add_explicit(&s->ping_n, 1, memory_order_relaxed) + 1;
+    /* values come from the pod spec, not the request: still bounded */
+    snprintf(body, sizeof(body), "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", s->app, n, s->pod, s->ns);
+    respond_text(w, c, 200, body, keep_alive(w, c));
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static void wake_one_thief(struct worker *w)
+{
+    struct server *s = w->srv;
+    atomic_thread_fence(memory_order_seq_cst); /* the push before the sleeping flags (Dekker) */
+    for (unsigned i = 1; i < s->nworkers; i++) {
+        struct worker *o = &s->workers[(w->id + i) % s->nworkers];
+        if (atomic_load_explicit(&o->sleeping, memory_order_relaxed) &&
+            atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst)) {
+            io_wake(&o->io);
+            return;
+        }
+    }
+}
+
+static void task_queue(struct worker *w, struct conn *c, struct task *t)
+{
+    t->tag = conn_tag(c);
+    t->owner = w->id;
+    t->bits = c->http.req.route.bits;
+    t->queued_ns = mono_ns();
+    wsq_push(&w->q, t); /* cannot fail: capacity >= queue_max >= tasks_out */
+    c->flags |= CONN_F_TASK;
+    w->tasks_out++;
+    wake_one_thief(w);
+}
+
+static void throttle(struct worker *w)
+{
+    if (w->throttled)
+        return;
+    w->throttled = true;
+    accept_update(w);
+}
+
+static void handle_example(struct worker *w, struct conn *c)
+{
+    if (!w->steal) {
+        uint64_t t0 = thread_cpu_ns();
+        int r = prime_generate(w->prime, w->cfg->engine, c->http.req.route.bits, NULL, 0);
+        metrics_observe(&w->metrics.prime_seconds, thread_cpu_ns() - t0);
+        respond_example(w, c, r);
+        return;
+    }
+    struct task *t = w->task_free;
+    if (!t) {
+        /* queue bound reached: this request waits its turn, reading pauses */
+        c->flags |= CONN_F_WAITQ;
+        c->qnext = NULL;
+        if (w->waitq_tail)
+            w->waitq_tail->qnext = c;
+        else
+            w->waitq_head = c;
+        w->waitq_tail = c;
+        throttle(w);
+        return;
+    }
+    w->task_free = t->next;
+    task_queue(w, c, t);
+    if (!w->task_free)
+        throttle(w);
+}
+
+static void handle_request(struct worker *w, struct conn *c)
+{
+    struct http_req *rq = &c->http.req;
+    c->req_start_ns = mono_ns();
+    metrics_gauge_add(&w->metrics.in_flight, 1);
+    if (rq->route.status) {
+        if (rq->route.status == 400) {
+            metrics_add(&w->metrics.bad[BAD_QUERY], 1);
+            char body[128];
+            snprintf(body, sizeof(body), "%s\n", rq->route.reason ? rq->route.reason : "bad request");
+            respond_text(w, c, 400, body, keep_alive(w, c));
+        } else {
+            respond_text(w, c, rq->route.status,
+                         rq->route.status == 404 ? "not found\n" : "method not allowed\n", keep_alive(w, c));
+        }
+        return;
+    }
+    switch (rq->route.id) {
+    case ROUTE_EXAMPLE:
+        handle_example(w, c);
+        break;
+    case ROUTE_HEALTHZ:
+        respond_text(w, c, 200, "ok\n", keep_alive(w, c));
+        break;
+    case ROUTE_READYZ:
+        if (w->drain_seen)
+            respond_text(w, c, 503, "draining\n", false);
+        else
+            respond_text(w, c, 200, "ready\n", keep_alive(w, c));
+        break;
+    case ROUTE_METRICS:
+        respond_metrics(w, c);
+        break;
+    case ROUTE_PING:
+        respond_ping(w, c);
+        break;
+    default:
+        respond_text(w, c, 404, "not found\n", keep_alive(w, c));
+        break;
+    }
+}
+
+static void respond_refusal(struct worker *w, struct conn *c, int status, enum bad_reason why)
+{
+    static const char *const bodies[BAD__COUNT] = {
+        [BAD_PARSE] = "malformed request\n",
+        [BAD_HEADER_TOO_LARGE] = "request head too large\n",
+        [BAD_URL_TOO_LONG] = "URL too long\n",
+        [BAD_BODY_TOO_LARGE] = "request body too large\n",
+        [BAD_TIMEOUT] = "request not received in time\n",
+        [BAD_QUERY] = "bad query\n",
+    };
+    metrics_add(&w->metrics.bad[why], 1);
+    /* the request was never routed: account it under "other" */
+    memset(&c->http.req, 0, offsetof(struct http_req, traceparent));
+    c->http.req.route.id = ROUTE_OTHER;
+    c->req_start_ns = mono_ns();
+    metrics_gauge_add(&w->metrics.in_flight, 1);
+    respond_text(w, c, status, bodies[why] ? bodies[why] : "bad request\n", false);
+}
+
+/* ---- the connection state machine -------------------------------------- */
+
+static void conn_rearm(struct worker *w, struct conn *c);
+
+/* Parses and answers what is in the read buffer, as far as it can go. */
+static void conn_process(struct worker *w, struct conn *c)
+{
+    for (;;) {
+        if (c->flags & (CONN_F_TASK | CONN_F_WAITQ | CONN_F_CLOSING | CONN_F_DEAD | CONN_F_LINGER))
+            break;
+        if (c->ext || WBUF_SIZE - c->wlen < RESP_MAX)
+            break; /* resumes when the send completes */
+        if (c->rpos >= c->rlen)
+            break;
+        size_t pos = c->rpos;
+        enum http_status st = http_feed(&c->http, c->rbuf, &pos, c->rlen);
+        c->rpos = (uint32_t)pos;
+        if (st == HTTP_MSG) {
+            list_remove(c); /* the header timer was for this request */
+            c->msg_start = c->rpos;
+            handle_request(w, c);
+            continue;
+        }
+        if (st == HTTP_ERROR)
+            respond_refusal(w, c, c->http.err_status, c->http.bad);
+        break;
+    }
+    if (c->flags & CONN_F_DEAD) {
+        conn_release(w, c);
+        return;
+    }
+    conn_flush(w, c);
+    conn_rearm(w, c);
+}
+
+static void conn_rearm(struct worker *w, struct conn *c)
+{
+    if (c->flags & (CONN_F_DEAD | CONN_F_LINGER))
+        return;
+    bool unsent = (c->flags & CONN_F_SEND) || c->woff < c->wlen || c->ext;
+    bool busy = c->flags & (CONN_F_TASK | CONN_F_WAITQ);
+
+    if (c->flags & CONN_F_CLOSING) {
+        if (!unsent && !busy)
+            conn_linger(w, c);
+        else if (unsent && !busy)
+            list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+        return;
+    }
+    if (c->flags & CONN_F_EOF) {
+        /* the client is done sending: answer what was complete, then close */
+        if (!unsent && !busy)
+            conn_abort(w, c);
+        return;
+    }
+
+    if (!(c->flags & CONN_F_RECV)) {
+        /* Compact: keep the current message's unparsed head (the URL is an
+         * offset into it); everything before is answered or dropped body. */
+        uint32_t keep = (c->http.in_message && !c->http.head_done) ? c->msg_start : c->rpos;
+        if (keep) {
+            memmove(c->rbuf, c->rbuf + keep, c->rlen - keep);
+            c->rlen -= keep;
+            c->rpos -= keep;
+            c->msg_start -= keep;
+            http_shift(&c->http, keep);
+        }
+        if (c->rlen == w->cfg->max_header) {
+            if (c->http.in_message && !c->http.head_done && c->rpos == c->rlen) {
+                respond_refusal(w, c, 431, BAD_HEADER_TOO_LARGE);
+                conn_flush(w, c);
+                list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+                return;
+            }
+            /* full of pipelined requests: read on once they are answered */
+        } else if (w->throttled && !(c->flags & CONN_F_PAUSED)) {
+            c->flags |= CONN_F_PAUSED;
+            c->qnext = w->paused;
+            w->paused = c;
+        } else if (!w->throttled) {
+            arm_recv(w, c, c->rbuf + c->rlen, w->cfg->max_header - c->rlen);
+            if (c->flags & CONN_F_DEAD)
+                return;
+        }
+    }
+
+    if (busy) {
+        list_remove(c); /* the server is working: no client timer runs */
+    } else if (unsent) {
+        list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+    } else if (c->http.in_message) {
+        if (c->list != LIST_HEADER)
+            list_append(w, c, LIST_HEADER, w->now_ms + w->cfg->header_timeout_ms);
+    } else {
+        list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+    }
+}
+
+static void conn_start(struct worker *w, int fd)
+{
+    struct conn *c = w->free_conns;
+    w->free_conns = c->next;
+    c->fd = fd;
+    c->open = true;
+    c->flags = 0;
+    c->list = LIST_NONE;
+    c->rlen = c->rpos = c->msg_start = 0;
+    c->wlen = c->woff = 0;
+    c->ext = NULL;
+    c->ext_len = c->ext_off = 0;
+    c->qnext = NULL;
+    http_init(&c->http, &w->limits);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    w->open++;
+    metrics_gauge_add(&w->metrics.conns_open, 1);
+    metrics_add(&w->metrics.accepts, 1);
+    if (io_conn_open(&w->io, fd) < 0) {
+        conn_abort(w, c);
+        return;
+    }
+    conn_rearm(w, c);
+}
+
+/* ---- completions --------------------------------------------------------- */
+
+static void on_accept(struct worker *w, const struct io_event *ev)
+{
+    if (!ev->more) {
+        w->accept_armed = false;
+        w->accept_stop_sent = false;
+    }
+    if (ev->res >= 0) {
+        if (!w->free_conns || w->drain_seen) {
+            /* only completions already in flight when accepting stopped get here */
+            close(ev->res);
+        } else {
+            conn_start(w, ev->res);
+        }
+    } else if (ev->res == -EMFILE || ev->res == -ENFILE || ev->res == -ENOBUFS || ev->res == -ENOMEM) {
+        w->accept_retry_ms = w->now_ms + 100;
+        if (w->now_ms >= w->accept_err_log_ms) {
+            log_msg("worker %u: accept: %s (%u connections open); pausing accept for 100 ms",
+                    w->id, strerror(-ev->res), w->open);
+            w->accept_err_log_ms = w->now_ms + 1000;
+        }
+    } else if (ev->res != -ECANCELED && ev->res != -ECONNABORTED && ev->res != -EINTR && ev->res != -EAGAIN) {
+        if (w->now_ms >= w->accept_err_log_ms) {
+            log_msg("worker %u: accept: %s", w->id, strerror(-ev->res));
+            w->accept_err_log_ms = w->now_ms + 1000;
+        }
+        w->accept_retry_ms = w->now_ms + 100;
+    }
+    accept_update(w);
+}
+
+static void on_recv(struct worker *w, struct conn *c, int res)
+{
+    c->flags &= (uint16_t)~CONN_F_RECV;
+    if (c->flags & CONN_F_DEAD) {
+        conn_release(w, c);
+        return;
+    }
+    if (c->flags & CONN_F_LINGER) {
+        if (res <= 0)
+            conn_abort(w, c);
+        else
+            arm_recv(w, c, c->rbuf, w->cfg->max_header);
+        return;
+    }
+    if (res == 0) {
+        c->flags |= CONN_F_EOF;
+    } else if (res < 0) {
+        if (res == -EAGAIN || res == -EINTR) {
+            conn_rearm(w, c);
+            return;
+        }
+        conn_abort(w, c);
+        return;
+    } else {
+        c->rlen += (uint32_t)res;
+    }
+    conn_process(w, c);
+}
+
+static void on_send(struct worker *w, struct conn *c, int res)
+{
+    c->flags &= (uint16_t)~CONN_F_SEND;
+    if (c->flags & CONN_F_DEAD) {
+        conn_release(w, c);
+        return;
+    }
+    if (res < 0) {
+        if (res == -EAGAIN || res == -EINTR) {
+            conn_flush(w, c);
+            return;
+        }
+        conn_abort(w, c);
+        return;
+    }
+    size_t n = (size_t)res;
+    size_t head = c->wlen - c->woff;
+    if (n <= head) {
+        c->woff += (uint32_t)n;
+    } else {
+        c->woff = c->wlen;
+        c->ext_off += n - head;
+    }
+    if (c->woff == c->wlen) {
+        c->woff = c->wlen = 0;
+        if (c->ext && c->ext_off >= c->ext_len) {
+            free(c->ext);
+            c->ext = NULL;
+        }
+    }
+    conn_process(w, c);
+}
+
+static void task_done(struct worker *w, struct task *t)
+{
+    struct conn *c = conn_of(w, t->tag);
+    w->tasks_out--;
+    t->next = w->task_free;
+    w->task_free = t;
+    if (!c)
+        return; /* cannot happen: a slot with a task out is never released */
+    c->flags &= (uint16_t)~CONN_F_TASK;
+    if (c->flags & CONN_F_DEAD) {
+        metrics_gauge_add(&w->metrics.in_flight, -1);
+        conn_release(w, c);
+        return;
+    }
+    respond_example(w, c, t->result);
+    conn_process(w, c);
+}
+
+static void unthrottle(struct worker *w)
+{
+    /* first the requests that waited for a slot, in arrival order */
+    while (w->waitq_head && w->task_free) {
+        struct conn *c = w->waitq_head;
+        w->waitq_head = c->qnext;
+        if (!w->waitq_head)
+            w->waitq_tail = NULL;
+        c->qnext = NULL;
+        c->flags &= (uint16_t)~CONN_F_WAITQ;
+        struct task *t = w->task_free;
+        w->task_free = t->next;
+        task_queue(w, c, t);
+    }
+    if (!w->throttled || w->waitq_head || !w->task_free)
+        return;
+    w->throttled = false;
+    struct conn *p = w->paused;
+    w->paused = NULL;
+    while (p) {
+        struct conn *next = p->qnext;
+        p->qnext = NULL;
+        p->flags &= (uint16_t)~CONN_F_PAUSED;
+        conn_rearm(w, p);
+        p = next;
+    }
+    accept_update(w);
+}
+
+static void drain_done(struct worker *w)
+{
+    struct task *t = atomic_exchange_explicit(&w->done, NULL, memory_order_acquire);
+    if (!t)
+        return;
+    /* the list is LIFO; answer in completion order */
+    struct task *rev = NULL;
+    while (t) {
+        struct task *next = t->next;
+        t->next = rev;
+        rev = t;
+        t = next;
+    }
+    while (rev) {
+        struct task *next = rev->next;
+        task_done(w, rev);
+        rev = next;
+    }
+    unthrottle(w);
+}
+
+static struct task *take_task(struct worker *w, bool *stolen)
+{
+    struct server *s = w->srv;
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        struct worker *o = &s->workers[(w->id + i) % s->nworkers];
+        for (int tries = 0; tries < 4; tries++) {
+            void *x = wsq_steal(&o->q);
+            if (x == WSQ_EMPTY)
+                break;
+            if (x != WSQ_ABORT) {
+                *stolen = i != 0;
+                return x;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Runs one queued task (our own first, oldest first; else the oldest of
+ * another worker) and sends the result to its owner. Returns whether it ran. */
+static bool run_one_task(struct worker *w)
+{
+    bool stolen = false;
+    struct task *t = take_task(w, &stolen);
+    if (!t)
+        return false;
+    uint64_t t0 = thread_cpu_ns();
+    t->result = prime_generate(w->prime, w->cfg->engine, t->bits, NULL, 0);
+    t->prime_ns = thread_cpu_ns() - t0;
+    metrics_observe(&w->metrics.prime_seconds, t->prime_ns);
+    if (!stolen) {
+        task_done(w, t);
+        unthrottle(w);
+        return true;
+    }
+    metrics_add(&w->metrics.steals, 1);
+    struct worker *o = &w->srv->workers[t->owner];
+    struct task *head = atomic_load_explicit(&o->done, memory_order_relaxed);
+    do {
+        t->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&o->done, &head, t, memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    if (atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst))
+        io_wake(&o->io);
+    return true;
+}
+
+static bool work_anywhere(struct worker *w)
+{
+    if (atomic_load_explicit(&w->done, memory_order_seq_cst))
+        return true;
+    for (unsigned i = 0; i < w->srv->nworkers; i++)
+        if (wsq_size(&w->srv->workers[i].q) > 0)
+            return true;
+    return false;
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+static void update_clock(struct worker *w)
+{
+    w->now_ms = mono_ns() / 1000000u;
+    time_t now = time(NULL);
+    if (now != w->date_sec) {
+        w->date_sec = now;
+        resp_date(w->date, now);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(w->iso_time, sizeof(w->iso_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        if (w->cfg->access_log)
+            alog_flush(&w->alog);
+    }
+}
+
+static void expire_timers(struct worker *w)
+{
+    struct conn *s, *c;
+    s = &w->lists[LIST_HEADER];
+    while ((c = s->next) != s && c->deadline_ms <= w->now_ms) {
+        list_remove(c);
+        if (c->flags & CONN_F_RECV)
+            shutdown(c->fd, SHUT_RD); /* stop reading; the 408 still goes out */
+        respond_refusal(w, c, 408, BAD_TIMEOUT);
+        conn_flush(w, c);
+        list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+    }
+    s = &w->lists[LIST_IDLE];
+    while ((c = s->next) != s && c->deadline_ms <= w->now_ms) {
+        list_remove(c);
+        conn_abort(w, c);
+    }
+    s = &w->lists[LIST_LINGER];
+    while ((c = s->next) != s && c->deadline_ms <= w->now_ms) {
+        list_remove(c);
+        conn_abort(w, c);
+    }
+}
+
+static int next_timeout_ms(struct worker *w)
+{
+    uint64_t next = w->now_ms + 1000 - (w->now_ms % 1000); /* the Date header's second */
+    for (int l = LIST_IDLE; l < LIST__COUNT; l++) {
+        struct conn *s = &w->lists[l];
+        if (s->next != s && s->next->deadline_ms < next)
+            next = s->next->deadline_ms;
+    }
+    if (w->accept_retry_ms > w->now_ms && w->accept_retry_ms < next)
+        next = w->accept_retry_ms;
+    return next > w->now_ms ? (int)(next - w->now_ms) : 0;
+}
+
+/* ---- draining ------------------------------------------------------------ */
+
+static void drain_begin(struct worker *w)
+{
+    w->drain_seen = true;
+    accept_update(w); /* cancels the accept */
+    /* New connections are refused from now on; any still in this listener's
+     * backlog were never read and are reset. Knative stops routing to a pod
+     * before it sends SIGTERM, so none should be there. */
+    close(w->lfd);
+    w->lfd = -1;
+    /* close connections that are between requests; the rest finish first */
+    for (uint32_t i = 0; i < w->nslots; i++) {
+        struct conn *c = &w->conns[i];
+        if (!c->open || (c->flags & (CONN_F_TASK | CONN_F_WAITQ | CONN_F_SEND | CONN_F_DEAD | CONN_F_LINGER)))
+            continue;
+        if (c->http.in_message || c->rpos < c->rlen || c->woff < c->wlen)
+            continue;
+        conn_abort(w, c);
+    }
+}
+
+/* ---- set-up and the loop ------------------------------------------------- */
+
+static int worker_setup(struct worker *w)
+{
+    const struct config *cfg = w->cfg;
+    if (w->cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(w->cpu, &set);
+        int r = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+        if (r) {
+            snprintf(w->init_why, sizeof(w->init_why), "pin to CPU %d: %s", w->cpu, strerror(r));
+            return -r;
+        }
+    }
+    w->limits.max_url = cfg->max_url;
+    w->limits.max_body = cfg->max_body;
+    w->limits.default_bits = cfg->bits;
+
+    struct rlimit rl;
+    int max_fd = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        max_fd = (int)rl.rlim_cur;
+    char why[160];
+    int r = io_init(&w->io, cfg->io, 1024, max_fd, why, sizeof(why));
+    if (r) {
+        snprintf(w->init_why, sizeof(w->init_why), "%s: %s%s",
+                 cfg->io == IO_EPOLL ? "epoll" : "io_uring_setup", strerror(-r),
+                 r == -ENOSYS || r == -EPERM || r == -EACCES
+                     ? " (blocked by seccomp or sysctl; run with --io=epoll or the profile in container/seccomp.json)"
+                     : "");
+        return r;
+    }
+    if (why[0] && w->id == 0)
+        log_msg("%s", why);
+
+    w->max_open = (cfg->max_conns + w->srv->nworkers - 1) / w->srv->nworkers;
+    w->nslots = w->max_open + 64; /* completions in flight when accepting stops */
+    w->conns = calloc(w->nslots, sizeof(*w->conns));
+    size_t per = (size_t)cfg->max_header + WBUF_SIZE;
+    /* calloc of this size is mmap'd: pages are touched only by connections in use */
+    w->arena = calloc(w->nslots, per);
+    if (!w->conns || !w->arena) {
+        snprintf(w->init_why, sizeof(w->init_why), "allocate %u connection slots: out of memory", w->nslots);
+        return -ENOMEM;
+    }
+    for (uint32_t i = w->nslots; i-- > 0;) {
+        struct conn *c = &w->conns[i];
+        c->slot = i;
+        c->rbuf = w->arena + (size_t)i * per;
+        c->wbuf = c->rbuf + cfg->max_header;
+        c->next = w->free_conns;
+        w->free_conns = c;
+    }
+    for (int l = 0; l < LIST__COUNT; l++)
+        w->lists[l].prev = w->lists[l].next = &w->lists[l];
+
+    w->steal = cfg->dispatch == DISPATCH_STEAL;
+    if (w->steal) {
+        w->tasks = calloc(cfg->queue_max, sizeof(*w->tasks));
+        if (!w->tasks || wsq_init(&w->q, cfg->queue_max)) {
+            snprintf(w->init_why, sizeof(w->init_why), "allocate the task queue: out of memory");
+            return -ENOMEM;
+        }
+        for (unsigned i = cfg->queue_max; i-- > 0;) {
+            w->tasks[i].next = w->task_free;
+            w->task_free = &w->tasks[i];
+        }
+    } else if (wsq_init(&w->q, 2)) { /* empty, so thieves can look at it */
+        return -ENOMEM;
+    }
+
+    w->prime = prime_state_create(0);
+    if (!w->prime) {
+        snprintf(w->init_why, sizeof(w->init_why), "prime state: getrandom or allocation failed");
+        return -ENOMEM;
+    }
+    if (getrandom(&w->rng, sizeof(w->rng), 0) != sizeof(w->rng) || w->rng == 0)
+        w->rng = mono_ns() | 1;
+    if (cfg->access_log && alog_init(&w->alog, STDOUT_FILENO, 64 * 1024)) {
+        snprintf(w->init_why, sizeof(w->init_why), "access log buffer: out of memory");
+        return -ENOMEM;
+    }
+    w->want_accept = true;
+    update_clock(w);
+    return 0;
+}
+
+static void worker_teardown(struct worker *w)
+{
+    if (w->cfg->access_log)
+        alog_fini(&w->alog);
+    prime_state_destroy(w->prime);
+    w->prime = NULL;
+    prime_thread_fini();
+    io_fini(&w->io);
+}
+
+void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    w->init_err = worker_setup(w);
+    pthread_barrier_wait(&worker_start_barrier); /* the server reports set-up errors */
+    pthread_barrier_wait(&worker_start_barrier); /* ... and lets us run, or not */
+    if (w->init_err || atomic_load(&w->srv->draining) == 2)
+        return NULL;
+
+    struct io_event evs[MAX_EVENTS];
+    accept_update(w);
+    for (;;) {
+        int timeout = next_timeout_ms(w);
+        if (w->steal && (wsq_size(&w->q) > 0 || atomic_load_explicit(&w->done, memory_order_relaxed)))
+            timeout = 0;
+        if (timeout && w->steal) {
+            /* announce sleep, then look once more (pairs with wake_one_thief) */
+            atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
+            if (work_anywhere(w))
+                timeout = 0;
+        }
+        if (timeout && !w->drain_seen && atomic_load_explicit(&w->srv->draining, memory_order_relaxed))
+            timeout = 0;
+        int n = io_wait(&w->io, evs, MAX_EVENTS, timeout);
+        if (w->steal)
+            atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+        update_clock(w);
+        if (n < 0 && n != -EINTR) {
+            log_msg("worker %u: wait: %s", w->id, strerror(-n));
+            n = 0;
+        }
+        for (int i = 0; i < n; i++) {
+            const struct io_event *ev = &evs[i];
+            struct conn *c;
+            switch (ev->op) {
+            case IO_OP_ACCEPT:
+                on_accept(w, ev);
+                break;
+            case IO_OP_RECV:
+                if ((c = conn_of(w, ev->tag)))
+                    on_recv(w, c, ev->res);
+                break;
+            case IO_OP_SEND:
+                if ((c = conn_of(w, ev->tag)))
+                    on_send(w, c, ev->res);
+                break;
+            default:
+                break; /* wakes: the checks below run anyway */
+            }
+        }
+        if (w->steal) {
+            drain_done(w);
+            run_one_task(w);
+        }
+        expire_timers(w);
+        if (w->accept_retry_ms && w->now_ms >= w->accept_retry_ms) {
+            w->accept_retry_ms = 0;
+            accept_update(w);
+        }
+        if (!w->drain_seen && atomic_load_explicit(&w->srv->draining, memory_order_relaxed))
+            drain_begin(w);
+        if (w->drain_seen && w->open == 0 && w->tasks_out == 0)
+            break;
+    }
+    worker_teardown(w);
+    return NULL;
+}
+
+int worker_render_metrics(struct worker *w, char **out)
+{
+    struct server *s = w->srv;
+    struct metrics *ms[1024];
+    int64_t depth = 0;
+    for (unsigned i = 0; i < s->nworkers && i < 1024; i++) {
+        ms[i] = &s->workers[i].metrics;
+        depth += wsq_size(&s->workers[i].q);
+    }
+    struct metrics_view *v = malloc(sizeof(*v)); /* cold: one scrape */
+    if (!v)
+        return -ENOMEM;
+    metrics_merge(ms, s->nworkers, v);
+    struct metrics_info info = {
+        .version = PRIMED_VERSION,
+        .profile = PRIMED_PROFILE,
+        .dispatch = config_dispatch_name(w->cfg->dispatch),
+        .cc = PRIMED_CC,
+        .engine = prime_engine_name(w->cfg->engine),
+        .io = w->io.kind == IO_URING ? "io_uring" : "epoll",
+        .queue_depth = w->steal ? depth : -1,
+        .steal = w->steal,
+        .start_time = s->start_time,
+    };
+    size_t cap = 64 * 1024;
+    char *buf = malloc(cap);
+    int len = buf ? metrics_render(v, &info, buf, cap) : -ENOMEM;
+    free(v);
+    if (len < 0) {
+        free(buf);
+        return len;
+    }
+    *out = buf;
+    return len;
+}
