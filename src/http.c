@@ -8,6 +8,7 @@
  */
 #include "http.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define X_NAME(id, name) name,
@@ -59,9 +60,21 @@ static int on_url(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
+/* RFC 9110 5.6.2 tchar. llhttp 8.1 lets a space through inside a field
+ * name ("Ho st: x"); a proxy in front may read that differently, so refuse. */
+static bool is_tchar(unsigned char c)
+{
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return true;
+    return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
+    for (size_t i = 0; i < len; i++)
+        if (!is_tchar((unsigned char)at[i]))
+            return refuse(h, 400, BAD_PARSE);
     for (size_t i = 0; i < len && h->hname_len < sizeof(h->hname); i++) {
         char c = at[i];
         h->hname[h->hname_len++] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;

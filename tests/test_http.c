@@ -1,0 +1,200 @@
+/* test_http.c - the llhttp glue: splits at every byte, pipelining, limits,
+ * and each bad-input shape from a table. Pure: no sockets. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+
+static const struct http_limits lim = {.max_url = 64, .max_body = 100, .default_bits = 1000};
+
+/* Feeds `in` in chunks of `chunk` bytes the way the worker does (appending to
+ * one buffer, parsing from where it stopped), counting completed requests.
+ * Returns the number of requests, or -status on refusal. */
+static int feed_all(const char *in, size_t len, size_t chunk, struct http_req *last)
+{
+    static char buf[4096];
+    struct http h;
+    http_init(&h, &lim);
+    size_t have = 0, pos = 0;
+    int n = 0;
+    while (have < len || pos < have) {
+        size_t add = len - have < chunk ? len - have : chunk;
+        memcpy(buf + have, in + have, add);
+        have += add;
+        for (;;) {
+            enum http_status st = http_feed(&h, buf, &pos, have);
+            if (st == HTTP_MSG) {
+                n++;
+                if (last)
+                    *last = h.req;
+                continue;
+            }
+            if (st == HTTP_ERROR)
+                return -(int)h.err_status;
+            break;
+        }
+        if (add == 0)
+            break;
+    }
+    return n;
+}
+
+Test(http, simple_get_routes_example)
+{
+    const char *r = "GET /example?bits=128 HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct http_req q;
+    cr_assert_eq(feed_all(r, strlen(r), 4096, &q), 1);
+    cr_assert_eq(q.route.id, ROUTE_EXAMPLE);
+    cr_assert_eq(q.route.status, 0);
+    cr_assert_eq(q.route.bits, 128);
+    cr_assert(q.keep_alive);
+    cr_assert_not(q.head);
+}
+
+Test(http, split_at_every_byte_boundary)
+{
+    const char *r = "GET /healthz HTTP/1.1\r\nHost: example\r\nX-Long-Header: aaaaaaaaaaaa\r\n\r\n"
+                    "HEAD /example HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (size_t chunk = 1; chunk <= strlen(r); chunk++) {
+        struct http_req q;
+        cr_assert_eq(feed_all(r, strlen(r), chunk, &q), 2, "chunk %zu", chunk);
+        cr_assert_eq(q.route.id, ROUTE_EXAMPLE, "chunk %zu", chunk);
+        cr_assert(q.head, "chunk %zu", chunk);
+    }
+}
+
+Test(http, pauses_at_message_boundary)
+{
+    const char *r = "GET /healthz HTTP/1.1\r\n\r\nGET /readyz HTTP/1.1\r\n\r\n";
+    struct http h;
+    http_init(&h, &lim);
+    size_t pos = 0;
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
+    cr_assert_eq(pos, strlen("GET /healthz HTTP/1.1\r\n\r\n"));
+    cr_assert_eq(h.req.route.id, ROUTE_HEALTHZ);
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
+    cr_assert_eq(h.req.route.id, ROUTE_READYZ);
+    cr_assert_eq(pos, strlen(r));
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MORE);
+}
+
+Test(http, pipelined_batch_of_50)
+{
+    char buf[4096];
+    size_t len = 0;
+    for (int i = 0; i < 50; i++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "GET /example?bits=64 HTTP/1.1\r\nHost: h\r\n\r\n");
+    cr_assert_eq(feed_all(buf, len, 4096, NULL), 50);
+    cr_assert_eq(feed_all(buf, len, 7, NULL), 50);
+}
+
+Test(http, body_is_read_and_dropped)
+{
+    const char *r = "POST /healthz HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /readyz HTTP/1.1\r\n\r\n";
+    struct http_req q;
+    cr_assert_eq(feed_all(r, strlen(r), 3, &q), 2);
+    cr_assert_eq(q.route.id, ROUTE_READYZ);
+}
+
+Test(http, chunked_body_is_read_and_dropped)
+{
+    const char *r = "POST /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                    "GET /readyz HTTP/1.1\r\n\r\n";
+    cr_assert_eq(feed_all(r, strlen(r), 2, NULL), 2);
+}
+
+Test(http, keep_alive_semantics)
+{
+    struct http_req q;
+    const char *a = "GET /healthz HTTP/1.0\r\n\r\n";
+    cr_assert_eq(feed_all(a, strlen(a), 100, &q), 1);
+    cr_assert_not(q.keep_alive);
+    const char *b = "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+    cr_assert_eq(feed_all(b, strlen(b), 100, &q), 1);
+    cr_assert(q.keep_alive);
+    const char *c = "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n";
+    cr_assert_eq(feed_all(c, strlen(c), 100, &q), 1);
+    cr_assert_not(q.keep_alive);
+}
+
+Test(http, trace_headers_are_captured_case_insensitively)
+{
+    const char *r = "GET /healthz HTTP/1.1\r\nTRACEPARENT: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
+                    "x-b3-traceid: 463ac35c9f6413ad\r\n\r\n";
+    struct http_req q;
+    cr_assert_eq(feed_all(r, strlen(r), 5, &q), 1);
+    cr_assert_eq(q.traceparent_len, 55);
+    cr_assert(memcmp(q.traceparent, "00-4bf92f", 9) == 0);
+    cr_assert_eq(q.b3_len, 16);
+}
+
+struct bad_case {
+    const char *name;
+    const char *req;
+    int status;
+};
+
+Test(http, refuses_bad_input)
+{
+    static const struct bad_case cases[] = {
+        {"garbage", "HELLO\r\n\r\n", 400},
+        {"bad version", "GET / HTTP/9.9\r\n\r\n", 400},
+        {"header without colon", "GET / HTTP/1.1\r\nBad Header\r\n\r\n", 400},
+        {"cl and te", "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+        {"bad cl", "POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400},
+        {"two cl", "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400},
+        {"negative cl", "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400},
+        {"space in header name", "GET / HTTP/1.1\r\nHo st: x\r\n\r\n", 400},
+        {"nul in url", "GET /a\0b HTTP/1.1\r\n\r\n", 400},
+        {"bare lf in header", "GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", 400},
+        {"bad chunk size", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
+        {"url too long", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\n\r\n", 414},
+        {"body over limit by cl", "POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n", 413},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = strlen(cases[i].req);
+        if (strcmp(cases[i].name, "nul in url") == 0)
+            len = 22;
+        for (size_t chunk = 1; chunk <= len; chunk += (chunk < 4 ? 1 : 7)) {
+            int r = feed_all(cases[i].req, len, chunk, NULL);
+            cr_assert_eq(r, -cases[i].status, "%s (chunk %zu): got %d", cases[i].name, chunk, r);
+        }
+    }
+}
+
+Test(http, chunked_body_over_limit_is_413)
+{
+    char req[512];
+    int n = snprintf(req, sizeof(req), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n70\r\n");
+    memset(req + n, 'x', 0x70);
+    cr_assert_eq(feed_all(req, (size_t)n + 0x70, 4096, NULL), -413);
+}
+
+Test(http, url_offsets_survive_a_shift)
+{
+    /* the worker compacts its buffer between feeds: offsets must follow */
+    char buf[128];
+    struct http h;
+    http_init(&h, &lim);
+    const char *part1 = "GET /exa";
+    const char *part2 = "mple HTTP/1.1\r\n\r\n";
+    memcpy(buf, "XXXX", 4); /* 4 bytes of an earlier, answered message */
+    memcpy(buf + 4, part1, strlen(part1));
+    size_t pos = 4, len = 4 + strlen(part1);
+    cr_assert_eq(http_feed(&h, buf, &pos, len), HTTP_MORE);
+    memmove(buf, buf + 4, len - 4);
+    len -= 4;
+    pos -= 4;
+    http_shift(&h, 4);
+    memcpy(buf + len, part2, strlen(part2));
+    len += strlen(part2);
+    cr_assert_eq(http_feed(&h, buf, &pos, len), HTTP_MSG);
+    cr_assert_eq(h.req.route.id, ROUTE_EXAMPLE);
+}
+
+Test(http, bad_reason_names)
+{
+    cr_assert_str_eq(http_bad_reason_name(BAD_HEADER_TOO_LARGE), "header_too_large");
+    cr_assert_str_eq(http_bad_reason_name(BAD__COUNT), "other");
+}

@@ -1,0 +1,115 @@
+/* test_metrics.c - per-worker counters merged at scrape time, and the text
+ * exposition: escaping, cumulative buckets, +Inf equals _count. */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static const struct metrics_info info = {
+    .version = "1.0", .profile = "te\"st", .dispatch = "steal", .cc = "gcc\\x", .engine = "flint",
+    .io = "io_uring", .queue_depth = 3, .steal = 1, .start_time = 1.5,
+};
+
+static uint64_t value_of(const char *text, const char *series)
+{
+    const char *p = strstr(text, series);
+    cr_assert_not_null(p, "series %s missing", series);
+    return strtoull(p + strlen(series) + 1, NULL, 10);
+}
+
+Test(metrics, escape)
+{
+    char out[64];
+    metrics_escape(out, sizeof(out), "a\"b\\c\nd");
+    cr_assert_str_eq(out, "a\\\"b\\\\c\\nd");
+    metrics_escape(out, 4, "abcdef");
+    cr_assert_eq(strlen(out), 2);
+}
+
+Test(metrics, histogram_is_cumulative_and_inf_equals_count)
+{
+    static struct metrics m;
+    memset(&m, 0, sizeof(m));
+    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 200000);        /* 0.2 ms */
+    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 18000000);      /* 18 ms */
+    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 60000000000ULL); /* 60 s: +Inf only */
+    struct metrics *ms[1] = {&m};
+    struct metrics_view v;
+    metrics_merge(ms, 1, &v);
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][0], 1);
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][4], 1);  /* le 0.01 */
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][5], 2);  /* le 0.025 */
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][METRICS_NBUCKETS - 1], 2);
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][METRICS_NBUCKETS], 3);
+    cr_assert_eq(v.req_count[ROUTE_EXAMPLE], 3);
+    for (int b = 1; b <= METRICS_NBUCKETS; b++)
+        cr_assert_geq(v.req_bucket[ROUTE_EXAMPLE][b], v.req_bucket[ROUTE_EXAMPLE][b - 1]);
+
+    char *buf = malloc(65536);
+    int n = metrics_render(&v, &info, buf, 65536);
+    cr_assert_gt(n, 0);
+    cr_assert_eq(value_of(buf, "primed_http_request_duration_seconds_bucket{path=\"/example\",le=\"+Inf\"}"), 3);
+    cr_assert_eq(value_of(buf, "primed_http_request_duration_seconds_count{path=\"/example\"}"), 3);
+    cr_assert_eq(value_of(buf, "primed_http_request_duration_seconds_bucket{path=\"/example\",le=\"0.025\"}"), 2);
+    cr_assert_not_null(strstr(buf, "profile=\"te\\\"st\""));
+    cr_assert_not_null(strstr(buf, "cc=\"gcc\\\\x\""));
+    cr_assert_not_null(strstr(buf, "primed_queue_depth 3"));
+    cr_assert_not_null(strstr(buf, "# TYPE process_resident_memory_bytes gauge"));
+    free(buf);
+}
+
+Test(metrics, too_small_buffer_is_enospc)
+{
+    struct metrics_view v;
+    memset(&v, 0, sizeof(v));
+    char buf[100];
+    cr_assert_lt(metrics_render(&v, &info, buf, sizeof(buf)), 0);
+}
+
+struct writer {
+    struct metrics *m;
+    int n;
+};
+
+static void *write_counts(void *arg)
+{
+    struct writer *w = arg;
+    for (int i = 0; i < w->n; i++) {
+        metrics_add(&w->m->requests[ROUTE_HEALTHZ][STATUS_IDX_200], 1);
+        metrics_observe(&w->m->req_seconds[ROUTE_HEALTHZ], 1000);
+    }
+    return NULL;
+}
+
+Test(metrics, counters_summed_across_workers)
+{
+    static struct metrics m[4];
+    memset(m, 0, sizeof(m));
+    pthread_t t[4];
+    struct writer w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (struct writer){&m[i], 10000 * (i + 1)};
+        pthread_create(&t[i], NULL, write_counts, &w[i]);
+    }
+    /* a scrape racing the writers sees a consistent snapshot per bucket */
+    struct metrics *ms[4] = {&m[0], &m[1], &m[2], &m[3]};
+    struct metrics_view v;
+    metrics_merge(ms, 4, &v);
+    cr_assert_eq(v.req_count[ROUTE_HEALTHZ], v.req_bucket[ROUTE_HEALTHZ][METRICS_NBUCKETS]);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    metrics_merge(ms, 4, &v);
+    cr_assert_eq(v.requests[ROUTE_HEALTHZ][STATUS_IDX_200], 100000);
+    cr_assert_eq(v.req_count[ROUTE_HEALTHZ], 100000);
+}
+
+Test(metrics, status_index)
+{
+    cr_assert_eq(metrics_status_index(200), STATUS_IDX_200);
+    cr_assert_eq(metrics_status_index(431), STATUS_IDX_431);
+    cr_assert_eq(metrics_status_index(299), -1);
+}

@@ -1,0 +1,60 @@
+/* test_resp.c - response heads: status line, headers, HEAD, overflow. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "resp.h"
+
+static const char date[] = "Mon, 30 Nov 2026 10:00:00 GMT";
+
+Test(resp, formats_head_and_body)
+{
+    char buf[512];
+    struct resp r = {.status = 200, .ctype = "text/plain", .body = "Hello_1", .body_len = 7, .keep_alive = true};
+    size_t n = resp_format(buf, sizeof(buf), &r, date, true);
+    cr_assert_gt(n, 0);
+    buf[n] = '\0';
+    cr_assert(strncmp(buf, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    cr_assert_not_null(strstr(buf, "Content-Length: 7\r\n"));
+    cr_assert_not_null(strstr(buf, "Content-Type: text/plain\r\n"));
+    cr_assert_not_null(strstr(buf, "Date: Mon, 30 Nov 2026 10:00:00 GMT\r\n"));
+    cr_assert_not_null(strstr(buf, "Connection: keep-alive\r\n"));
+    cr_assert(strcmp(buf + n - 11, "\r\n\r\nHello_1") == 0);
+}
+
+Test(resp, head_keeps_length_drops_body)
+{
+    char buf[512];
+    struct resp r = {.status = 200, .body = "Hello_1", .body_len = 7, .head = true};
+    size_t n = resp_format(buf, sizeof(buf), &r, date, true);
+    buf[n] = '\0';
+    cr_assert_not_null(strstr(buf, "Content-Length: 7\r\n"));
+    cr_assert(strcmp(buf + n - 4, "\r\n\r\n") == 0);
+    cr_assert_not_null(strstr(buf, "Connection: close\r\n"));
+}
+
+Test(resp, allow_and_extra_headers)
+{
+    char buf[512];
+    struct resp r = {.status = 405, .allow = "GET, HEAD", .extra = "X-A: b\r\n"};
+    size_t n = resp_format(buf, sizeof(buf), &r, date, true);
+    buf[n] = '\0';
+    cr_assert(strncmp(buf, "HTTP/1.1 405 Method Not Allowed\r\n", 33) == 0);
+    cr_assert_not_null(strstr(buf, "Allow: GET, HEAD\r\n"));
+    cr_assert_not_null(strstr(buf, "X-A: b\r\n"));
+}
+
+Test(resp, too_small_is_zero)
+{
+    char buf[64];
+    struct resp r = {.status = 200, .body = "x", .body_len = 1};
+    cr_assert_eq(resp_format(buf, sizeof(buf), &r, date, true), 0);
+}
+
+Test(resp, reasons_and_date)
+{
+    cr_assert_str_eq(resp_reason(431), "Request Header Fields Too Large");
+    cr_assert_str_eq(resp_reason(299), "Unknown");
+    char d[RESP_DATE_LEN + 1];
+    resp_date(d, 0);
+    cr_assert_str_eq(d, "Thu, 01 Jan 1970 00:00:00 GMT");
+}

@@ -1,0 +1,67 @@
+/* test_trace.c - W3C traceparent and B3: valid forms and each malformed shape. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "trace.h"
+
+#define TP "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+Test(trace, parses_valid_traceparent)
+{
+    struct trace t;
+    cr_assert(trace_parse_traceparent(TP, strlen(TP), &t));
+    cr_assert_str_eq(t.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    cr_assert_str_eq(t.parent_id, "00f067aa0ba902b7");
+    cr_assert_eq(t.flags, 1);
+    const char *future = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra";
+    cr_assert(trace_parse_traceparent(future, strlen(future), &t));
+}
+
+Test(trace, refuses_malformed_traceparent)
+{
+    static const char *const bad[] = {
+        "",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+        "0-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-011",
+        "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct trace t;
+        cr_assert_not(trace_parse_traceparent(bad[i], strlen(bad[i]), &t), "%s", bad[i]);
+        cr_assert_not(t.valid);
+    }
+}
+
+Test(trace, continues_with_a_new_span)
+{
+    struct trace t;
+    cr_assert(trace_parse_traceparent(TP, strlen(TP), &t));
+    char out[56];
+    cr_assert_eq(trace_format_traceparent(&t, 0x1234, out), 55);
+    cr_assert_str_eq(out, "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000001234-01");
+    struct trace back;
+    cr_assert(trace_parse_traceparent(out, strlen(out), &back));
+    cr_assert_eq(trace_format_traceparent(&t, 0, out), 55); /* span 0 is invalid: never emitted */
+    cr_assert(trace_parse_traceparent(out, strlen(out), &back));
+}
+
+Test(trace, b3_ids)
+{
+    struct trace t;
+    cr_assert(trace_parse_b3("463ac35c9f6413ad", 16, &t));
+    cr_assert_str_eq(t.trace_id, "0000000000000000463ac35c9f6413ad");
+    const char *single = "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1";
+    cr_assert(trace_parse_b3(single, strlen(single), &t));
+    cr_assert_str_eq(t.trace_id, "80f198ee56343ba864fe8b2a57d3eff7");
+    cr_assert_str_eq(t.parent_id, "e457b5a2e4d86bd1");
+    cr_assert_not(trace_parse_b3("0", 1, &t));
+    cr_assert_not(trace_parse_b3("xyz", 3, &t));
+    cr_assert_not(trace_parse_b3("0000000000000000", 16, &t));
+}
