@@ -16,6 +16,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -35,6 +36,7 @@
 pthread_barrier_t worker_start_barrier;
 
 #define LINGER_MS 2000
+#define DRAIN_IDLE_MS 1000
 #define MAX_EVENTS 256
 
 static uint64_t mono_ns(void)
@@ -569,7 +571,12 @@ static void conn_rearm(struct worker *w, struct conn *c)
         if (c->list != LIST_HEADER)
             list_append(w, c, LIST_HEADER, w->now_ms + w->cfg->header_timeout_ms);
     } else {
-        list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+        /* draining: a connection between requests gets a short grace to send
+         * the request it may have in flight, then is closed */
+        unsigned idle = w->cfg->idle_timeout_ms;
+        if (w->drain_seen && idle > DRAIN_IDLE_MS)
+            idle = DRAIN_IDLE_MS;
+        list_append(w, c, LIST_IDLE, w->now_ms + idle);
     }
 }
 
@@ -608,7 +615,7 @@ static void on_accept(struct worker *w, const struct io_event *ev)
         w->accept_stop_sent = false;
     }
     if (ev->res >= 0) {
-        if (!w->free_conns || w->drain_seen) {
+        if (!w->free_conns) {
             /* only completions already in flight when accepting stopped get here */
             close(ev->res);
         } else {
@@ -881,16 +888,31 @@ static void drain_begin(struct worker *w)
     /* New connections are refused from now on; any still in this listener's
      * backlog were never read and are reset. Knative stops routing to a pod
      * before it sends SIGTERM, so none should be there. */
+    /* Connections already in the backlog connected before the signal: take
+     * them (their requests will be answered), then refuse new ones. */
+    int fl = fcntl(w->lfd, F_GETFL);
+    if (fl >= 0)
+        fcntl(w->lfd, F_SETFL, fl | O_NONBLOCK);
+    for (;;) {
+        int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
+        if (fd < 0)
+            break;
+        if (!w->free_conns)
+            close(fd);
+        else
+            conn_start(w, fd);
+    }
     close(w->lfd);
     w->lfd = -1;
-    /* close connections that are between requests; the rest finish first */
+    /* Connections between requests are closed after a short grace: a
+     * request may be on its way (or already in a receive we have not reaped);
+     * the rest finish their request first and close after its response. */
     for (uint32_t i = 0; i < w->nslots; i++) {
         struct conn *c = &w->conns[i];
-        if (!c->open || (c->flags & (CONN_F_TASK | CONN_F_WAITQ | CONN_F_SEND | CONN_F_DEAD | CONN_F_LINGER)))
+        if (!c->open || c->list != LIST_IDLE || (c->flags & (CONN_F_SEND | CONN_F_CLOSING)))
             continue;
-        if (c->http.in_message || c->rpos < c->rlen || c->woff < c->wlen)
-            continue;
-        conn_abort(w, c);
+        if (c->deadline_ms > w->now_ms + DRAIN_IDLE_MS)
+            list_append(w, c, LIST_IDLE, w->now_ms + DRAIN_IDLE_MS);
     }
 }
 

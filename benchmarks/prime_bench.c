@@ -1,0 +1,380 @@
+/* prime_bench.c - microseconds per random probable prime, per engine, on one core.
+ *
+ * Engines: flint (fmpz_randprime), sieve (prime.c's sieve), gmp (a random start
+ * + mpz_nextprime). The engines run round-robin, one prime each per round, so a
+ * noisy neighbour slows them alike; flint and sieve share a seed and so find the
+ * very same primes (a paired comparison). Prints median, p10/p90 and min/max of
+ * wall and thread-CPU time; --csv prints one `key=value` line per engine for
+ * scripts; --sweep prints the sieve tuning curve (primes x window -> us).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <gmp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "prime.h"
+
+enum { ENG_FLINT, ENG_SIEVE, ENG_GMP, ENG_N };
+static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp"};
+
+struct opts {
+    unsigned bits, count;
+    int engines[ENG_N];
+    int csv, sweep, cpu;
+    uint64_t seed;
+    unsigned sieve_primes, window; /* 0 = automatic */
+    unsigned sweep_primes[16], n_sweep_primes; /* --sweep-primes a,b,... */
+    unsigned sweep_windows[16], n_sweep_windows; /* --sweep-windows a,b,... */
+};
+
+/* Parses "a,b,c" into v (at most 16 values); returns the count or -EINVAL. */
+static int parse_list(const char *s, unsigned *v)
+{
+    int n = 0;
+    for (char *end; *s; s = end + (*end == ',')) {
+        if (n == 16)
+            return -EINVAL;
+        v[n++] = (unsigned)strtoul(s, &end, 10);
+        if (end == s)
+            return -EINVAL;
+    }
+    return n;
+}
+
+static double now_us(clockid_t clk)
+{
+    struct timespec t;
+    clock_gettime(clk, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static double pct(const double *v, unsigned n, double p)
+{
+    unsigned i = (unsigned)(p / 100.0 * (n - 1) + 0.5);
+    return v[i < n ? i : n - 1];
+}
+
+struct series {
+    double *wall, *cpu;
+};
+
+struct summary {
+    double med, p10, p90, min, max, cpu_med, mean, cpu_mean;
+};
+
+static struct summary summarize(struct series *s, unsigned n)
+{
+    double sw = 0, sc = 0;
+    for (unsigned i = 0; i < n; i++)
+        sw += s->wall[i], sc += s->cpu[i];
+    qsort(s->wall, n, sizeof(double), cmp_double);
+    qsort(s->cpu, n, sizeof(double), cmp_double);
+    return (struct summary){pct(s->wall, n, 50), pct(s->wall, n, 10), pct(s->wall, n, 90),
+                            s->wall[0], s->wall[n - 1], pct(s->cpu, n, 50), sw / n, sc / n};
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|all]\n"
+            "                   [--csv] [--sweep] [--seed N] [--cpu N]\n"
+            "                   [--sieve-primes N] [--window N]\n"
+            "  --bits N          prime size (default 1000)\n"
+            "  --count N         primes per engine (default 200)\n"
+            "  --csv             one line per engine: engine=... bits=... median_us=...\n"
+            "  --sweep           sieve tuning curve: sieve primes x window -> us\n"
+            "  --sweep-primes a,b,...   sieve prime counts to sweep (default 64..32768)\n"
+            "  --sweep-windows a,b,...  windows (odd offsets) to sweep (default 1,2,4 x bits)\n"
+            "  --seed N          seed for flint/sieve (default: one random seed shared)\n"
+            "  --cpu N           pin to CPU N (default: the CPU it starts on)\n"
+            "  --sieve-primes N, --window N   fixed sieve tuning (default automatic)\n");
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){.bits = PRIME_BITS_DEFAULT, .count = 200, .cpu = -1,
+                       .engines = {1, 1, 1}};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--csv") == 0) {
+            o->csv = 1;
+        } else if (strcmp(a, "--sweep") == 0) {
+            o->sweep = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (v && strcmp(a, "--bits") == 0) {
+            o->bits = (unsigned)strtoul(v, NULL, 10), i++;
+        } else if (v && strcmp(a, "--count") == 0) {
+            o->count = (unsigned)strtoul(v, NULL, 10), i++;
+        } else if (v && strcmp(a, "--seed") == 0) {
+            o->seed = strtoull(v, NULL, 10), i++;
+        } else if (v && strcmp(a, "--cpu") == 0) {
+            o->cpu = atoi(v), i++;
+        } else if (v && strcmp(a, "--sieve-primes") == 0) {
+            o->sieve_primes = (unsigned)strtoul(v, NULL, 10), i++;
+        } else if (v && strcmp(a, "--window") == 0) {
+            o->window = (unsigned)strtoul(v, NULL, 10), i++;
+        } else if (v && strcmp(a, "--sweep-primes") == 0) {
+            int n = parse_list(v, o->sweep_primes);
+            if (n <= 0)
+                return -EINVAL;
+            o->n_sweep_primes = (unsigned)n, i++;
+        } else if (v && strcmp(a, "--sweep-windows") == 0) {
+            int n = parse_list(v, o->sweep_windows);
+            if (n <= 0)
+                return -EINVAL;
+            o->n_sweep_windows = (unsigned)n, i++;
+        } else if (v && strcmp(a, "--engine") == 0) {
+            i++;
+            memset(o->engines, 0, sizeof(o->engines));
+            int found = strcmp(v, "all") == 0;
+            for (int e = 0; e < ENG_N; e++)
+                if (found || strcmp(v, eng_names[e]) == 0)
+                    o->engines[e] = found = 1;
+            if (!found)
+                return -EINVAL;
+        } else {
+            return -EINVAL;
+        }
+    }
+    if (o->bits < PRIME_BITS_MIN || o->bits > PRIME_BITS_MAX || o->count < 2)
+        return -EINVAL;
+    return 0;
+}
+
+static void pin(int cpu)
+{
+    if (cpu < 0)
+        cpu = sched_getcpu();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0)
+        perror("prime_bench: sched_setaffinity (running unpinned)");
+}
+
+static uint64_t random_seed(void)
+{
+    uint64_t s = 0;
+    while (s == 0)
+        if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+            s = (uint64_t)time(NULL);
+    return s;
+}
+
+/* The n-th odd prime (n >= 1: 3, 5, 7, ...), for printing sieve bounds. */
+static unsigned long nth_odd_prime(unsigned n)
+{
+    unsigned long p = 1;
+    for (unsigned found = 0; found < n;) {
+        p += 2;
+        int prime = 1;
+        for (unsigned long d = 3; d * d <= p; d += 2)
+            if (p % d == 0) {
+                prime = 0;
+                break;
+            }
+        found += prime;
+    }
+    return p;
+}
+
+struct gmp_engine {
+    gmp_randstate_t rnd;
+    mpz_t start, p;
+};
+
+static void gmp_generate(struct gmp_engine *g, unsigned bits)
+{
+    do {
+        mpz_urandomb(g->start, g->rnd, bits - 1);
+        mpz_setbit(g->start, bits - 1);
+        mpz_nextprime(g->p, g->start);
+    } while (mpz_sizeinbase(g->p, 2) != bits);
+}
+
+/* One timed prime; returns 0 or the negative error of prime_generate(). */
+static int time_one(int eng, struct prime_state *st, struct gmp_engine *g,
+                    unsigned bits, double *wall, double *cpu)
+{
+    char hex[PRIME_BITS_MAX / 4 + 2];
+    double w0 = now_us(CLOCK_MONOTONIC), c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+    int r = 0;
+    if (eng == ENG_GMP)
+        gmp_generate(g, bits);
+    else
+        r = prime_generate(st, eng == ENG_FLINT ? PRIME_ENGINE_FLINT : PRIME_ENGINE_SIEVE,
+                           bits, hex, sizeof(hex));
+    *cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+    *wall = now_us(CLOCK_MONOTONIC) - w0;
+    return r < 0 ? r : 0;
+}
+
+static int run_engines(const struct opts *o)
+{
+    struct prime_state *st[ENG_N] = {0};
+    struct series s[ENG_N];
+    struct gmp_engine g;
+    gmp_randinit_default(g.rnd);
+    gmp_randseed_ui(g.rnd, (unsigned long)o->seed);
+    mpz_inits(g.start, g.p, NULL);
+    for (int e = 0; e < ENG_N; e++) {
+        s[e].wall = calloc(o->count, sizeof(double));
+        s[e].cpu = calloc(o->count, sizeof(double));
+        st[e] = prime_state_create(o->seed);
+        if (!st[e] || !s[e].wall || !s[e].cpu) {
+            fprintf(stderr, "prime_bench: out of memory\n");
+            return 1;
+        }
+        if (prime_state_tune(st[e], o->sieve_primes, o->window) < 0) {
+            fprintf(stderr, "prime_bench: --sieve-primes/--window above cap\n");
+            return 2;
+        }
+    }
+    /* Warm-up: FLINT's prime tables, page faults, caches. */
+    for (int e = 0; e < ENG_N; e++) {
+        double w, c;
+        if (o->engines[e])
+            time_one(e, st[e], &g, o->bits, &w, &c);
+    }
+    struct prime_stats before;
+    prime_state_stats(st[ENG_SIEVE], &before);
+    for (unsigned i = 0; i < o->count; i++)
+        for (int e = 0; e < ENG_N; e++)
+            if (o->engines[e] &&
+                time_one(e, st[e], &g, o->bits, &s[e].wall[i], &s[e].cpu[i]) < 0) {
+                fprintf(stderr, "prime_bench: prime_generate failed\n");
+                return 1;
+            }
+    struct prime_stats after;
+    prime_state_stats(st[ENG_SIEVE], &after);
+
+    struct summary sum[ENG_N];
+    for (int e = 0; e < ENG_N; e++)
+        if (o->engines[e])
+            sum[e] = summarize(&s[e], o->count);
+    if (!o->csv)
+        printf("%-6s %5s %6s %10s %10s %10s %10s %10s %10s %10s\n", "engine", "bits", "count",
+               "median_us", "p10_us", "p90_us", "min_us", "max_us", "mean_us", "cpu_mean");
+    for (int e = 0; e < ENG_N; e++) {
+        if (!o->engines[e])
+            continue;
+        struct summary *m = &sum[e];
+        if (o->csv)
+            printf("engine=%s bits=%u count=%u median_us=%.1f p10_us=%.1f p90_us=%.1f "
+                   "min_us=%.1f max_us=%.1f mean_us=%.1f cpu_median_us=%.1f cpu_mean_us=%.1f\n",
+                   eng_names[e], o->bits, o->count, m->med, m->p10, m->p90, m->min, m->max,
+                   m->mean, m->cpu_med, m->cpu_mean);
+        else
+            printf("%-6s %5u %6u %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n",
+                   eng_names[e], o->bits, o->count, m->med, m->p10, m->p90, m->min, m->max,
+                   m->mean, m->cpu_mean);
+    }
+    if (o->engines[ENG_SIEVE]) {
+        double n = (double)(after.primes - before.primes);
+        printf("%ssieve_tests_per_prime=%.1f lucas_per_prime=%.2f windows_per_prime=%.3f "
+               "starts_per_prime=%.3f\n",
+               o->csv ? "" : "# ", (double)(after.tests - before.tests) / n,
+               (double)(after.lucas - before.lucas) / n,
+               (double)(after.windows - before.windows) / n,
+               (double)(after.starts - before.starts) / n);
+    }
+    for (int r = ENG_FLINT; r <= ENG_GMP; r += ENG_GMP - ENG_FLINT)
+        if (o->engines[ENG_SIEVE] && o->engines[r])
+            printf("%sratio sieve/%s median=%.3f mean=%.3f cpu_mean=%.3f\n", o->csv ? "" : "# ",
+                   eng_names[r], sum[ENG_SIEVE].med / sum[r].med,
+                   sum[ENG_SIEVE].mean / sum[r].mean, sum[ENG_SIEVE].cpu_mean / sum[r].cpu_mean);
+    for (int e = 0; e < ENG_N; e++) {
+        prime_state_destroy(st[e]);
+        free(s[e].wall);
+        free(s[e].cpu);
+    }
+    mpz_clears(g.start, g.p, NULL);
+    gmp_randclear(g.rnd);
+    return 0;
+}
+
+/* Tuning curve: every (sieve primes, window) pair runs round-robin, one prime
+ * each per round, all from the same seed (so the same primes: only the sieve
+ * differs). A flint state runs alongside as the yardstick. */
+static int run_sweep(const struct opts *o)
+{
+    static const unsigned def_primes[] = {64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
+    unsigned np = o->n_sweep_primes ? o->n_sweep_primes : sizeof(def_primes) / sizeof(unsigned);
+    const unsigned *pl = o->n_sweep_primes ? o->sweep_primes : def_primes;
+    unsigned def_w[3] = {o->bits, 2 * o->bits, 4 * o->bits};
+    unsigned nw = o->n_sweep_windows ? o->n_sweep_windows : 3;
+    const unsigned *wl = o->n_sweep_windows ? o->sweep_windows : def_w;
+    unsigned nc = np * nw + 1; /* the last one is flint */
+    struct prime_state *st[16 * 16 + 1];
+    struct series s[16 * 16 + 1];
+    unsigned cfg_p[16 * 16 + 1], cfg_w[16 * 16 + 1];
+    for (unsigned c = 0; c < nc; c++) {
+        st[c] = prime_state_create(o->seed);
+        s[c].wall = calloc(o->count, sizeof(double));
+        s[c].cpu = calloc(o->count, sizeof(double));
+        if (!st[c] || !s[c].wall || !s[c].cpu)
+            return 1;
+        cfg_p[c] = c < nc - 1 ? pl[c / nw] : 0;
+        cfg_w[c] = c < nc - 1 ? wl[c % nw] : 0;
+        if (prime_state_tune(st[c], cfg_p[c], cfg_w[c]) < 0) {
+            fprintf(stderr, "prime_bench: sweep value above cap\n");
+            return 2;
+        }
+    }
+    struct gmp_engine g; /* unused: flint and sieve only */
+    for (unsigned i = 0; i < o->count; i++)
+        for (unsigned c = 0; c < nc; c++) {
+            int eng = c == nc - 1 ? ENG_FLINT : ENG_SIEVE;
+            if (time_one(eng, st[c], &g, o->bits, &s[c].wall[i], &s[c].cpu[i]) < 0)
+                return 1;
+        }
+    struct summary flint = summarize(&s[nc - 1], o->count);
+    printf("sweep bits=%u count=%u engine=flint median_us=%.1f mean_us=%.1f cpu_mean_us=%.1f\n",
+           o->bits, o->count, flint.med, flint.mean, flint.cpu_mean);
+    for (unsigned c = 0; c < nc - 1; c++) {
+        struct prime_stats ps;
+        prime_state_stats(st[c], &ps);
+        struct summary m = summarize(&s[c], o->count);
+        printf("sweep bits=%u count=%u sieve_primes=%u bound=%lu window=%u median_us=%.1f "
+               "mean_us=%.1f cpu_mean_us=%.1f tests_per_prime=%.1f ratio_flint_cpu_mean=%.3f\n",
+               o->bits, o->count, cfg_p[c], nth_odd_prime(cfg_p[c]), cfg_w[c], m.med, m.mean,
+               m.cpu_mean, (double)ps.tests / (double)ps.primes, m.cpu_mean / flint.cpu_mean);
+    }
+    for (unsigned c = 0; c < nc; c++) {
+        prime_state_destroy(st[c]);
+        free(s[c].wall);
+        free(s[c].cpu);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    if (parse_args(argc, argv, &o) < 0) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.seed == 0)
+        o.seed = random_seed();
+    pin(o.cpu);
+    int r = o.sweep ? run_sweep(&o) : run_engines(&o);
+    prime_thread_fini();
+    return r;
+}

@@ -1,0 +1,377 @@
+/* test_prime.c - prime.c: sizes, primality checked independently with FLINT,
+ * randomness (distinct, per-thread, deterministic per seed), the two engines
+ * agreeing prime for prime, next-prime correctness, and the error returns. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <gmp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include "flint.h"
+#include "fmpz.h"
+#pragma GCC diagnostic pop
+
+#include "prime.h"
+
+#define HEXCAP (PRIME_BITS_MAX / 4 + 8)
+
+static const enum prime_engine engines[] = {PRIME_ENGINE_FLINT, PRIME_ENGINE_SIEVE};
+static const unsigned sizes[] = {64, 65, 127, 128, 500, 1000, 2048};
+
+static void fini(void)
+{
+    prime_thread_fini();
+}
+
+/* Independent check of a hex string: parses, is lower-case, has `bits` bits
+ * and is prime (proved for <= 128 bits, BPSW above). */
+static void check_prime_hex(const char *hex, unsigned bits, const char *what)
+{
+    for (const char *c = hex; *c; c++)
+        cr_assert((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'),
+                  "%s: not lower-case hex: %s", what, hex);
+    fmpz_t p;
+    fmpz_init(p);
+    cr_assert_eq(fmpz_set_str(p, hex, 16), 0, "%s: unparsable %s", what, hex);
+    cr_assert_eq(fmpz_bits(p), bits, "%s: %s has %lu bits, want %u", what, hex,
+                 (unsigned long)fmpz_bits(p), bits);
+    if (bits <= 128)
+        cr_assert_eq(fmpz_is_prime(p), 1, "%s: %s is not prime (proved)", what, hex);
+    else
+        cr_assert(fmpz_is_probabprime_BPSW(p), "%s: %s fails BPSW", what, hex);
+    fmpz_clear(p);
+}
+
+Test(prime, parses_engine_names, .fini = fini)
+{
+    enum prime_engine e = PRIME_ENGINE_SIEVE;
+    cr_assert_eq(prime_engine_parse("flint", &e), 0);
+    cr_assert_eq(e, PRIME_ENGINE_FLINT);
+    cr_assert_eq(prime_engine_parse("sieve", &e), 0);
+    cr_assert_eq(e, PRIME_ENGINE_SIEVE);
+    static const char *const bad[] = {"", "FLINT", "gmp", "sieve ", "flin", NULL};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(prime_engine_parse(bad[i], &e), -EINVAL, "accepted %s",
+                     bad[i] ? bad[i] : "NULL");
+    cr_assert_str_eq(prime_engine_name(PRIME_ENGINE_FLINT), "flint");
+    cr_assert_str_eq(prime_engine_name(PRIME_ENGINE_SIEVE), "sieve");
+    cr_assert_not_null(prime_engine_name((enum prime_engine)42));
+}
+
+Test(prime, exact_bits_and_prime_for_each_size, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(0);
+    cr_assert_not_null(st);
+    char hex[HEXCAP];
+    for (size_t e = 0; e < 2; e++)
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            unsigned bits = sizes[i];
+            int reps = bits <= 128 ? 20 : bits <= 1000 ? 3 : 1;
+            for (int r = 0; r < reps; r++) {
+                int ret = prime_generate(st, engines[e], bits, hex, sizeof(hex));
+                cr_assert_eq(ret, (int)bits, "%s bits=%u returned %d",
+                             prime_engine_name(engines[e]), bits, ret);
+                cr_assert_eq(strlen(hex), (bits + 3) / 4);
+                check_prime_hex(hex, bits, prime_engine_name(engines[e]));
+            }
+        }
+    /* hex may be NULL: the prime is only counted. */
+    cr_assert_eq(prime_generate(st, PRIME_ENGINE_SIEVE, 100, NULL, 0), 100);
+    prime_state_destroy(st);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+Test(prime, thousand_outputs_are_distinct, .fini = fini)
+{
+    enum { N = 1000 };
+    static char buf[N][24];
+    char *v[N];
+    for (size_t e = 0; e < 2; e++) {
+        struct prime_state *st = prime_state_create(0);
+        cr_assert_not_null(st);
+        for (int i = 0; i < N; i++) {
+            cr_assert_eq(prime_generate(st, engines[e], 64, buf[i], sizeof(buf[i])), 64);
+            v[i] = buf[i];
+        }
+        qsort(v, N, sizeof(v[0]), cmp_str);
+        for (int i = 1; i < N; i++)
+            cr_assert_str_neq(v[i - 1], v[i], "%s repeated %s", prime_engine_name(engines[e]),
+                              v[i]);
+        prime_state_destroy(st);
+    }
+}
+
+Test(prime, twenty_calls_give_twenty_primes, .fini = fini)
+{
+    enum { N = 20 };
+    static char buf[N][PRIME_BITS_DEFAULT / 4 + 2];
+    char *v[N];
+    for (size_t e = 0; e < 2; e++) {
+        struct prime_state *st = prime_state_create(0);
+        for (int i = 0; i < N; i++) {
+            cr_assert_eq(prime_generate(st, engines[e], PRIME_BITS_DEFAULT, buf[i],
+                                        sizeof(buf[i])),
+                         PRIME_BITS_DEFAULT);
+            v[i] = buf[i];
+        }
+        qsort(v, N, sizeof(v[0]), cmp_str);
+        for (int i = 1; i < N; i++)
+            cr_assert_str_neq(v[i - 1], v[i]);
+        prime_state_destroy(st);
+    }
+}
+
+/* n primes of `bits` bits from a fresh state with `seed`, concatenated. */
+static void sequence(enum prime_engine e, uint64_t seed, unsigned bits, int n, char *out,
+                     size_t cap)
+{
+    struct prime_state *st = prime_state_create(seed);
+    cr_assert_not_null(st);
+    out[0] = '\0';
+    char hex[HEXCAP];
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(prime_generate(st, e, bits, hex, sizeof(hex)), (int)bits);
+        cr_assert_lt(strlen(out) + strlen(hex) + 2, cap);
+        strcat(out, hex);
+        strcat(out, ",");
+    }
+    prime_state_destroy(st);
+}
+
+Test(prime, fixed_seed_is_deterministic, .fini = fini)
+{
+    static char a[4096], b[4096], c[4096];
+    for (size_t e = 0; e < 2; e++) {
+        sequence(engines[e], 42, 256, 8, a, sizeof(a));
+        sequence(engines[e], 42, 256, 8, b, sizeof(b));
+        sequence(engines[e], 43, 256, 8, c, sizeof(c));
+        cr_assert_str_eq(a, b, "%s: seed 42 not reproducible", prime_engine_name(engines[e]));
+        cr_assert_str_neq(a, c, "%s: seeds 42 and 43 agree", prime_engine_name(engines[e]));
+    }
+}
+
+/* Both engines draw the start the same way and take the next prime above it,
+ * so one seed gives one sequence: the strongest check that the sieve skips no
+ * prime and never takes a composite. */
+Test(prime, engines_agree_for_one_seed, .fini = fini)
+{
+    static char f[8192], s[8192];
+    static const unsigned bits[] = {64, 65, 127, 128, 500, 1000};
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        int n = bits[i] <= 128 ? 30 : 4;
+        sequence(PRIME_ENGINE_FLINT, 7 + i, bits[i], n, f, sizeof(f));
+        sequence(PRIME_ENGINE_SIEVE, 7 + i, bits[i], n, s, sizeof(s));
+        cr_assert_str_eq(f, s, "bits=%u: engines disagree", bits[i]);
+    }
+}
+
+Test(prime, engines_agree_with_extreme_tuning, .fini = fini)
+{
+    /* One sieve prime and a one-offset window (every candidate moves the
+     * window), and the largest sieve: the result must not change. */
+    static const unsigned tune[][2] = {{1, 1}, {1, 7}, {5, 3}, {131072, 16384}, {131072, 1}};
+    char want[HEXCAP], got[HEXCAP];
+    for (size_t t = 0; t < sizeof(tune) / sizeof(tune[0]); t++) {
+        struct prime_state *f = prime_state_create(99 + t);
+        struct prime_state *s = prime_state_create(99 + t);
+        cr_assert_eq(prime_state_tune(s, tune[t][0], tune[t][1]), 0);
+        for (int i = 0; i < 5; i++) {
+            unsigned bits = i % 2 ? 64 : 200;
+            cr_assert_eq(prime_generate(f, PRIME_ENGINE_FLINT, bits, want, sizeof(want)),
+                         (int)bits);
+            cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits, got, sizeof(got)),
+                         (int)bits);
+            cr_assert_str_eq(got, want, "tune %u/%u bits %u", tune[t][0], tune[t][1], bits);
+        }
+        prime_state_destroy(f);
+        prime_state_destroy(s);
+    }
+    struct prime_state *st = prime_state_create(1);
+    cr_assert_eq(prime_state_tune(st, 131073, 0), -EINVAL);
+    cr_assert_eq(prime_state_tune(st, 0, 16385), -EINVAL);
+    cr_assert_eq(prime_state_tune(st, 0, 0), 0);
+    prime_state_destroy(st);
+}
+
+/* next(start) by both engines; for small starts also checked by brute force:
+ * the result is prime (proved) and nothing between start and it is. */
+static void check_next(struct prime_state *st, const char *start, const char *want)
+{
+    char f[HEXCAP], s[HEXCAP];
+    int rf = prime_next(st, PRIME_ENGINE_FLINT, start, f, sizeof(f));
+    int rs = prime_next(st, PRIME_ENGINE_SIEVE, start, s, sizeof(s));
+    cr_assert_gt(rf, 0, "flint next(%s) = %d", start, rf);
+    cr_assert_eq(rs, rf, "sieve next(%s) = %d, flint %d", start, rs, rf);
+    cr_assert_str_eq(s, f, "next(%s): sieve %s, flint %s", start, s, f);
+    if (want)
+        cr_assert_str_eq(f, want, "next(%s) = %s, want %s", start, f, want);
+    fmpz_t a, p;
+    fmpz_init(a);
+    fmpz_init(p);
+    fmpz_set_str(a, start, 16);
+    fmpz_set_str(p, f, 16);
+    cr_assert_gt(fmpz_cmp(p, a), 0);
+    cr_assert_eq((int)fmpz_bits(p), rf);
+    if (fmpz_bits(p) <= 129) {
+        cr_assert_eq(fmpz_is_prime(p), 1, "next(%s) = %s not prime", start, f);
+        for (fmpz_add_ui(a, a, 1); fmpz_cmp(a, p) < 0; fmpz_add_ui(a, a, 1))
+            cr_assert_eq(fmpz_is_prime(a), 0, "next(%s) skipped a prime", start);
+    } else {
+        cr_assert(fmpz_is_probabprime_BPSW(p));
+    }
+    fmpz_clear(a);
+    fmpz_clear(p);
+}
+
+Test(prime, next_prime_agrees_and_is_next, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(5);
+    /* Known answers: 2^63 + 29; 2^64 - 59 is prime, next is 2^64 + 13. */
+    check_next(st, "8000000000000000", "800000000000001d");
+    check_next(st, "ffffffffffffffc5", "1000000000000000d");
+    check_next(st, "FFFFFFFFFFFFFFFF", "1000000000000000d");
+    check_next(st, "7fffffffffffffffffffffffffffffff", NULL); /* a prime: 2^127 - 1 */
+    check_next(st, "ffffffffffffffffffffffffffffffff", NULL);
+    gmp_randstate_t r;
+    gmp_randinit_default(r);
+    gmp_randseed_ui(r, 2024);
+    mpz_t x;
+    mpz_init(x);
+    static const unsigned bits[] = {64, 65, 100, 127, 128, 500, 1000, 2048};
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+        for (int k = 0; k < (bits[i] <= 128 ? 10 : 2); k++) {
+            char start[HEXCAP];
+            mpz_urandomb(x, r, bits[i] - 1);
+            mpz_setbit(x, bits[i] - 1);
+            mpz_get_str(start, 16, x);
+            check_next(st, start, NULL);
+        }
+    mpz_clear(x);
+    gmp_randclear(r);
+    prime_state_destroy(st);
+}
+
+Test(prime, next_prime_rejects_bad_input, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(5);
+    char out[HEXCAP];
+    static const char *const bad[] = {
+        "", "0x8000000000000000", "800000000000000g", " 8000000000000000",
+        "7fffffffffffffff", /* 63 bits */
+        "1", "0", NULL,
+    };
+    for (size_t e = 0; e < 2; e++)
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+            cr_assert_eq(prime_next(st, engines[e], bad[i], out, sizeof(out)), -EINVAL,
+                         "%s accepted %s", prime_engine_name(engines[e]),
+                         bad[i] ? bad[i] : "NULL");
+    char big[PRIME_BITS_MAX / 4 + 2];
+    memset(big, 'f', PRIME_BITS_MAX / 4 + 1);
+    big[PRIME_BITS_MAX / 4 + 1] = '\0';
+    cr_assert_eq(prime_next(st, PRIME_ENGINE_SIEVE, big, out, sizeof(out)), -EINVAL);
+    /* next(2^64 - 1) has 17 hex digits: 17 bytes are one too few. */
+    for (size_t e = 0; e < 2; e++) {
+        cr_assert_eq(prime_next(st, engines[e], "ffffffffffffffff", out, 17), -ENOSPC);
+        cr_assert_eq(prime_next(st, engines[e], "ffffffffffffffff", out, 18), 65);
+        cr_assert_str_eq(out, "1000000000000000d");
+    }
+    prime_state_destroy(st);
+}
+
+Test(prime, rejects_bits_out_of_range_and_small_buffers, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(0);
+    char hex[HEXCAP];
+    static const unsigned bad[] = {0, 1, 2, PRIME_BITS_MIN - 1, PRIME_BITS_MAX + 1, 100000};
+    for (size_t e = 0; e < 2; e++) {
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            cr_assert_eq(prime_generate(st, engines[e], bad[i], hex, sizeof(hex)), -EINVAL,
+                         "bits=%u", bad[i]);
+            cr_assert_eq(prime_generate(st, engines[e], bad[i], hex, 1), -EINVAL);
+        }
+        static const unsigned ok[] = {64, 65, 127, 128, 1000};
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+            unsigned need = ok[i] / 4 + 2;
+            cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, need - 1), -ENOSPC,
+                         "bits=%u hexlen=%u", ok[i], need - 1);
+            cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, 0), -ENOSPC);
+            cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, need), (int)ok[i]);
+            check_prime_hex(hex, ok[i], "exact buffer");
+        }
+    }
+    cr_assert_eq(prime_generate(st, (enum prime_engine)9, 64, hex, sizeof(hex)), -EINVAL);
+    prime_state_destroy(st);
+}
+
+struct thread_arg {
+    enum prime_engine e;
+    char hex[4][40];
+    int ok;
+};
+
+static void *thread_main(void *p)
+{
+    struct thread_arg *a = p;
+    struct prime_state *st = prime_state_create(0);
+    a->ok = st != NULL;
+    for (int i = 0; st && i < 4; i++)
+        a->ok &= prime_generate(st, a->e, 128, a->hex[i], sizeof(a->hex[i])) == 128;
+    prime_state_destroy(st);
+    prime_thread_fini();
+    return NULL;
+}
+
+/* The FLINT 2.9 pitfall: flint_randseed() alone leaves the GMP state at its
+ * default, so every thread would draw the same primes. */
+Test(prime, threads_seeded_from_getrandom_differ, .fini = fini)
+{
+    for (size_t e = 0; e < 2; e++) {
+        struct thread_arg a = {.e = engines[e]}, b = {.e = engines[e]};
+        pthread_t ta, tb;
+        cr_assert_eq(pthread_create(&ta, NULL, thread_main, &a), 0);
+        cr_assert_eq(pthread_create(&tb, NULL, thread_main, &b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        cr_assert(a.ok && b.ok);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                cr_assert_str_neq(a.hex[i], b.hex[j], "%s: threads share %s",
+                                  prime_engine_name(engines[e]), a.hex[i]);
+    }
+    /* Two states on one thread, seed 0 and two different fixed seeds too. */
+    char x[40], y[40];
+    static const uint64_t seeds[][2] = {{0, 0}, {1, 2}, {1, (uint64_t)1 << 32}};
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+        struct prime_state *s1 = prime_state_create(seeds[i][0]);
+        struct prime_state *s2 = prime_state_create(seeds[i][1]);
+        prime_generate(s1, PRIME_ENGINE_FLINT, 128, x, sizeof(x));
+        prime_generate(s2, PRIME_ENGINE_FLINT, 128, y, sizeof(y));
+        cr_assert_str_neq(x, y, "seeds %llu/%llu", (unsigned long long)seeds[i][0],
+                          (unsigned long long)seeds[i][1]);
+        prime_state_destroy(s1);
+        prime_state_destroy(s2);
+    }
+}
+
+Test(prime, stats_count_the_work, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(3);
+    for (int i = 0; i < 10; i++)
+        cr_assert_eq(prime_generate(st, PRIME_ENGINE_SIEVE, 256, NULL, 0), 256);
+    struct prime_stats s;
+    prime_state_stats(st, &s);
+    cr_assert_eq(s.primes, 10);
+    cr_assert_geq(s.starts, 10);
+    cr_assert_geq(s.windows, s.starts);
+    cr_assert_geq(s.lucas, 10);
+    cr_assert_geq(s.tests, s.lucas);
+    prime_state_destroy(st);
+}
