@@ -27,7 +27,7 @@ int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char
         if (r == 0)
             return 0;
         if (want == IO_URING || (r != -ENOSYS && r != -EPERM && r != -EACCES)) {
-            close(io->wake_fd);
+            io_close_wake(io);
             return r;
         }
         snprintf(why, whylen, "io_uring blocked (%s%s): using epoll; see docs/containers.md#seccomp",
@@ -37,7 +37,7 @@ int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char
     }
     r = io_epoll_backend_init(io, max_fd);
     if (r) {
-        close(io->wake_fd);
+        io_close_wake(io);
         return r;
     }
     return 0;
@@ -45,12 +45,18 @@ int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char
 
 void io_fini(struct io *io)
 {
+    /* wake_fd stays open: other threads may still io_wake() this worker
+     * while it exits; the server closes it after joining (io_close_wake). */
     if (io->ops)
         io->ops->fini(io);
+    io->ops = NULL;
+}
+
+void io_close_wake(struct io *io)
+{
     if (io->wake_fd >= 0)
         close(io->wake_fd);
     io->wake_fd = -1;
-    io->ops = NULL;
 }
 
 int io_accept(struct io *io, int lfd) { return io->ops->accept(io, lfd); }

@@ -67,7 +67,10 @@ struct io {
  * epoll. why receives the reason for a fallback ("" when none). max_fd bounds
  * the fds it will be asked about. Returns 0 or -errno. */
 int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char *why, size_t whylen);
+/* Tears the backend down; the wake eventfd stays open (see io_close_wake). */
 void io_fini(struct io *io);
+/* Closes the wake eventfd once no thread can call io_wake() on io any more. */
+void io_close_wake(struct io *io);
 
 /* Starts accepting on a listening socket (multishot where possible); its
  * completions carry tag = lfd. Returns 0 or -errno. */

@@ -315,6 +315,9 @@ int server_run(const struct config *cfg)
         if (s->workers[i].lfd >= 0)
             close(s->workers[i].lfd);
     }
+    for (unsigned i = 0; i < s->nworkers; i++) {
+        io_close_wake(&s->workers[i].io);
+    }
     uint64_t served = atomic_load(&s->example_n);
     log_msg("drained: exiting (/example answered %llu times)", (unsigned long long)served);
     return 0;
