@@ -27,6 +27,7 @@ struct config {
     unsigned max_url;
     unsigned long max_body;
     unsigned queue_max;        /* queued /example tasks per worker before backpressure */
+    unsigned listeners;        /* workers that accept (0: all); fewer skews load on purpose */
     enum prime_engine engine;
     enum dispatch_mode dispatch;
     enum io_kind io;

@@ -256,6 +256,10 @@ int server_run(const struct config *cfg)
         w->id = i;
         w->cpu = s->cpus[i];
         int bound = 0;
+        if (cfg->listeners && i >= cfg->listeners) {
+            w->lfd = -1; /* --listeners: this worker only serves what others hand it */
+            continue;
+        }
         w->lfd = make_listener(cfg, port, &bound);
         if (w->lfd < 0)
             die(1, "cannot listen on %s port %d: %s", cfg->host, port, strerror(-w->lfd));
@@ -287,10 +291,11 @@ int server_run(const struct config *cfg)
     if (quota)
         snprintf(quota_txt, sizeof(quota_txt), "%u", quota);
     log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
-            "host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
+            "listeners=%u host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
             "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
-            w0->io.desc, s->nworkers, s->cpu_list, quota_txt, cfg->host, s->port, cfg->max_conns,
+            w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
+            cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers, cfg->host, s->port, cfg->max_conns,
             cfg->max_header, cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms,
             cfg->idle_timeout_ms, cfg->drain_timeout_ms, cfg->access_log ? "on" : "off");
     pthread_barrier_wait(&worker_start_barrier);

@@ -885,15 +885,13 @@ static void drain_begin(struct worker *w)
 {
     w->drain_seen = true;
     accept_update(w); /* cancels the accept */
-    /* New connections are refused from now on; any still in this listener's
-     * backlog were never read and are reset. Knative stops routing to a pod
-     * before it sends SIGTERM, so none should be there. */
     /* Connections already in the backlog connected before the signal: take
-     * them (their requests will be answered), then refuse new ones. */
-    int fl = fcntl(w->lfd, F_GETFL);
+     * them (their requests will be answered), then close the listener so new
+     * ones are refused (Knative stops routing to a pod before SIGTERM). */
+    int fl = w->lfd >= 0 ? fcntl(w->lfd, F_GETFL) : -1;
     if (fl >= 0)
         fcntl(w->lfd, F_SETFL, fl | O_NONBLOCK);
-    for (;;) {
+    while (w->lfd >= 0) {
         int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
         if (fd < 0)
             break;
@@ -902,7 +900,8 @@ static void drain_begin(struct worker *w)
         else
             conn_start(w, fd);
     }
-    close(w->lfd);
+    if (w->lfd >= 0)
+        close(w->lfd);
     w->lfd = -1;
     /* Connections between requests are closed after a short grace: a
      * request may be on its way (or already in a receive we have not reaped);
@@ -921,6 +920,9 @@ static void drain_begin(struct worker *w)
 static int worker_setup(struct worker *w)
 {
     const struct config *cfg = w->cfg;
+    char name[16];
+    snprintf(name, sizeof(name), "primed-w%u", w->id);
+    pthread_setname_np(pthread_self(), name); /* top -H, /proc/PID/task/ * /comm */
     if (w->cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -952,7 +954,8 @@ static int worker_setup(struct worker *w)
     if (why[0] && w->id == 0)
         log_msg("%s", why);
 
-    w->max_open = (cfg->max_conns + w->srv->nworkers - 1) / w->srv->nworkers;
+    unsigned listening = cfg->listeners && cfg->listeners < w->srv->nworkers ? cfg->listeners : w->srv->nworkers;
+    w->max_open = (cfg->max_conns + listening - 1) / listening;
     w->nslots = w->max_open + 64; /* completions in flight when accepting stops */
     w->conns = calloc(w->nslots, sizeof(*w->conns));
     size_t per = (size_t)cfg->max_header + WBUF_SIZE;
@@ -999,7 +1002,7 @@ static int worker_setup(struct worker *w)
         snprintf(w->init_why, sizeof(w->init_why), "access log buffer: out of memory");
         return -ENOMEM;
     }
-    w->want_accept = true;
+    w->want_accept = w->lfd >= 0;
     update_clock(w);
     return 0;
 }
