@@ -580,10 +580,33 @@ static void conn_rearm(struct worker *w, struct conn *c)
     }
 }
 
-static void conn_start(struct worker *w, int fd)
+static bool have_slot(const struct worker *w)
+{
+    return w->free_conns || w->fresh < w->nslots;
+}
+
+/* A released slot, else a never-used one. Slots are set up on first use so
+ * that start-up touches none of the table or the arena (start-up time and
+ * idle RSS do not grow with --max-conns). */
+static struct conn *slot_take(struct worker *w)
 {
     struct conn *c = w->free_conns;
-    w->free_conns = c->next;
+    if (c) {
+        w->free_conns = c->next;
+        return c;
+    }
+    uint32_t i = w->fresh++;
+    size_t per = (size_t)w->cfg->max_header + WBUF_SIZE;
+    c = &w->conns[i];
+    c->slot = i;
+    c->rbuf = w->arena + (size_t)i * per;
+    c->wbuf = c->rbuf + w->cfg->max_header;
+    return c;
+}
+
+static void conn_start(struct worker *w, int fd)
+{
+    struct conn *c = slot_take(w);
     c->fd = fd;
     c->open = true;
     c->flags = 0;
@@ -615,7 +638,7 @@ static void on_accept(struct worker *w, const struct io_event *ev)
         w->accept_stop_sent = false;
     }
     if (ev->res >= 0) {
-        if (!w->free_conns) {
+        if (!have_slot(w)) {
             /* only completions already in flight when accepting stopped get here */
             close(ev->res);
         } else {
@@ -895,7 +918,7 @@ static void drain_begin(struct worker *w)
         int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
         if (fd < 0)
             break;
-        if (!w->free_conns)
+        if (!have_slot(w))
             close(fd);
         else
             conn_start(w, fd);
@@ -906,7 +929,7 @@ static void drain_begin(struct worker *w)
     /* Connections between requests are closed after a short grace: a
      * request may be on its way (or already in a receive we have not reaped);
      * the rest finish their request first and close after its response. */
-    for (uint32_t i = 0; i < w->nslots; i++) {
+    for (uint32_t i = 0; i < w->fresh; i++) {
         struct conn *c = &w->conns[i];
         if (!c->open || c->list != LIST_IDLE || (c->flags & (CONN_F_SEND | CONN_F_CLOSING)))
             continue;
@@ -964,14 +987,6 @@ static int worker_setup(struct worker *w)
     if (!w->conns || !w->arena) {
         snprintf(w->init_why, sizeof(w->init_why), "allocate %u connection slots: out of memory", w->nslots);
         return -ENOMEM;
-    }
-    for (uint32_t i = w->nslots; i-- > 0;) {
-        struct conn *c = &w->conns[i];
-        c->slot = i;
-        c->rbuf = w->arena + (size_t)i * per;
-        c->wbuf = c->rbuf + cfg->max_header;
-        c->next = w->free_conns;
-        w->free_conns = c;
     }
     for (int l = 0; l < LIST__COUNT; l++)
         w->lists[l].prev = w->lists[l].next = &w->lists[l];

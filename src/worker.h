@@ -80,7 +80,8 @@ struct worker {
     struct conn *conns;        /* owned table of nslots */
     char *arena;               /* owned: read and write buffers of all slots */
     uint32_t nslots;
-    struct conn *free_conns;
+    uint32_t fresh;            /* slots [fresh, nslots) never used: not yet touched */
+    struct conn *free_conns;   /* released slots, LIFO so the hot set stays small */
     unsigned open, max_open;
     struct conn lists[LIST__COUNT]; /* sentinels of the timer lists */
 
