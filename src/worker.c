@@ -286,9 +286,16 @@ static void respond(struct worker *w, struct conn *c, struct resp *r, char *ext_
         access_log(w, c, r->status, r->head ? 0 : r->body_len, dur, &tr);
 }
 
+/* The server-wide flag, not w->drain_seen: a response written after the
+ * signal but before this worker's loop noticed it still says close. */
+static bool draining(const struct worker *w)
+{
+    return atomic_load_explicit(&w->srv->draining, memory_order_relaxed) != 0;
+}
+
 static bool keep_alive(struct worker *w, struct conn *c)
 {
-    return c->http.req.keep_alive && !w->drain_seen && !c->http.upgrade;
+    return c->http.req.keep_alive && !draining(w) && !c->http.upgrade;
 }
 
 static void respond_text(struct worker *w, struct conn *c, int status, const char *body, bool ka)
@@ -441,7 +448,7 @@ static void handle_request(struct worker *w, struct conn *c)
         respond_text(w, c, 200, "ok\n", keep_alive(w, c));
         break;
     case ROUTE_READYZ:
-        if (w->drain_seen)
+        if (draining(w))
             respond_text(w, c, 503, "draining\n", false);
         else
             respond_text(w, c, 200, "ready\n", keep_alive(w, c));
