@@ -109,7 +109,7 @@ static int parse_ms(const char *s, unsigned lo, unsigned hi, unsigned *out)
 
 enum opt_id {
     OPT_HOST, OPT_PORT, OPT_THREADS, OPT_BITS, OPT_DRAIN, OPT_HEADER_TO, OPT_IDLE_TO,
-    OPT_MAX_CONNS, OPT_MAX_HEADER, OPT_MAX_URL, OPT_MAX_BODY, OPT_QUEUE_MAX, OPT_LISTENERS, OPT_ENGINE,
+    OPT_MAX_CONNS, OPT_MAX_HEADER, OPT_MAX_URL, OPT_MAX_BODY, OPT_QUEUE_MAX, OPT_LISTENERS, OPT_ACCEPT, OPT_ENGINE,
     OPT_DISPATCH, OPT_IO, OPT_ACCESS_LOG, OPT_HELP, OPT_VERSION,
 };
 
@@ -145,6 +145,8 @@ static const struct opt opts[] = {
  {"listeners", "PRIMED_LISTENERS", OPT_LISTENERS, true,
      "workers that accept connections, 0 = all (default 0); 1 puts every connection on worker 0, "
      "to test or measure skewed load"},
+    {"accept", "PRIMED_ACCEPT", OPT_ACCEPT, true,
+     "reuseport (a listening socket per worker, default) or shared (one socket, every worker accepts on it)"},
     {"prime-engine", "PRIMED_PRIME_ENGINE", OPT_ENGINE, true, "flint or sieve (default: " PRIME_ENGINE_DEFAULT_NAME ")"},
     {"dispatch", "PRIMED_DISPATCH", OPT_DISPATCH, true,
      "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
@@ -240,6 +242,14 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         if (parse_ulong(v, 0, 1024, &u))
             return fail(err, errlen, "%s: '%s' is not a worker count (0..1024)", src, v);
         c->listeners = (unsigned)u;
+        return 0;
+    case OPT_ACCEPT:
+        if (strcmp(v, "reuseport") == 0)
+            c->shared_listener = false;
+        else if (strcmp(v, "shared") == 0)
+            c->shared_listener = true;
+        else
+            return fail(err, errlen, "%s: '%s' is not an accept mode (reuseport or shared)", src, v);
         return 0;
     case OPT_ENGINE:
         if (prime_engine_parse(v, &c->engine))

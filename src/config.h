@@ -28,6 +28,7 @@ struct config {
     unsigned long max_body;
     unsigned queue_max;        /* queued /example tasks per worker before backpressure */
     unsigned listeners;        /* workers that accept (0: all); fewer skews load on purpose */
+    bool shared_listener;      /* one listening socket for all workers instead of SO_REUSEPORT each */
     enum prime_engine engine;
     enum dispatch_mode dispatch;
     enum io_kind io;

@@ -166,6 +166,14 @@ static int on_message_complete(llhttp_t *p)
 {
     struct http *h = of(p);
     h->req.keep_alive = llhttp_should_keep_alive(p);
+    if (p->upgrade) {
+        /* Upgrade or CONNECT: answered as a plain request, then the
+         * connection closes (primed speaks HTTP/1.1 only). Noted here: our
+         * pause would otherwise hide llhttp's HPE_PAUSED_UPGRADE until the
+         * next feed, which would report this same message again. */
+        h->upgrade = true;
+        h->req.keep_alive = false;
+    }
     h->in_message = false;
     return HPE_PAUSED;
 }
@@ -196,8 +204,32 @@ void http_shift(struct http *h, size_t n)
         h->url_off -= (uint32_t)n;
 }
 
+size_t http_compact(struct http *h, char *buf, uint32_t *len, uint32_t *pos, uint32_t *msg_start)
+{
+    /* *msg_start can lie before *pos without a message having begun: llhttp
+     * consumes the empty lines allowed between messages. Clamp rather than
+     * trust it when nothing of a head is pending. */
+    uint32_t keep = *pos;
+    if (h->in_message && !h->head_done && *msg_start < *pos)
+        keep = *msg_start;
+    if (keep == 0)
+        return 0;
+    memmove(buf, buf + keep, *len - keep);
+    *len -= keep;
+    *pos -= keep;
+    *msg_start = *msg_start > keep ? *msg_start - keep : 0;
+    http_shift(h, keep);
+    return keep;
+}
+
 enum http_status http_feed(struct http *h, const char *buf, size_t *pos, size_t len)
 {
+    if (h->upgrade) {
+        /* after an Upgrade or CONNECT request the bytes are not HTTP/1.1 to
+         * us: drop them (the connection closes after the response) */
+        *pos = len;
+        return HTTP_MORE;
+    }
     if (*pos >= len)
         return HTTP_MORE;
     h->base = buf;

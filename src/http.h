@@ -88,4 +88,11 @@ enum http_status http_feed(struct http *h, const char *buf, size_t *pos, size_t 
 /* The caller moved its buffer's contents down by n bytes. */
 void http_shift(struct http *h, size_t n);
 
+/* Makes room at the end of a read buffer: moves down what the parser still
+ * needs (the unparsed rest, and the current message's head while the head is
+ * incomplete, since the URL is an offset into it) and adjusts *len, *pos,
+ * *msg_start and the parser's offsets. *msg_start is where the current (or
+ * next) message starts, at or before *pos. Returns the bytes dropped. */
+size_t http_compact(struct http *h, char *buf, uint32_t *len, uint32_t *pos, uint32_t *msg_start);
+
 #endif

@@ -43,6 +43,7 @@ struct epoll_be {
     int nready;
     int lfd;                   /* the listener being accepted on, or -1 */
     bool lfd_registered;
+    bool accept_stopped;       /* owe the worker an ECANCELED accept completion */
     struct epoll_event evbuf[128];
 };
 
@@ -72,6 +73,8 @@ static int e_accept_stop(struct io *io, int lfd)
     if (e->lfd_registered)
         epoll_ctl(e->epfd, EPOLL_CTL_DEL, lfd, NULL);
     e->lfd_registered = false;
+    /* like a cancelled multishot accept: one last completion, more=false */
+    e->accept_stopped = true;
     return 0;
 }
 
@@ -173,6 +176,7 @@ static int do_accepts(struct epoll_be *e, int lfd, struct io_event *evs, int n, 
          * the worker re-arms after a pause, as with io_uring */
         int err = errno;
         e_accept_stop(&(struct io){.be = e}, lfd);
+        e->accept_stopped = false; /* this completion is the last one */
         evs[n++] = (struct io_event){.op = IO_OP_ACCEPT, .res = -err, .more = false, .tag = (uint64_t)lfd};
         break;
     }
@@ -183,7 +187,11 @@ static int e_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
 {
     struct epoll_be *e = io->be;
     int n = 0;
-    int nev = epoll_wait(e->epfd, e->evbuf, 128, e->nready ? 0 : timeout_ms);
+    if (e->accept_stopped && n < max) {
+        e->accept_stopped = false;
+        evs[n++] = (struct io_event){.op = IO_OP_ACCEPT, .res = -ECANCELED, .more = false, .tag = (uint64_t)e->lfd};
+    }
+    int nev = epoll_wait(e->epfd, e->evbuf, 128, (e->nready || n) ? 0 : timeout_ms);
     if (nev < 0 && errno != EINTR)
         return -errno;
     for (int i = 0; i < nev; i++) {

@@ -260,6 +260,10 @@ int server_run(const struct config *cfg)
             w->lfd = -1; /* --listeners: this worker only serves what others hand it */
             continue;
         }
+        if (cfg->shared_listener && i > 0) {
+            w->lfd = s->workers[0].lfd; /* --accept shared: worker 0 owns and closes it */
+            continue;
+        }
         w->lfd = make_listener(cfg, port, &bound);
         if (w->lfd < 0)
             die(1, "cannot listen on %s port %d: %s", cfg->host, port, strerror(-w->lfd));
@@ -291,11 +295,12 @@ int server_run(const struct config *cfg)
     if (quota)
         snprintf(quota_txt, sizeof(quota_txt), "%u", quota);
     log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
-            "listeners=%u host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
+            "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
             "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
             w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
-            cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers, cfg->host, s->port, cfg->max_conns,
+            cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers,
+            cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns,
             cfg->max_header, cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms,
             cfg->idle_timeout_ms, cfg->drain_timeout_ms, cfg->access_log ? "on" : "off");
     pthread_barrier_wait(&worker_start_barrier);
@@ -317,7 +322,7 @@ int server_run(const struct config *cfg)
         return status; /* workers may still run: exit() ends them */
     for (unsigned i = 0; i < s->nworkers; i++) {
         pthread_join(s->workers[i].thread, NULL);
-        if (s->workers[i].lfd >= 0)
+        if (s->workers[i].lfd >= 0 && (i == 0 || !cfg->shared_listener))
             close(s->workers[i].lfd);
     }
     for (unsigned i = 0; i < s->nworkers; i++) {

@@ -543,14 +543,7 @@ static void conn_rearm(struct worker *w, struct conn *c)
     if (!(c->flags & CONN_F_RECV)) {
         /* Compact: keep the current message's unparsed head (the URL is an
          * offset into it); everything before is answered or dropped body. */
-        uint32_t keep = (c->http.in_message && !c->http.head_done) ? c->msg_start : c->rpos;
-        if (keep) {
-            memmove(c->rbuf, c->rbuf + keep, c->rlen - keep);
-            c->rlen -= keep;
-            c->rpos -= keep;
-            c->msg_start -= keep;
-            http_shift(&c->http, keep);
-        }
+        http_compact(&c->http, c->rbuf, &c->rlen, &c->rpos, &c->msg_start);
         if (c->rlen == w->cfg->max_header) {
             if (c->http.in_message && !c->http.head_done && c->rpos == c->rlen) {
                 respond_refusal(w, c, 431, BAD_HEADER_TOO_LARGE);
@@ -930,8 +923,8 @@ static void drain_begin(struct worker *w)
         else
             conn_start(w, fd);
     }
-    if (w->lfd >= 0)
-        close(w->lfd);
+    if (w->lfd >= 0 && (w->id == 0 || !w->cfg->shared_listener))
+        close(w->lfd); /* a shared listener is worker 0's to close */
     w->lfd = -1;
     /* Connections between requests are closed after a short grace: a
      * request may be on its way (or already in a receive we have not reaped);

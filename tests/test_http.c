@@ -43,7 +43,7 @@ static int feed_all(const char *in, size_t len, size_t chunk, struct http_req *l
 Test(http, simple_get_routes_example)
 {
     const char *r = "GET /example?bits=128 HTTP/1.1\r\nHost: x\r\n\r\n";
-    struct http_req q;
+    struct http_req q = {0};
     cr_assert_eq(feed_all(r, strlen(r), 4096, &q), 1);
     cr_assert_eq(q.route.id, ROUTE_EXAMPLE);
     cr_assert_eq(q.route.status, 0);
@@ -57,7 +57,7 @@ Test(http, split_at_every_byte_boundary)
     const char *r = "GET /healthz HTTP/1.1\r\nHost: example\r\nX-Long-Header: aaaaaaaaaaaa\r\n\r\n"
                     "HEAD /example HTTP/1.1\r\nHost: x\r\n\r\n";
     for (size_t chunk = 1; chunk <= strlen(r); chunk++) {
-        struct http_req q;
+        struct http_req q = {0};
         cr_assert_eq(feed_all(r, strlen(r), chunk, &q), 2, "chunk %zu", chunk);
         cr_assert_eq(q.route.id, ROUTE_EXAMPLE, "chunk %zu", chunk);
         cr_assert(q.head, "chunk %zu", chunk);
@@ -197,4 +197,51 @@ Test(http, bad_reason_names)
 {
     cr_assert_str_eq(http_bad_reason_name(BAD_HEADER_TOO_LARGE), "header_too_large");
     cr_assert_str_eq(http_bad_reason_name(BAD__COUNT), "other");
+}
+
+/* Found by the fuzzer: llhttp consumes empty lines between messages without
+ * starting one, so the message start recorded after the last message lies
+ * before the parse position; compaction must not trust it then. */
+Test(http, compact_after_empty_lines_between_messages)
+{
+    char buf[256];
+    uint32_t len = 0, pos = 0, start = 0;
+    struct http h;
+    http_init(&h, &lim);
+    const char *steps[] = {"GET /healthz HTTP/1.1\r\n\r\n", "\r\n", "\r\nGET /exa", "mple HTTP/1.1\r\n\r\n"};
+    int msgs = 0;
+    for (size_t i = 0; i < 4; i++) {
+        memcpy(buf + len, steps[i], strlen(steps[i]));
+        len += (uint32_t)strlen(steps[i]);
+        for (;;) {
+            size_t p = pos;
+            enum http_status st = http_feed(&h, buf, &p, len);
+            pos = (uint32_t)p;
+            cr_assert_neq(st, HTTP_ERROR, "step %zu", i);
+            if (st != HTTP_MSG)
+                break;
+            msgs++;
+            start = pos;
+        }
+        http_compact(&h, buf, &len, &pos, &start);
+        cr_assert_leq(start, pos, "step %zu: start %u pos %u", i, start, pos);
+        cr_assert_leq(pos, len);
+    }
+    cr_assert_eq(msgs, 2);
+    cr_assert_eq(h.req.route.id, ROUTE_EXAMPLE);
+    cr_assert_eq(len, 0);
+}
+
+Test(http, bytes_after_an_upgrade_are_dropped)
+{
+    const char *r = "GET /healthz HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nGET /readyz HTTP/1.1\r\n\r\n";
+    struct http h;
+    http_init(&h, &lim);
+    size_t pos = 0;
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
+    cr_assert(h.upgrade);
+    cr_assert_not(h.req.keep_alive);
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MORE);
+    cr_assert_eq(pos, strlen(r));
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MORE);
 }
