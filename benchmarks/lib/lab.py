@@ -1,0 +1,640 @@
+"""benchmarks/lib/lab.py - the comparison lab's engine: targets, servers, wrk, /proc, report.
+
+Owns: starting each target as its own process group on its own port, running wrk against it
+with exact percentiles (wrk_report.lua), sampling the group's CPU time, threads and peak RSS
+from /proc, the startup probe per target, the physical-limit line from prime_bench, and
+writing table.md, results.csv, summary.csv, startup.csv and meta.txt into one results dir.
+Invariants: every measurement of one kind runs interleaved across targets (A B A B) in one
+process, so drift on the shared machine hits all targets alike; a target that fails to start
+gets a row saying so instead of stopping the run. Never installs packages or builds anything
+(benchmarks/run does), never writes outside the results dir and the cache dir.
+Runs on Debian's /usr/bin/python3, standard library only.
+"""
+
+import csv
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+LUA = os.path.join(BENCH_DIR, "lib", "wrk_report.lua")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    sys.stderr.write("[lab %s] %s\n" % (time.strftime("%H:%M:%S", time.gmtime()), msg))
+    sys.stderr.flush()
+
+
+@dataclass
+class Target:
+    """One thing under test. cmd/env are what a start execs (PORT is added)."""
+    name: str
+    kind: str                      # primed | java | nginx | custom
+    cmd: list
+    env: dict = field(default_factory=dict)
+    build: str = "n/a"             # human text for BUILD TIME
+    build_s: float = None
+    artifact_bytes: int = None     # the file(s) you ship
+    artifact_note: str = ""        # e.g. "+ 14.2 MiB shared libs"
+    note: str = ""                 # free text shown under the table
+    port: int = 0
+    does_prime: bool = True        # False for nginx: no % of the prime-cost ceiling
+    container: str = ""            # podman container name: its server is sampled, not the wrapper
+    stat_pgid: int = 0             # process group sampled in /proc (the server's)
+    # filled while running
+    proc: object = None
+    failed: str = ""
+    idle_rss_kb: int = 0
+    peak_rss_kb: int = 0
+    max_threads: int = 0
+    startup: dict = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- /proc
+
+def group_pids(pgid):
+    """All live pids whose process group is pgid (a target's server and its workers)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                s = f.read()
+        except OSError:
+            continue
+        rest = s[s.rfind(")") + 2:].split()
+        if int(rest[2]) == pgid:       # fields after comm: state ppid pgrp ...
+            out.append(int(d))
+    return out
+
+
+def group_sample(pgid):
+    """(cpu_seconds, threads, vmhwm_kb, vmrss_kb) summed over the group. Shared pages
+    count once per process, so multi-process servers (nginx) are slightly overstated."""
+    cpu = 0.0
+    thr = hwm = rss = 0
+    for pid in group_pids(pgid):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                s = f.read()
+            rest = s[s.rfind(")") + 2:].split()
+            cpu += (int(rest[11]) + int(rest[12])) / CLK_TCK   # utime stime
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("Threads:"):
+                        thr += int(line.split()[1])
+                    elif line.startswith("VmHWM:"):
+                        hwm += int(line.split()[1])
+                    elif line.startswith("VmRSS:"):
+                        rss += int(line.split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return cpu, thr, hwm, rss
+
+
+# ----------------------------------------------------------------------------- HTTP
+
+def http_status(port, path, timeout=2.0):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
+            data = b""
+            while len(data) < 12:
+                chunk = s.recv(64)
+                if not chunk:
+                    break
+                data += chunk
+            m = re.match(rb"HTTP/1\.\d (\d{3})", data)
+            return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
+
+
+def port_free(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return False
+    except OSError:
+        return True
+
+
+def taskset_prefix(cpus):
+    return ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
+
+
+# ----------------------------------------------------------------------------- servers
+
+def start(t, cpus, logdir, timeout=60.0):
+    """Starts t on t.port, pinned to cpus; waits (sleeping 10 ms) for /healthz 200."""
+    if not port_free(t.port):
+        t.failed = "port %d already in use" % t.port
+        return False
+    env = dict(os.environ)
+    env.update(t.env)
+    env["PORT"] = str(t.port)
+    logf = open(os.path.join(logdir, "server-%s.log" % safe(t.name)), "wb")
+    t.proc = subprocess.Popen(taskset_prefix(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if t.proc.poll() is not None:
+            t.failed = "exited with status %s at start-up (see server-%s.log)" % (t.proc.returncode, safe(t.name))
+            return False
+        if http_status(t.port, "/healthz") == 200:
+            t.stat_pgid = t.proc.pid
+            if t.container:
+                pid = container_pid(t.container)
+                if pid:
+                    t.stat_pgid = os.getpgid(pid)
+                else:
+                    log("%s: cannot find the container's pid; sampling the wrapper" % t.name)
+            _, _, _, rss = group_sample(t.stat_pgid)
+            t.idle_rss_kb = rss
+            return True
+        time.sleep(0.01)
+    t.failed = "no /healthz 200 within %.0f s" % timeout
+    stop(t)
+    return False
+
+
+def container_pid(name):
+    try:
+        out = subprocess.run(["podman", "inspect", "-f", "{{.State.Pid}}", name], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=30).stdout.strip()
+        return int(out) if out.isdigit() and int(out) > 0 else 0
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+
+
+def stop(t, grace=10.0):
+    if t.proc is None or t.proc.poll() is not None:
+        return
+    try:
+        os.killpg(t.proc.pid, signal.SIGTERM)
+        t.proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        log("%s ignored SIGTERM for %.0f s: SIGKILL" % (t.name, grace))
+    except ProcessLookupError:
+        pass
+    try:
+        os.killpg(t.proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    t.proc.wait()
+
+
+def safe(name):
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+# ----------------------------------------------------------------------------- wrk
+
+WRK_RE = re.compile(r"WRKSTAT (.*)")
+
+
+def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=5):
+    """One wrk run against t. Returns a dict of figures (requests/s, percentiles in ms,
+    errors, non-2xx, server CPU% and max threads during the run)."""
+    threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
+    cmd = taskset_prefix(wrk_cpus) + [
+        "wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
+        "-s", LUA, "http://127.0.0.1:%d%s" % (t.port, path)]
+    pg = t.stat_pgid or t.proc.pid
+    cpu0, thr0, _, _ = group_sample(pg)
+    maxthr = [thr0]
+    stop_evt = threading.Event()
+
+    def sampler():
+        while not stop_evt.wait(0.25):
+            _, thr, _, _ = group_sample(pg)
+            maxthr[0] = max(maxthr[0], thr)
+
+    th = threading.Thread(target=sampler, daemon=True)
+    th.start()
+    w0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=duration + 60)
+    wall = time.time() - w0
+    stop_evt.set()
+    th.join()
+    cpu1, thr1, hwm, _ = group_sample(pg)
+    t.max_threads = max(t.max_threads, maxthr[0], thr1)
+    t.peak_rss_kb = max(t.peak_rss_kb, hwm)
+    m = WRK_RE.search(p.stdout)
+    if not m:
+        return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:])}
+    kv = dict(x.split("=", 1) for x in m.group(1).split())
+    n2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", p.stdout)
+    dur = int(kv["duration_us"]) / 1e6
+    nreq = int(kv["requests"])
+    ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
+    return {
+        "rps": int(kv["requests"]) / dur if dur > 0 else 0.0,
+        "requests": int(kv["requests"]),
+        "p50_ms": ms("p50_us"), "p90_ms": ms("p90_us"), "p95_ms": ms("p95_us"), "p99_ms": ms("p99_us"),
+        "max_ms": ms("max_us"),
+        "errors": int(kv["connect"]) + int(kv["read"]) + int(kv["write"]) + int(kv["timeout"]),
+        "non2xx": int(n2xx.group(1)) if n2xx else 0,
+        "cpu_pct": 100.0 * (cpu1 - cpu0) / wall if wall > 0 else 0.0,
+        "threads": maxthr[0],
+    }
+
+
+def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
+    """Waits until the targets together use under quiet_pct of one CPU over a window.
+    A server may still be working off the previous run's queued requests after wrk has
+    closed its sockets (inline dispatch computes what it has read); measuring the next
+    target meanwhile would charge it for that. Returns the seconds waited."""
+    t0 = time.time()
+    while True:
+        c0 = sum(group_sample(t.stat_pgid)[0] for t in live if t.proc and t.proc.poll() is None)
+        time.sleep(window)
+        c1 = sum(group_sample(t.stat_pgid)[0] for t in live if t.proc and t.proc.poll() is None)
+        busy = 100.0 * (c1 - c0) / window
+        if busy < quiet_pct or time.time() - t0 > max_wait:
+            if busy >= quiet_pct:
+                log("targets still busy (%.0f%% CPU) after %.0f s; measuring anyway" % (busy, max_wait))
+            return time.time() - t0
+
+
+# ----------------------------------------------------------------------------- startup
+
+def run_startup(t, runs, server_cpus, probe_cpus, probe, timeout=30):
+    """benchmarks/startup's probe over t's command; fills t.startup[phase] = dict."""
+    cmd = taskset_prefix(probe_cpus) + [probe, "--runs", str(runs), "--port", str(t.port),
+                                        "--timeout", str(timeout), "--quiet", "--"] + \
+        taskset_prefix(server_cpus) + t.cmd
+    env = dict(os.environ)
+    env.update(t.env)
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=runs * (3 * timeout + 15) + 30)
+    for line in p.stdout.splitlines():
+        kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+        if "metric" in kv and kv.get("ok", "0") != "0":
+            t.startup[kv["metric"]] = {k: float(v) for k, v in kv.items() if k.endswith("_ms")}
+            t.startup[kv["metric"]]["ok"] = int(kv["ok"])
+            t.startup[kv["metric"]]["runs"] = int(kv["runs"])
+    if p.returncode != 0:
+        t.startup["error"] = (p.stderr.strip().splitlines() or ["rc %d" % p.returncode])[-1]
+
+
+# ----------------------------------------------------------------------------- ceiling
+
+def prime_cost(prime_bench, cpus, bits=1000, count=200):
+    """Runs prime_bench --csv on one server CPU. Returns {engine: {median_us, mean_us,
+    cpu_mean_us, ...}} from its `engine=… bits=… median_us=…` lines (empty if absent)."""
+    if not prime_bench or not os.access(prime_bench, os.X_OK):
+        return {}
+    cmd = taskset_prefix(cpus[:1]) + [prime_bench, "--bits", str(bits), "--count", str(count),
+                                      "--engine", "all", "--csv"]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        log("prime_bench failed: %s" % e)
+        return {}
+    out = {}
+    for line in p.stdout.splitlines():
+        kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+        if "engine" in kv and kv.get("bits") == str(bits) and "median_us" in kv:
+            out[kv["engine"]] = {k: float(v) for k, v in kv.items() if k.endswith("_us")}
+    if not out:
+        log("prime_bench printed no engine=… median_us=… line (rc %d)" % p.returncode)
+    return out
+
+
+def cost_of(c):
+    """The cost one request must pay, in µs of one core: CPU time per prime (mean) when
+    prime_bench reports it, else wall mean, else wall median. The mean, not the median,
+    bounds throughput (prime search times have a long tail); CPU time, not wall time,
+    keeps other tenants of a shared core out of the physical limit."""
+    for k in ("cpu_mean_us", "mean_us", "median_us"):
+        if k in c:
+            return c[k], k
+    return None, None
+
+
+# ----------------------------------------------------------------------------- analysis
+
+def saturation(points):
+    """points: [(conns, rps, p95_ms)] for /example. The saturation point is the first
+    concurrency past which requests/s rises by no more than 5% while p95 keeps growing."""
+    pts = sorted(p for p in points if p[1] and p[2] is not None)
+    for (c0, r0, l0), (c1, r1, l1) in zip(pts, pts[1:]):
+        if r1 <= r0 * 1.05 and l1 > l0:
+            return str(c0)
+    return "> %d" % pts[-1][0] if pts else "n/a"
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def human_bytes(n):
+    if n is None:
+        return "n/a"
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return "%.1f %s" % (n / div, unit)
+    return "%d B" % n
+
+
+def fmt(x, spec="%.0f", none="n/a"):
+    return none if x is None else spec % x
+
+
+# ----------------------------------------------------------------------------- the run
+
+def lab(args, targets, outdir, meta):
+    os.makedirs(outdir, exist_ok=True)
+    logdir = os.path.join(outdir, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    server_cpus, wrk_cpus = args.server_cpus, args.wrk_cpus
+
+    # 1. the physical limit, measured now, on one server CPU
+    costs = prime_cost(args.prime_bench, server_cpus or [0], count=args.prime_count)
+    if costs:
+        best_engine = min(costs, key=lambda e: cost_of(costs[e])[0])
+        cost_us, cost_kind = cost_of(costs[best_engine])
+        ncpu = len(server_cpus) if server_cpus else (os.cpu_count() or 1)
+        ceiling = ncpu * 1e6 / cost_us
+        log("prime cost (%s): %s; ceiling %d CPU x 1e6 / %.1f us (%s) = %.0f req/s" % (
+            cost_kind, ", ".join("%s %.1f us" % (e, cost_of(c)[0]) for e, c in sorted(costs.items())),
+            ncpu, cost_us, best_engine, ceiling))
+        meta["prime_cost_us"] = "; ".join(
+            "%s: median %.0f, mean %.0f%s" % (e, c["median_us"], c.get("mean_us", float("nan")),
+                                              (", CPU mean %.0f" % c["cpu_mean_us"]) if "cpu_mean_us" in c else "")
+            for e, c in sorted(costs.items()))
+        meta["ceiling"] = "%.0f req/s = %d CPU x 1e6 / %.0f µs (%s engine, %s)" % (
+            ceiling, ncpu, cost_us, best_engine, cost_kind)
+    else:
+        best_engine, cost_us, ceiling, ncpu = None, None, None, None
+        log("prime_bench not available: no physical-limit line this run")
+        meta["prime_cost_us"] = "n/a"
+        meta["ceiling"] = "n/a (benchmarks/prime_bench not built)"
+
+    # 2. start-up, target after target (each run is short; the probe kills between runs)
+    if args.startup_runs > 0:
+        for i, t in enumerate(targets):
+            if t.failed:
+                continue
+            log("startup %d/%d %s: %d runs" % (i + 1, len(targets), t.name, args.startup_runs))
+            try:
+                run_startup(t, args.startup_runs, server_cpus, wrk_cpus, args.probe)
+            except subprocess.TimeoutExpired:
+                t.startup["error"] = "probe timed out"
+            h = t.startup.get("healthz")
+            log("  %s: healthz %s ms median%s" % (t.name, fmt(h and h["median_ms"], "%.1f"),
+                                                   ("  (" + t.startup["error"] + ")") if "error" in t.startup else ""))
+
+    # 3. load: all targets up at once, each on its own port; rounds interleave A B A B
+    for t in targets:
+        if t.failed:
+            continue
+        log("starting %s on port %d: %s" % (t.name, t.port, " ".join(shlex.quote(c) for c in t.cmd)))
+        if not start(t, server_cpus, logdir):
+            log("  %s failed: %s" % (t.name, t.failed))
+    live = [t for t in targets if not t.failed]
+    raw = []
+    try:
+        if args.warmup > 0:
+            for t in live:
+                log("warm-up %s: /example c=50 %ds (not recorded)" % (t.name, args.warmup))
+                run_wrk(t, "/example", 50, args.warmup, wrk_cpus)
+        scenarios = [("/example", c) for c in args.conns] + [("/healthz", c) for c in args.healthz_conns]
+        total = len(scenarios) * args.rounds * len(live)
+        k = 0
+        for path, conns in scenarios:
+            for rnd in range(1, args.rounds + 1):
+                for t in live:
+                    k += 1
+                    if t.proc.poll() is not None:
+                        t.failed = t.failed or "died during load (status %s)" % t.proc.returncode
+                        continue
+                    waited = settle(live)
+                    r = run_wrk(t, path, conns, args.duration, wrk_cpus)
+                    r.update({"target": t.name, "path": path, "conns": conns, "round": rnd,
+                              "settle_s": round(waited, 2)})
+                    raw.append(r)
+                    if "error" in r:
+                        log("%d/%d %s %s c=%d round %d: %s" % (k, total, t.name, path, conns, rnd, r["error"]))
+                    else:
+                        log("%d/%d %s %s c=%d round %d: %.0f req/s p95 %s ms cpu %.0f%% err %d non2xx %d" % (
+                            k, total, t.name, path, conns, rnd, r["rps"], fmt(r["p95_ms"], "%.2f"), r["cpu_pct"],
+                            r["errors"], r["non2xx"]))
+        for t in live:
+            if t.proc.poll() is None:
+                _, thr, hwm, _ = group_sample(t.stat_pgid)
+                t.peak_rss_kb = max(t.peak_rss_kb, hwm)
+    finally:
+        for t in targets:
+            stop(t)
+    trim_logs(logdir)
+    return report(args, targets, raw, outdir, meta, ceiling, cost_us, best_engine)
+
+
+def trim_logs(logdir, keep=1 << 20):
+    """Per-request logs (the Java peer logs every request) can grow large: keep the tail."""
+    for f in os.listdir(logdir):
+        p = os.path.join(logdir, f)
+        if os.path.getsize(p) > keep:
+            with open(p, "rb") as fh:
+                fh.seek(-keep, os.SEEK_END)
+                tail = fh.read()
+            with open(p, "wb") as fh:
+                fh.write(b"[... trimmed to the last %d bytes ...]\n" % keep + tail)
+
+
+# ----------------------------------------------------------------------------- report
+
+SUMMARY_COLS = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPONSE TIME p95",
+                "SATURATION POINT", "RAM", "CPU", "THREADS", "% of ceiling"]
+DETAIL_COLS = ["target", "path", "conns", "rounds", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms",
+               "errors", "non2xx", "cpu_pct", "threads", "pct_of_ceiling", "req_per_cpu_s"]
+
+
+def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
+    # aggregate rounds: medians of per-round figures, sums of errors
+    agg = {}
+    for r in raw:
+        if "error" in r:
+            continue
+        agg.setdefault((r["target"], r["path"], r["conns"]), []).append(r)
+    detail = []
+    for t in targets:
+        for (name, path, conns), rs in sorted(agg.items(), key=lambda kv: (kv[0][1] != "/example", kv[0][2])):
+            if name != t.name:
+                continue
+            d = {"target": name, "path": path, "conns": conns, "rounds": len(rs)}
+            for k in ("rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "cpu_pct"):
+                d[k] = med([r[k] for r in rs])
+            d["errors"] = sum(r["errors"] for r in rs)
+            d["non2xx"] = sum(r["non2xx"] for r in rs)
+            d["threads"] = max(r["threads"] for r in rs)
+            # requests per second of server CPU time: what a core buys, whatever share of it
+            # the server got on a shared machine (compare with 1e6 / prime cost)
+            d["req_per_cpu_s"] = med([r["rps"] / (r["cpu_pct"] / 100.0) for r in rs if r["cpu_pct"] > 1.0])
+            d["pct_of_ceiling"] = (100.0 * d["rps"] / ceiling) if (ceiling and path == "/example" and t.does_prime) \
+                else None
+            detail.append(d)
+
+    summary = []
+    for t in targets:
+        ex = [d for d in detail if d["target"] == t.name and d["path"] == "/example"]
+        hz = [d for d in detail if d["target"] == t.name and d["path"] == "/healthz"]
+        best = max(ex, key=lambda d: d["rps"]) if ex else None
+        h = t.startup.get("healthz")
+        row = {
+            "TYPE": t.name,
+            "BUILD TIME": t.build,
+            "ARTIFACT SIZE": human_bytes(t.artifact_bytes) + (" " + t.artifact_note if t.artifact_note else ""),
+            "BOOT UP": ("%.1f ms (%.1f-%.1f)" % (h["median_ms"], h["p10_ms"], h["p90_ms"])) if h else
+                       ("n/a" if args.startup_runs == 0 else "failed"),
+            "RPS": ("%.0f @%d" % (best["rps"], best["conns"])) if best else "failed",
+            "RESPONSE TIME p95": ("%.1f ms" % best["p95_ms"]) if best and best["p95_ms"] is not None else "n/a",
+            "SATURATION POINT": saturation([(d["conns"], d["rps"], d["p95_ms"]) for d in ex]) if ex else "n/a",
+            "RAM": ("%.1f MiB" % (t.peak_rss_kb / 1024)) if t.peak_rss_kb else "n/a",
+            "CPU": ("%.0f%%" % best["cpu_pct"]) if best else "n/a",
+            "THREADS": str(t.max_threads) if t.max_threads else "n/a",
+            "% of ceiling": ("%.1f%%" % best["pct_of_ceiling"]) if best and best["pct_of_ceiling"] is not None else "n/a",
+            # extra, CSV only
+            "healthz_rps": hz[0]["rps"] if hz else None,
+            "req_per_cpu_s": best["req_per_cpu_s"] if best else None,
+            "boot_ms_median": h["median_ms"] if h else None,
+            "boot_ms_min": h["min_ms"] if h else None,
+            "boot_ms_p10": h["p10_ms"] if h else None,
+            "boot_ms_p90": h["p90_ms"] if h else None,
+            "boot_ms_max": h["max_ms"] if h else None,
+            "readyz_ms_median": t.startup.get("readyz", {}).get("median_ms"),
+            "first_example_ms_median": t.startup.get("example", {}).get("median_ms"),
+            "idle_rss_kb": t.idle_rss_kb or None,
+            "peak_rss_kb": t.peak_rss_kb or None,
+            "artifact_bytes": t.artifact_bytes,
+            "build_s": t.build_s,
+            "status": t.failed or "ok",
+        }
+        summary.append(row)
+    limit = {k: "" for k in summary[0]} if summary else {}
+    limit.update({"TYPE": "physical limit (prime cost)", "BUILD TIME": "-", "ARTIFACT SIZE": "-", "BOOT UP": "-",
+                  "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
+                  "RESPONSE TIME p95": ("%.2f ms (1 prime)" % (cost_us / 1e3)) if cost_us else "n/a",
+                  "SATURATION POINT": "-", "RAM": "-", "CPU": "-", "THREADS": "-",
+                  "% of ceiling": "100%" if ceiling else "n/a", "status": "limit"})
+
+    # CSVs
+    with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=DETAIL_COLS)
+        w.writeheader()
+        for d in detail:
+            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else v) for k, v in d.items()})
+    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+        cols = list(summary[0].keys()) if summary else SUMMARY_COLS
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        for row in summary + ([limit] if summary else []):
+            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v)) for k, v in row.items()})
+    with open(os.path.join(outdir, "startup.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["target", "phase", "runs", "ok", "median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms"])
+        for t in targets:
+            for ph in ("healthz", "readyz", "example"):
+                s = t.startup.get(ph)
+                if s:
+                    w.writerow([t.name, ph, s["runs"], s["ok"]] +
+                               ["%.3f" % s[k] for k in ("median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms")])
+    with open(os.path.join(outdir, "raw.json"), "w") as f:
+        json.dump({"meta": meta, "runs": raw}, f, indent=1)
+
+    # Markdown
+    L = []
+    L.append("# primed comparison lab: %s" % meta["date"])
+    L.append("")
+    L.append("Machine: %s; kernel %s; commit %s." % (meta["machine"], meta["kernel"], meta["commit"]))
+    L.append("Command: `%s`" % meta["command"])
+    L.append("Pinning: %s. Load: wrk, %ds per run, %d round(s) interleaved A B A B, warm-up %ds; "
+             "/example at %s connections, /healthz at %s." % (
+                 meta["pinning"], args.duration, args.rounds, args.warmup,
+                 ", ".join(map(str, args.conns)), ", ".join(map(str, args.healthz_conns))))
+    L.append("Physical limit: prime cost per 1000-bit prime on one core, µs (prime_bench, this run): %s; ceiling %s." % (
+        meta["prime_cost_us"], meta["ceiling"]))
+    if args.quick:
+        L.append("")
+        L.append("**Quick smoke run (--quick): these figures are not to be quoted.**")
+    L.append("")
+    L.append("| " + " | ".join(SUMMARY_COLS) + " |")
+    L.append("|" + "---|" * len(SUMMARY_COLS))
+    for row in summary + [limit]:
+        cells = [str(row[c]) for c in SUMMARY_COLS]
+        if row.get("status") not in ("ok", "limit"):
+            cells[4] = "failed: " + row["status"]
+        L.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    L.append("")
+    L.append("RPS: best /example requests/s over the concurrencies (@connections); p95, CPU and %% of ceiling "
+             "are from that same run. BOOT UP: exec to first /healthz 200, median (p10-p90) of %d runs. "
+             "RAM: peak RSS (VmHWM, summed over the process group) over the whole load. THREADS: most seen "
+             "during load. SATURATION POINT: connections past which requests/s rose by 5%% or less while p95 "
+             "still grew (\"> N\": not reached)." % args.startup_runs)
+    notes = [t for t in targets if t.note]
+    if notes:
+        L.append("")
+        for t in notes:
+            L.append("- %s: %s" % (t.name, t.note))
+    L.append("")
+    L.append("## Every run (medians over rounds)")
+    L.append("")
+    L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | errors | non-2xx | CPU % | threads "
+             "| % of ceiling | req per CPU-s |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for d in detail:
+        L.append("| %s | %s | %d | %.0f | %s | %s | %s | %d | %d | %.0f | %d | %s | %s |" % (
+            d["target"], d["path"], d["conns"], d["rps"], fmt(d["p50_ms"], "%.2f"), fmt(d["p95_ms"], "%.2f"),
+            fmt(d["p99_ms"], "%.2f"), d["errors"],
+            d["non2xx"], d["cpu_pct"], d["threads"],
+            ("%.1f%%" % d["pct_of_ceiling"]) if d["pct_of_ceiling"] is not None else "-",
+            fmt(d["req_per_cpu_s"], "%.0f", "-")))
+    if ceiling:
+        L.append("| physical limit | /example | - | %.0f | - | - | - | - | - | - | %d | 100%% | %.0f |" % (
+            ceiling, ncpu_of(args), 1e6 / cost_us))
+    L.append("")
+    L.append("req per CPU-s = requests/s ÷ (server CPU % / 100): what one core's worth of the server's "
+             "CPU time bought, whatever share of the shared machine it got; the physical limit's is "
+             "1e6 / prime cost.")
+    L.append("")
+    L.append("## Start-up (ms from exec; each phase polled after the previous one answered)")
+    L.append("")
+    L.append("| target | /healthz 200 median | min | p10 | p90 | max | /readyz 200 median | first /example median |")
+    L.append("|---|---|---|---|---|---|---|---|")
+    for t in targets:
+        h = t.startup.get("healthz")
+        if not h:
+            L.append("| %s | %s | | | | | | |" % (t.name, t.startup.get("error", "not run")))
+            continue
+        L.append("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
+            t.name, h["median_ms"], h["min_ms"], h["p10_ms"], h["p90_ms"], h["max_ms"],
+            fmt(t.startup.get("readyz", {}).get("median_ms"), "%.1f", "not offered"),
+            fmt(t.startup.get("example", {}).get("median_ms"), "%.1f")))
+    charts = [c for c in ("rps.png", "p95.png", "memory.png")]
+    L.append("")
+    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot).")
+    with open(os.path.join(outdir, "table.md"), "w") as f:
+        f.write("\n".join(L) + "\n")
+    with open(os.path.join(outdir, "meta.txt"), "w") as f:
+        for k, v in meta.items():
+            f.write("%s=%s\n" % (k, v))
+    return summary, detail
+
+
+def ncpu_of(args):
+    return len(args.server_cpus) if args.server_cpus else (os.cpu_count() or 1)
