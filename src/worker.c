@@ -103,21 +103,33 @@ static void list_append(struct worker *w, struct conn *c, int list, uint64_t dea
     c->deadline_ms = deadline;
 }
 
-/* Removes c from a singly linked queue. Cold: backpressure only. */
-static void queue_unlink(struct conn **head, struct conn **tail, struct conn *c)
+/* Removes c from the wait queue. Cold: backpressure only. */
+static void waitq_unlink(struct worker *w, struct conn *c)
 {
     struct conn *prev = NULL;
-    for (struct conn *p = *head; p; prev = p, p = p->qnext) {
+    for (struct conn *p = w->waitq_head; p; prev = p, p = p->qnext) {
         if (p != c)
             continue;
         if (prev)
             prev->qnext = p->qnext;
         else
-            *head = p->qnext;
-        if (tail && *tail == p)
-            *tail = prev;
+            w->waitq_head = p->qnext;
+        if (w->waitq_tail == p)
+            w->waitq_tail = prev;
         p->qnext = NULL;
         return;
+    }
+}
+
+/* Removes c from the paused list. Cold: backpressure only. */
+static void paused_unlink(struct worker *w, struct conn *c)
+{
+    for (struct conn **pp = &w->paused; *pp; pp = &(*pp)->pnext) {
+        if (*pp == c) {
+            *pp = c->pnext;
+            c->pnext = NULL;
+            return;
+        }
     }
 }
 
@@ -144,9 +156,9 @@ static void conn_release(struct worker *w, struct conn *c)
         return; /* called again when the last of them completes */
     list_remove(c);
     if (c->flags & CONN_F_WAITQ)
-        queue_unlink(&w->waitq_head, &w->waitq_tail, c);
+        waitq_unlink(w, c);
     if (c->flags & CONN_F_PAUSED)
-        queue_unlink(&w->paused, NULL, c);
+        paused_unlink(w, c);
     if (c->flags & CONN_F_WAITQ)
         metrics_gauge_add(&w->metrics.in_flight, -1); /* never answered: the client went away */
     io_conn_close(&w->io, c->fd);
@@ -169,6 +181,8 @@ static void conn_abort(struct worker *w, struct conn *c)
 {
     if (!(c->flags & CONN_F_DEAD)) {
         c->flags |= CONN_F_DEAD;
+        if (c->flags & CONN_F_TASK) /* nobody will read the answer: do not compute it */
+            atomic_store_explicit(&c->task->cancelled, true, memory_order_relaxed);
         if (c->flags & (CONN_F_RECV | CONN_F_SEND))
             shutdown(c->fd, SHUT_RDWR);
     }
@@ -381,6 +395,8 @@ static void task_queue(struct worker *w, struct conn *c, struct task *t)
     t->owner = w->id;
     t->bits = c->http.req.route.bits;
     t->queued_ns = mono_ns();
+    atomic_store_explicit(&t->cancelled, false, memory_order_relaxed);
+    c->task = t;
     wsq_push(&w->q, t); /* cannot fail: capacity >= queue_max >= tasks_out */
     c->flags |= CONN_F_TASK;
     w->tasks_out++;
@@ -554,7 +570,7 @@ static void conn_rearm(struct worker *w, struct conn *c)
             /* full of pipelined requests: read on once they are answered */
         } else if (w->throttled && !(c->flags & CONN_F_PAUSED)) {
             c->flags |= CONN_F_PAUSED;
-            c->qnext = w->paused;
+            c->pnext = w->paused;
             w->paused = c;
         } else if (!w->throttled) {
             arm_recv(w, c, c->rbuf + c->rlen, w->cfg->max_header - c->rlen);
@@ -615,7 +631,8 @@ static void conn_start(struct worker *w, int fd)
     c->wlen = c->woff = 0;
     c->ext = NULL;
     c->ext_len = c->ext_off = 0;
-    c->qnext = NULL;
+    c->qnext = c->pnext = NULL;
+    c->task = NULL;
     http_init(&c->http, &w->limits);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -732,6 +749,7 @@ static void task_done(struct worker *w, struct task *t)
     if (!c)
         return; /* cannot happen: a slot with a task out is never released */
     c->flags &= (uint16_t)~CONN_F_TASK;
+    c->task = NULL;
     if (c->flags & CONN_F_DEAD) {
         metrics_gauge_add(&w->metrics.in_flight, -1);
         conn_release(w, c);
@@ -761,8 +779,8 @@ static void unthrottle(struct worker *w)
     struct conn *p = w->paused;
     w->paused = NULL;
     while (p) {
-        struct conn *next = p->qnext;
-        p->qnext = NULL;
+        struct conn *next = p->pnext;
+        p->pnext = NULL;
         p->flags &= (uint16_t)~CONN_F_PAUSED;
         conn_rearm(w, p);
         p = next;
@@ -817,10 +835,14 @@ static bool run_one_task(struct worker *w)
     struct task *t = take_task(w, &stolen);
     if (!t)
         return false;
-    uint64_t t0 = thread_cpu_ns();
-    t->result = prime_generate(w->prime, w->cfg->engine, t->bits, NULL, 0);
-    t->prime_ns = thread_cpu_ns() - t0;
-    metrics_observe(&w->metrics.prime_seconds, t->prime_ns);
+    if (atomic_load_explicit(&t->cancelled, memory_order_relaxed)) {
+        t->result = -ECANCELED; /* the client reset while it waited */
+    } else {
+        uint64_t t0 = thread_cpu_ns();
+        t->result = prime_generate(w->prime, w->cfg->engine, t->bits, NULL, 0);
+        t->prime_ns = thread_cpu_ns() - t0;
+        metrics_observe(&w->metrics.prime_seconds, t->prime_ns);
+    }
     if (!stolen) {
         task_done(w, t);
         unthrottle(w);

@@ -37,7 +37,9 @@ enum { LIST_NONE, LIST_IDLE, LIST_HEADER, LIST_LINGER, LIST__COUNT };
 
 struct conn {
     struct conn *prev, *next;  /* timer list links (intrusive), or free list (next) */
-    struct conn *qnext;        /* wait queue / paused list link */
+    struct conn *qnext;        /* wait queue link (CONN_F_WAITQ) */
+    struct conn *pnext;        /* paused list link (CONN_F_PAUSED): a connection can be on both */
+    struct task *task;         /* the task out for it (CONN_F_TASK), owned by whoever runs it */
     uint64_t deadline_ms;
     uint64_t req_start_ns;     /* when the current request's head was parsed */
     int fd;                    /* owned while open */
@@ -59,6 +61,7 @@ struct conn {
 
 struct task {
     struct task *next;         /* free list, or the owner's done list */
+    _Atomic bool cancelled;    /* its connection is gone: skip the prime */
     uint64_t tag;              /* connection slot + generation at the owner */
     uint64_t queued_ns;
     uint64_t prime_ns;         /* CPU time spent on the prime */

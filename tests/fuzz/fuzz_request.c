@@ -22,10 +22,6 @@
  * - trace parsing yields either "no trace" or a valid id (32 lower-case hex,
  *   not all zero; parent "" or 16 lower-case hex); the traceparent primed sends
  *   back is a valid version-00 value.
- *
- * Build with -DFUZZ_TOLERATE_KNOWN to stop a connection (instead of aborting)
- * at the two bugs reported in docs/security.md (compaction, upgrade answered
- * twice), so that a long run can explore past them.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -286,14 +282,9 @@ static void conn_feed(struct fconn *c)
             /* no byte consumed, yet "a message": the previous one again
              * (llhttp's HPE_PAUSED_UPGRADE after an Upgrade/CONNECT request
              * followed by more bytes). The server answers it twice. */
-#ifdef FUZZ_TOLERATE_KNOWN
-            c->closing = true;
-            break;
-#else
             FAIL("http_feed returned a message without consuming a byte (pos %zu, upgrade=%d): "
                  "the previous request is answered twice",
                  pos, c->http.upgrade);
-#endif
         }
         c->rpos = (uint32_t)pos;
         if (st == HTTP_MSG) {
