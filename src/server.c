@@ -118,7 +118,9 @@ static int make_listener(const struct config *cfg, int port, int *bound_port)
         a6->sin6_port = htons((uint16_t)port);
         len = sizeof(*a6);
     }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | (cfg->io == IO_EPOLL ? SOCK_NONBLOCK : 0), 0);
+    /* Non-blocking for every backend: epoll needs it, io_uring does not mind,
+     * and which one runs is decided later, per worker (--io auto). */
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
     int one = 1;
@@ -132,7 +134,6 @@ static int make_listener(const struct config *cfg, int port, int *bound_port)
         close(fd);
         return -e;
     }
-    /* epoll workers need it non-blocking; io_uring does not care */
     if (bound_port) {
         struct sockaddr_storage got;
         socklen_t gl = sizeof(got);
