@@ -64,8 +64,8 @@ static void worker_cpu(pid_t pid, struct threads *t)
         buf[len] = '\0';
         char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
         cr_assert(lp && rp, "unparsable %s", path);
-        if (strncmp(lp + 1, "iou-", 4) == 0)
-            continue; /* io_uring's helper threads */
+        if (strncmp(lp + 1, "primed-w", 8) != 0)
+            continue; /* workers name themselves primed-wN; not io_uring's iou-* or a sanitizer's */
         /* after ") ": state(3) ppid pgrp session tty_nr tpgid flags minflt
          * cminflt majflt cmajflt utime(14) stime(15) */
         unsigned long long ut = 0, st = 0;

@@ -121,7 +121,7 @@ Test(integration, pipelined_50_in_one_write, .fini = fini, .timeout = 60)
     static char req[50 * 64];
     size_t len = 0;
     for (int i = 0; i < 50; i++)
-        len += (size_t)snprintf(req + len, sizeof(req) - len, "GET /example HTTP/1.1\r\nHost: t\r\n\r\n");
+        len += (size_t)snprintf(req + len, sizeof(req) - len, "GET /example?bits=128 HTTP/1.1\r\nHost: t\r\n\r\n");
     struct harness_conn c;
     conn(&c);
     cr_assert_eq(harness_send(&c, req, len, T_IO), 0);
