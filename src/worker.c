@@ -37,6 +37,7 @@ pthread_barrier_t worker_start_barrier;
 
 #define LINGER_MS 2000
 #define DRAIN_IDLE_MS 1000
+#define HANDOFF_NS 1000000u /* 1 ms: a woken worker is running by then */
 #define MAX_EVENTS 256
 
 static uint64_t mono_ns(void)
@@ -375,7 +376,8 @@ static void respond_ping(struct worker *w, struct conn *c)
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-static void wake_one_thief(struct worker *w)
+/* Returns whether a sleeping worker was woken. */
+static bool wake_one_thief(struct worker *w)
 {
     struct server *s = w->srv;
     atomic_thread_fence(memory_order_seq_cst); /* the push before the sleeping flags (Dekker) */
@@ -384,9 +386,10 @@ static void wake_one_thief(struct worker *w)
         if (atomic_load_explicit(&o->sleeping, memory_order_relaxed) &&
             atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst)) {
             io_wake(&o->io);
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 static void task_queue(struct worker *w, struct conn *c, struct task *t)
@@ -400,7 +403,12 @@ static void task_queue(struct worker *w, struct conn *c, struct task *t)
     wsq_push(&w->q, t); /* cannot fail: capacity >= queue_max >= tasks_out */
     c->flags |= CONN_F_TASK;
     w->tasks_out++;
-    wake_one_thief(w);
+    /* Hand-off: if an idle worker was woken for this task, leave it to that
+     * worker for a moment and go back to our ring, where the next request
+     * may be waiting; otherwise the owner, already awake, always takes its
+     * own task first and a few busy connections never leave its core. */
+    if (wake_one_thief(w))
+        w->handoff_until_ns = t->queued_ns + HANDOFF_NS;
 }
 
 static void throttle(struct worker *w)
@@ -812,7 +820,8 @@ static void drain_done(struct worker *w)
 static struct task *take_task(struct worker *w, bool *stolen)
 {
     struct server *s = w->srv;
-    for (unsigned i = 0; i < s->nworkers; i++) {
+    bool handoff = w->handoff_until_ns && wsq_size(&w->q) <= 1 && mono_ns() < w->handoff_until_ns;
+    for (unsigned i = handoff ? 1 : 0; i < s->nworkers; i++) {
         struct worker *o = &s->workers[(w->id + i) % s->nworkers];
         for (int tries = 0; tries < 4; tries++) {
             void *x = wsq_steal(&o->q);
@@ -1067,9 +1076,16 @@ void *worker_main(void *arg)
     accept_update(w);
     for (;;) {
         int timeout = next_timeout_ms(w);
-        if (w->steal && (wsq_size(&w->q) > 0 || atomic_load_explicit(&w->done, memory_order_relaxed)))
+        bool handoff = false;
+        if (w->steal && atomic_load_explicit(&w->done, memory_order_relaxed)) {
             timeout = 0;
-        if (timeout && w->steal) {
+        } else if (w->steal && wsq_size(&w->q) > 0) {
+            /* our only task is being handed off (task_queue): wait on the
+             * ring for at most 1 ms, without announcing sleep */
+            handoff = wsq_size(&w->q) == 1 && mono_ns() < w->handoff_until_ns;
+            timeout = handoff ? 1 : 0;
+        }
+        if (timeout && w->steal && !handoff) {
             /* announce sleep, then look once more (pairs with wake_one_thief) */
             atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
             if (work_anywhere(w))

@@ -102,6 +102,7 @@ struct worker {
     struct task *task_free;
     unsigned tasks_out;        /* tasks of this worker not yet answered */
     bool throttled;            /* backpressure: receives and accepts paused */
+    uint64_t handoff_until_ns; /* a woken thief gets first go at our newest task until then */
     struct conn *waitq_head, *waitq_tail; /* connections waiting for a task slot, FIFO */
     struct conn *paused;       /* connections whose receive waits for the throttle to lift */
     _Alignas(64) _Atomic(struct task *) done; /* finished tasks for us, pushed by any worker */
