@@ -16,7 +16,6 @@
 #include "worker.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -817,11 +816,17 @@ static void drain_done(struct worker *w)
     unthrottle(w);
 }
 
+/* Our only queued task is being handed to the worker woken for it
+ * (task_queue): leave it alone until HANDOFF_NS have passed. */
+static bool handing_off(struct worker *w)
+{
+    return w->handoff_until_ns && wsq_size(&w->q) == 1 && mono_ns() < w->handoff_until_ns;
+}
+
 static struct task *take_task(struct worker *w, bool *stolen)
 {
     struct server *s = w->srv;
-    bool handoff = w->handoff_until_ns && wsq_size(&w->q) <= 1 && mono_ns() < w->handoff_until_ns;
-    for (unsigned i = handoff ? 1 : 0; i < s->nworkers; i++) {
+    for (unsigned i = handing_off(w) ? 1 : 0; i < s->nworkers; i++) {
         struct worker *o = &s->workers[(w->id + i) % s->nworkers];
         for (int tries = 0; tries < 4; tries++) {
             void *x = wsq_steal(&o->q);
@@ -942,10 +947,7 @@ static void drain_begin(struct worker *w)
     /* Connections already in the backlog connected before the signal: take
      * them (their requests will be answered), then close the listener so new
      * ones are refused (Knative stops routing to a pod before SIGTERM). */
-    int fl = w->lfd >= 0 ? fcntl(w->lfd, F_GETFL) : -1;
-    if (fl >= 0)
-        fcntl(w->lfd, F_SETFL, fl | O_NONBLOCK);
-    while (w->lfd >= 0) {
+    while (w->lfd >= 0) { /* listeners are non-blocking (server.c) */
         int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
         if (fd < 0)
             break;
@@ -1080,9 +1082,9 @@ void *worker_main(void *arg)
         if (w->steal && atomic_load_explicit(&w->done, memory_order_relaxed)) {
             timeout = 0;
         } else if (w->steal && wsq_size(&w->q) > 0) {
-            /* our only task is being handed off (task_queue): wait on the
-             * ring for at most 1 ms, without announcing sleep */
-            handoff = wsq_size(&w->q) == 1 && mono_ns() < w->handoff_until_ns;
+            /* during a hand-off, wait on the ring for at most 1 ms, without
+             * announcing sleep */
+            handoff = handing_off(w);
             timeout = handoff ? 1 : 0;
         }
         if (timeout && w->steal && !handoff) {
