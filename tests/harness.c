@@ -330,19 +330,29 @@ void harness_close_reset(struct harness_conn *c)
     harness_close(c);
 }
 
+/* Waits for events on fd until deadline: 0 when ready, -ETIMEDOUT, or -errno. */
+static int wait_fd(int fd, short events, long long deadline)
+{
+    for (;;) {
+        struct pollfd pf = {.fd = fd, .events = events};
+        int pr = poll(&pf, 1, left_ms(deadline));
+        if (pr > 0)
+            return 0;
+        if (pr == 0)
+            return -ETIMEDOUT;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
 int harness_send(struct harness_conn *c, const void *buf, size_t len, int timeout_ms)
 {
     long long deadline = harness_now_ms() + timeout_ms;
     const char *p = buf;
     while (len) {
-        struct pollfd pf = {.fd = c->fd, .events = POLLOUT};
-        int pr = poll(&pf, 1, left_ms(deadline));
-        if (pr < 0 && errno == EINTR)
-            continue;
+        int pr = wait_fd(c->fd, POLLOUT, deadline);
         if (pr < 0)
-            return -errno;
-        if (pr == 0)
-            return -ETIMEDOUT;
+            return pr;
         ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
@@ -367,14 +377,9 @@ static int fill(struct harness_conn *c, long long deadline)
     if (c->len >= HARNESS_CONN_BUF)
         return -ENOBUFS;
     for (;;) {
-        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
-        int pr = poll(&pf, 1, left_ms(deadline));
-        if (pr < 0 && errno == EINTR)
-            continue;
+        int pr = wait_fd(c->fd, POLLIN, deadline);
         if (pr < 0)
-            return -errno;
-        if (pr == 0)
-            return -ETIMEDOUT;
+            return pr;
         ssize_t n = recv(c->fd, c->buf + c->len, HARNESS_CONN_BUF - c->len, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             continue;

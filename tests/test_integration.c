@@ -531,6 +531,19 @@ static long metric_value(struct harness_conn *c, const char *line_prefix)
     return v;
 }
 
+/* Opens n connections and waits until the server counts them and k (already
+ * open) in primed_connections_open: accepted, not just in the backlog. */
+static void open_accepted(struct harness_conn *k, struct harness_conn *cs, int n)
+{
+    for (int i = 0; i < n; i++)
+        conn(&cs[i]);
+    long open = 0;
+    for (long long end = harness_now_ms() + T_IO; harness_now_ms() < end; harness_sleep_ms(20))
+        if ((open = metric_value(k, "primed_connections_open")) >= n + 1)
+            break;
+    cr_assert_geq(open, n + 1, "only %ld connections accepted", open);
+}
+
 Test(integration, sigterm_drains_in_flight, .fini = fini, .timeout = 60)
 {
     up((const char *const[]){"--drain-timeout", "10", NULL});
@@ -538,14 +551,7 @@ Test(integration, sigterm_drains_in_flight, .fini = fini, .timeout = 60)
     static struct harness_conn cs[N];
     struct harness_conn k; /* an already-open keep-alive connection */
     conn(&k);
-    for (int i = 0; i < N; i++)
-        conn(&cs[i]);
-    /* every connection accepted before SIGTERM (the backlog is reset at drain) */
-    long open = 0;
-    for (long long end = harness_now_ms() + T_IO; harness_now_ms() < end; harness_sleep_ms(20))
-        if ((open = metric_value(&k, "primed_connections_open")) >= N + 1)
-            break;
-    cr_assert_geq(open, N + 1, "only %ld connections accepted", open);
+    open_accepted(&k, cs, N); /* all accepted before SIGTERM */
 
     for (int i = 0; i < N; i++)
         send_str(&cs[i], "GET /example?bits=1000 HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -576,13 +582,7 @@ Test(integration, readyz_503_on_keepalive_after_sigterm, .fini = fini, .timeout 
     static struct harness_conn cs[N];
     struct harness_conn k;
     conn(&k);
-    for (int i = 0; i < N; i++)
-        conn(&cs[i]);
-    long open = 0;
-    for (long long end = harness_now_ms() + T_IO; harness_now_ms() < end; harness_sleep_ms(20))
-        if ((open = metric_value(&k, "primed_connections_open")) >= N + 1)
-            break;
-    cr_assert_geq(open, N + 1, "only %ld connections accepted", open);
+    open_accepted(&k, cs, N);
     for (int i = 0; i < N; i++)
         send_str(&cs[i], "GET /example?bits=2048 HTTP/1.1\r\nHost: t\r\n\r\n");
     cr_assert_eq(kill(srv.pid, SIGTERM), 0);
