@@ -1,10 +1,15 @@
 /* http.c - llhttp glue: one static settings table, request views into the
- * connection's read buffer.
+ * connection's read buffer, and the framing rules llhttp leaves loose.
  *
  * Invariants: the parser pauses after every complete message (so the worker
  * answers in order and can stop reading while a request is being served); the
  * URL is kept as an offset into the caller's buffer until the head completes,
  * then routed and forgotten; bodies are counted and dropped. Never allocates.
+ * llhttp is built with LLHTTP_STRICT_MODE (meson.build); what strict mode
+ * still lets through (a bare LF as the empty line that ends a head or a
+ * trailer section, obs-fold, bare CR/LF between messages) is refused by the
+ * line check here, so every line of a head ends in CRLF or the request gets
+ * 400 and the connection closes (docs/security.md lists what is tolerated).
  */
 #include "http.h"
 
@@ -20,7 +25,9 @@ const char *http_bad_reason_name(enum bad_reason r)
     return r < BAD__COUNT ? bad_names[r] : "other";
 }
 
-enum { HDR_NONE, HDR_TRACEPARENT, HDR_B3, HDR_B3_TRACEID };
+enum { HDR_NONE, HDR_TRACEPARENT, HDR_B3, HDR_B3_TRACEID, HDR_B3_SPANID, HDR_B3_SAMPLED, HDR_B3_FLAGS,
+       HDR_HOST, HDR_EXPECT };
+enum { EXPECT_NONE, EXPECT_CONTINUE, EXPECT_OTHER };
 
 static struct http *of(llhttp_t *p)
 {
@@ -43,15 +50,21 @@ static int on_message_begin(llhttp_t *p)
     h->body_len = 0;
     h->hdr = HDR_NONE;
     h->hname_len = 0;
-    memset(&h->req, 0, offsetof(struct http_req, traceparent));
+    h->hosts = 0;
+    h->expect = EXPECT_NONE;
+    h->expect_len = 0;
+    memset(&h->req, 0, offsetof(struct http_req, traceparent_len));
     return 0;
 }
 
 static int on_url(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
-    if (h->url_len == 0)
+    if (h->url_len == 0) {
         h->url_off = (uint32_t)(at - h->base);
+        h->req.method = p->method; /* the request line got this far */
+        h->req.has_method = true;
+    }
     /* Pieces of one URL are contiguous in the buffer: the caller keeps the
      * unparsed part of a message in place between feeds. */
     h->url_len += (uint32_t)len;
@@ -93,23 +106,37 @@ static bool name_is(const struct http *h, const char *s)
 static int on_header_field_complete(llhttp_t *p)
 {
     struct http *h = of(p);
-    if (name_is(h, "traceparent"))
-        h->hdr = HDR_TRACEPARENT;
-    else if (name_is(h, "b3"))
-        h->hdr = HDR_B3;
-    else if (name_is(h, "x-b3-traceid"))
-        h->hdr = HDR_B3_TRACEID;
-    else
-        h->hdr = HDR_NONE;
+    static const struct {
+        const char *name;
+        uint8_t hdr;
+    } wanted[] = {
+        {"host", HDR_HOST},         {"expect", HDR_EXPECT},         {"traceparent", HDR_TRACEPARENT},
+        {"b3", HDR_B3},             {"x-b3-traceid", HDR_B3_TRACEID}, {"x-b3-spanid", HDR_B3_SPANID},
+        {"x-b3-sampled", HDR_B3_SAMPLED}, {"x-b3-flags", HDR_B3_FLAGS},
+    };
+    h->hdr = HDR_NONE;
+    for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+        if (name_is(h, wanted[i].name)) {
+            h->hdr = wanted[i].hdr;
+            break;
+        }
+    }
+    if (h->head_done && h->hdr != HDR_NONE)
+        h->hdr = HDR_NONE; /* a trailer: too late to mean anything */
+    if (h->hdr == HDR_HOST && h->hosts < UINT8_MAX)
+        h->hosts++;
     h->hname_len = 0;
     return 0;
 }
 
-static void append(char *dst, uint8_t *dlen, const char *src, size_t len)
+/* Appends to a value kept in dst (cap bytes). An overlong value is marked by
+ * a length of cap + 1 and ignored later, never truncated into something valid. */
+static void append(char *dst, uint8_t *dlen, size_t cap, const char *src, size_t len)
 {
-    /* An overlong value is marked by a full buffer plus one: invalid later. */
-    if ((size_t)*dlen + len > HTTP_TRACE_MAX) {
-        *dlen = HTTP_TRACE_MAX;
+    if (*dlen > cap)
+        return;
+    if ((size_t)*dlen + len > cap) {
+        *dlen = (uint8_t)(cap + 1);
         return;
     }
     memcpy(dst + *dlen, src, len);
@@ -119,13 +146,28 @@ static void append(char *dst, uint8_t *dlen, const char *src, size_t len)
 static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
+    struct http_req *q = &h->req;
     switch (h->hdr) {
     case HDR_TRACEPARENT:
-        append(h->req.traceparent, &h->req.traceparent_len, at, len);
+        append(q->traceparent, &q->traceparent_len, sizeof(q->traceparent), at, len);
         break;
     case HDR_B3:
+        append(q->b3, &q->b3_len, sizeof(q->b3), at, len);
+        break;
     case HDR_B3_TRACEID:
-        append(h->req.b3, &h->req.b3_len, at, len);
+        append(q->xb3_trace, &q->xb3_trace_len, sizeof(q->xb3_trace), at, len);
+        break;
+    case HDR_B3_SPANID:
+        append(q->xb3_span, &q->xb3_span_len, sizeof(q->xb3_span), at, len);
+        break;
+    case HDR_B3_SAMPLED:
+        append(q->xb3_sampled, &q->xb3_sampled_len, sizeof(q->xb3_sampled), at, len);
+        break;
+    case HDR_B3_FLAGS:
+        append(q->xb3_flags, &q->xb3_flags_len, sizeof(q->xb3_flags), at, len);
+        break;
+    case HDR_EXPECT:
+        append(h->expect_val, &h->expect_len, sizeof(h->expect_val), at, len);
         break;
     default:
         break;
@@ -133,24 +175,77 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
+/* RFC 9110 10.1.1: "100-continue", case-insensitive, with optional whitespace. */
+static bool is_100_continue(const char *v, size_t len)
+{
+    static const char want[] = "100-continue";
+    while (len && (*v == ' ' || *v == '\t')) {
+        v++;
+        len--;
+    }
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    if (len != sizeof(want) - 1)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((v[i] | 0x20) != want[i])
+            return false;
+    return true;
+}
+
 static int on_header_value_complete(llhttp_t *p)
 {
-    of(p)->hdr = HDR_NONE;
+    struct http *h = of(p);
+    if (h->hdr == HDR_EXPECT) {
+        /* several Expect fields, or one with a list: anything but exactly
+         * 100-continue is an expectation primed cannot meet */
+        bool cont = h->expect_len <= sizeof(h->expect_val) && is_100_continue(h->expect_val, h->expect_len);
+        h->expect = cont && h->expect == EXPECT_NONE ? EXPECT_CONTINUE : EXPECT_OTHER;
+        h->expect_len = 0;
+    }
+    h->hdr = HDR_NONE;
     return 0;
 }
 
 static int on_headers_complete(llhttp_t *p)
 {
     struct http *h = of(p);
+    /* RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without
+     * a Host field, and to any request with more than one. */
+    if (h->hosts > 1 || (h->hosts == 0 && p->http_major == 1 && p->http_minor >= 1))
+        return refuse(h, 400, BAD_HOST);
     if ((p->flags & F_CONTENT_LENGTH) && p->content_length > h->lim->max_body)
         return refuse(h, 413, BAD_BODY_TOO_LARGE);
+    if (h->expect == EXPECT_OTHER)
+        return refuse(h, 417, BAD_EXPECT); /* RFC 9110 10.1.1 */
     h->req.method = p->method;
+    h->req.has_method = true;
     h->req.head = p->method == HTTP_HEAD;
     route_match(p->method, h->base + h->url_off, h->url_len, h->lim->default_bits, &h->req.route);
     if (h->req.route.status == 400)
         h->bad = BAD_QUERY;
     h->head_done = true;
+    bool body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length > 0);
+    if (h->expect == EXPECT_CONTINUE && body) {
+        /* No route of primed reads a body: the final answer goes out now,
+         * without a 100 Continue and without waiting for the body, and the
+         * connection closes after it (the body, if the client sends it
+         * anyway, is read and dropped by the lingering close). */
+        h->req.early = true;
+        h->req.keep_alive = false;
+        h->paused_head = true;
+        return HPE_PAUSED;
+    }
     return 0;
+}
+
+static int on_chunk_header(llhttp_t *p)
+{
+    if (p->content_length != 0)
+        return 0;
+    /* the last chunk: its trailer section follows, line-checked like a head */
+    of(p)->paused_trailers = true;
+    return HPE_PAUSED;
 }
 
 static int on_body(llhttp_t *p, const char *at, size_t len)
@@ -186,6 +281,7 @@ static const llhttp_settings_t settings = {
     .on_header_value = on_header_value,
     .on_header_value_complete = on_header_value_complete,
     .on_headers_complete = on_headers_complete,
+    .on_chunk_header = on_chunk_header,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
 };
@@ -222,6 +318,79 @@ size_t http_compact(struct http *h, char *buf, uint32_t *len, uint32_t *pos, uin
     return keep;
 }
 
+/* Checks the line framing of buf[from, len) while a head or trailer section
+ * is open (h->lines != LINES_OFF): every line ends in CRLF, no field line
+ * starts with whitespace (obs-fold, RFC 9112 5.2: rejected), and the empty
+ * line is CRLF too. Stops at the end of the section. Returns false at the
+ * first violation. */
+static bool lines_check(struct http *h, const char *buf, size_t from, size_t len)
+{
+    uint8_t st = h->lines;
+    for (size_t i = from; i < len && st != LINES_OFF; i++) {
+        char ch = buf[i];
+        switch (st) {
+        case LINES_LEAD:
+            if (ch == '\r')
+                st = LINES_LEAD_CR;
+            else if (ch == '\n')
+                return false;
+            else
+                st = LINES_TEXT;
+            break;
+        case LINES_LEAD_CR:
+            if (ch != '\n')
+                return false;
+            st = LINES_LEAD;
+            break;
+        case LINES_TEXT: {
+            /* the common case: skip to the next CR or LF */
+            const char *cr = memchr(buf + i, '\r', len - i);
+            const char *lf = memchr(buf + i, '\n', (size_t)((cr ? cr : buf + len) - (buf + i)));
+            if (lf)
+                return false; /* an LF before any CR: bare */
+            if (!cr) {
+                i = len - 1;
+                break;
+            }
+            i = (size_t)(cr - buf);
+            st = LINES_CR;
+            break;
+        }
+        case LINES_CR:
+            if (ch != '\n')
+                return false; /* bare CR */
+            st = LINES_BOL;
+            break;
+        case LINES_BOL:
+            if (ch == '\r')
+                st = LINES_END_CR;
+            else if (ch == '\n' || ch == ' ' || ch == '\t')
+                return false; /* bare LF as the empty line; obs-fold */
+            else
+                st = LINES_TEXT;
+            break;
+        case LINES_END_CR:
+            if (ch != '\n')
+                return false;
+            st = LINES_OFF; /* the empty line: the section is over */
+            break;
+        default:
+            st = LINES_OFF;
+            break;
+        }
+    }
+    h->lines = st;
+    return true;
+}
+
+static enum http_status framing_error(struct http *h, size_t *pos, size_t len)
+{
+    h->err_status = 400;
+    h->bad = BAD_FRAMING;
+    *pos = len;
+    return HTTP_ERROR;
+}
+
 enum http_status http_feed(struct http *h, const char *buf, size_t *pos, size_t len)
 {
     if (h->upgrade) {
@@ -230,34 +399,51 @@ enum http_status http_feed(struct http *h, const char *buf, size_t *pos, size_t 
         *pos = len;
         return HTTP_MORE;
     }
-    if (*pos >= len)
-        return HTTP_MORE;
     h->base = buf;
-    const char *start = buf + *pos;
-    llhttp_errno_t e = llhttp_execute(&h->p, start, len - *pos);
-    switch (e) {
-    case HPE_OK:
-        *pos = len;
-        return HTTP_MORE;
-    case HPE_PAUSED:
-    case HPE_PAUSED_UPGRADE:
-        *pos = (size_t)(llhttp_get_error_pos(&h->p) - buf);
-        /* An upgrade request (or CONNECT) is answered as a plain request and
-         * the connection closed: primed speaks HTTP/1.1 only. */
-        if (e == HPE_PAUSED_UPGRADE) {
-            h->req.keep_alive = false;
-            h->upgrade = true;
+    for (;;) {
+        if (*pos >= len)
+            return HTTP_MORE;
+        if (!h->in_message && h->lines == LINES_OFF)
+            h->lines = LINES_LEAD; /* a new message (or the empty lines before it) */
+        if (h->lines != LINES_OFF && !lines_check(h, buf, *pos, len))
+            return framing_error(h, pos, len);
+        const char *start = buf + *pos;
+        llhttp_errno_t e = llhttp_execute(&h->p, start, len - *pos);
+        switch (e) {
+        case HPE_OK:
+            *pos = len;
+            return HTTP_MORE;
+        case HPE_PAUSED:
+        case HPE_PAUSED_UPGRADE:
+            *pos = (size_t)(llhttp_get_error_pos(&h->p) - buf);
+            llhttp_resume(&h->p);
+            if (h->paused_trailers) {
+                /* after the last chunk's line: check the trailer section's
+                 * lines from here, then parse on */
+                h->paused_trailers = false;
+                h->lines = LINES_BOL;
+                continue;
+            }
+            if (h->paused_head) {
+                h->paused_head = false; /* answer now (req.early); nothing after it is parsed */
+                return HTTP_MSG;
+            }
+            /* An upgrade request (or CONNECT) is answered as a plain request and
+             * the connection closed: primed speaks HTTP/1.1 only. */
+            if (e == HPE_PAUSED_UPGRADE) {
+                h->req.keep_alive = false;
+                h->upgrade = true;
+                llhttp_resume_after_upgrade(&h->p);
+            }
+            h->lines = LINES_OFF;
+            return HTTP_MSG;
+        default:
+            if (!h->err_status) {
+                h->err_status = 400;
+                h->bad = BAD_PARSE;
+            }
+            *pos = len;
+            return HTTP_ERROR;
         }
-        llhttp_resume(&h->p);
-        if (e == HPE_PAUSED_UPGRADE)
-            llhttp_resume_after_upgrade(&h->p);
-        return HTTP_MSG;
-    default:
-        if (!h->err_status) {
-            h->err_status = 400;
-            h->bad = BAD_PARSE;
-        }
-        *pos = len;
-        return HTTP_ERROR;
     }
 }

@@ -23,7 +23,10 @@
     X(BAD_URL_TOO_LONG, "url_too_long") \
     X(BAD_BODY_TOO_LARGE, "body_too_large") \
     X(BAD_TIMEOUT, "timeout")          \
-    X(BAD_QUERY, "query")
+    X(BAD_QUERY, "query")              \
+    X(BAD_FRAMING, "framing")          \
+    X(BAD_HOST, "host")                \
+    X(BAD_EXPECT, "expect")
 
 #define X_ENUM(id, name) id,
 enum bad_reason { BAD_REASONS(X_ENUM) BAD__COUNT };
@@ -38,23 +41,50 @@ struct http_limits {
     unsigned default_bits;
 };
 
-#define HTTP_TRACE_MAX 64
+/* Capacities of the trace header values kept per request. A longer value
+ * is marked as overlong (len = cap + 1) and ignored, never truncated. */
+#define HTTP_TRACEPARENT_MAX 64 /* version 00 is 55 characters */
+#define HTTP_B3_MAX 72          /* traceid32-spanid16-s-parentspanid16: 68 */
+#define HTTP_B3_ID_MAX 32       /* X-B3-TraceId (16 or 32 hex), X-B3-SpanId (16) */
+#define HTTP_B3_FLAG_MAX 8      /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
 
-/* What the worker needs of one request, filled when its head is complete. */
+/* What the worker needs of one request, filled when its head is complete.
+ * Everything before traceparent_len is cleared at each message start. */
 struct http_req {
     struct route_result route;
-    uint8_t method;        /* llhttp_method_t */
+    uint8_t method;        /* llhttp_method_t, valid when has_method */
+    bool has_method;       /* the request line got as far as its method */
     bool keep_alive;       /* valid once the message is complete */
     bool head;             /* HEAD: answer without a body */
+    bool early;            /* answered at the end of its head (Expect: 100-continue
+                              with a body primed will not read): then close */
     uint8_t traceparent_len;
     uint8_t b3_len;
-    char traceparent[HTTP_TRACE_MAX]; /* W3C traceparent value, not NUL-terminated */
-    char b3[HTTP_TRACE_MAX];          /* b3 single header or X-B3-TraceId */
+    uint8_t xb3_trace_len, xb3_span_len, xb3_sampled_len, xb3_flags_len;
+    char traceparent[HTTP_TRACEPARENT_MAX]; /* values, not NUL-terminated */
+    char b3[HTTP_B3_MAX];                   /* the single b3 header */
+    char xb3_trace[HTTP_B3_ID_MAX];         /* X-B3-TraceId */
+    char xb3_span[HTTP_B3_ID_MAX];          /* X-B3-SpanId */
+    char xb3_sampled[HTTP_B3_FLAG_MAX];     /* X-B3-Sampled */
+    char xb3_flags[HTTP_B3_FLAG_MAX];       /* X-B3-Flags */
+};
+
+/* Line framing of a head or a trailer section, checked byte by byte beside
+ * llhttp (which accepts a bare LF as the empty line and obs-fold). */
+enum http_lines {
+    LINES_OFF = 0,   /* not in a head or trailer section */
+    LINES_LEAD,      /* before a request line: empty lines (CRLF) allowed */
+    LINES_LEAD_CR,
+    LINES_TEXT,      /* inside a line */
+    LINES_CR,        /* a CR ended a line: LF must follow */
+    LINES_BOL,       /* at the start of a field line, or of the empty line */
+    LINES_END_CR,    /* a CR at the start of a line: the empty line's LF must follow */
 };
 
 enum http_status {
     HTTP_MORE = 0,   /* consumed everything; the current message needs more bytes */
-    HTTP_MSG = 1,    /* one complete request in h->req */
+    HTTP_MSG = 1,    /* one complete request in h->req (or, with req.early, its
+                        head: answer it, then close without reading on) */
     HTTP_ERROR = 2,  /* refuse: answer h->err_status, then close */
 };
 
@@ -67,6 +97,13 @@ struct http {
     uint8_t hdr;                   /* which header the current value belongs to */
     uint8_t hname_len;
     char hname[16];                /* lower-cased prefix of the current header name */
+    uint8_t lines;                 /* enum http_lines */
+    uint8_t hosts;                 /* Host fields in this head */
+    uint8_t expect;                /* Expect: none, 100-continue, anything else */
+    uint8_t expect_len;
+    char expect_val[16];           /* lower-cased Expect value */
+    bool paused_head;              /* the parser paused at the end of the head (Expect) */
+    bool paused_trailers;          /* ... at the last chunk: trailers follow */
     bool in_message;               /* some bytes of a request have been parsed */
     bool head_done;                /* its head is complete (the request is routed) */
     bool upgrade;

@@ -17,6 +17,7 @@
     X(408, "Request Timeout")                \
     X(413, "Content Too Large")              \
     X(414, "URI Too Long")                   \
+    X(417, "Expectation Failed")             \
     X(431, "Request Header Fields Too Large") \
     X(500, "Internal Server Error")          \
     X(503, "Service Unavailable")

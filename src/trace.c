@@ -67,23 +67,102 @@ bool trace_parse_traceparent(const char *s, size_t len, struct trace *t)
     return true;
 }
 
-bool trace_parse_b3(const char *s, size_t len, struct trace *t)
+static size_t trim(const char **s, size_t len)
 {
-    memset(t, 0, sizeof(*t));
-    size_t n = 0;
-    while (n < len && s[n] != '-')
-        n++;
+    while (len && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        len--;
+    }
+    while (len && ((*s)[len - 1] == ' ' || (*s)[len - 1] == '\t'))
+        len--;
+    return len;
+}
+
+/* A B3 trace id (16 or 32 hex, either case, not all zero) into t->trace_id;
+ * a 64-bit id becomes a W3C id by left-padding with zeros. */
+static bool b3_trace_id(const char *s, size_t n, struct trace *t)
+{
     if ((n != 16 && n != 32) || !hexrun(s, n, true) || all_zero(s, n))
         return false;
-    /* a 64-bit B3 id becomes a W3C id by left-padding with zeros */
     memset(t->trace_id, '0', 32);
     for (size_t i = 0; i < n; i++)
         t->trace_id[32 - n + i] = (char)(s[i] | 0x20);
-    if (n < len && len - n - 1 >= 16 && hexrun(s + n + 1, 16, true)) {
-        for (size_t i = 0; i < 16; i++)
-            t->parent_id[i] = (char)(s[n + 1 + i] | 0x20);
+    return true;
+}
+
+static bool b3_span_id(const char *s, size_t n, char out[17])
+{
+    if (n != 16 || !hexrun(s, n, true) || all_zero(s, n))
+        return false;
+    for (size_t i = 0; i < 16; i++)
+        out[i] = (char)(s[i] | 0x20);
+    out[16] = '\0';
+    return true;
+}
+
+bool trace_parse_b3(const char *s, size_t len, struct trace *t)
+{
+    memset(t, 0, sizeof(*t));
+    len = trim(&s, len);
+    /* split into at most four '-'-separated fields */
+    const char *f[4];
+    size_t fl[4], nf = 0, start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == '-') {
+            if (nf == 4)
+                return false;
+            f[nf] = s + start;
+            fl[nf++] = i - start;
+            start = i + 1;
+        }
     }
-    t->flags = 1;
+    if (nf < 2 || !b3_trace_id(f[0], fl[0], t) || !b3_span_id(f[1], fl[1], t->parent_id))
+        return false;
+    t->flags = 1; /* deferred: sampled */
+    if (nf >= 3) {
+        if (fl[2] != 1 || (f[2][0] != '0' && f[2][0] != '1' && f[2][0] != 'd'))
+            return false;
+        t->flags = f[2][0] == '0' ? 0 : 1;
+    }
+    if (nf == 4) {
+        char parent[17];
+        if (!b3_span_id(f[3], fl[3], parent))
+            return false; /* the caller's parent: checked, not kept */
+    }
+    t->valid = true;
+    return true;
+}
+
+static bool is_word(const char *s, size_t n, const char *w)
+{
+    return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+bool trace_parse_b3_multi(const char *trace_id, size_t trace_len, const char *span_id, size_t span_len,
+                          const char *sampled, size_t sampled_len, const char *flags, size_t flags_len,
+                          struct trace *t)
+{
+    memset(t, 0, sizeof(*t));
+    trace_len = trim(&trace_id, trace_len);
+    span_len = trim(&span_id, span_len);
+    sampled_len = trim(&sampled, sampled_len);
+    flags_len = trim(&flags, flags_len);
+    if (!b3_trace_id(trace_id, trace_len, t))
+        return false;
+    if (span_len && !b3_span_id(span_id, span_len, t->parent_id))
+        return false;
+    t->flags = 1; /* deferred: sampled */
+    if (sampled_len) {
+        if (is_word(sampled, sampled_len, "0") || is_word(sampled, sampled_len, "false"))
+            t->flags = 0;
+        else if (!is_word(sampled, sampled_len, "1") && !is_word(sampled, sampled_len, "true"))
+            return false;
+    }
+    if (flags_len) {
+        if (!is_word(flags, flags_len, "1"))
+            return false;
+        t->flags = 1; /* debug implies sampled */
+    }
     t->valid = true;
     return true;
 }

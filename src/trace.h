@@ -20,9 +20,21 @@ struct trace {
  * fields). Returns true and fills *t when valid. */
 bool trace_parse_traceparent(const char *s, size_t len, struct trace *t);
 
-/* Parses a B3 trace id: the X-B3-TraceId value (16 or 32 hex) or the first
- * field of a b3 single header ("traceid-spanid[-sampled[-parent]]"). */
+/* Parses a b3 single header, "traceid-spanid[-sampled[-parentspanid]]"
+ * (traceid 16 or 32 hex, spanid 16 hex, sampled 0, 1 or d). The span id
+ * becomes the parent of ours; sampled 0 clears the sampled flag, 1 and d
+ * (debug) set it, and an absent one (deferred) sets it: primed samples
+ * everything. "0" alone (deny, no ids) and other shapes are no trace.
+ * Returns true and fills *t when valid. */
 bool trace_parse_b3(const char *s, size_t len, struct trace *t);
+
+/* Parses the multi-header B3 form: X-B3-TraceId (required, 16 or 32 hex),
+ * X-B3-SpanId (16 hex, or absent), X-B3-Sampled ("1"/"0", or the legacy
+ * "true"/"false"; absent: deferred, sampled) and X-B3-Flags ("1": debug,
+ * sampled). A value of length 0 is absent. Returns true when valid. */
+bool trace_parse_b3_multi(const char *trace_id, size_t trace_len, const char *span_id, size_t span_len,
+                          const char *sampled, size_t sampled_len, const char *flags, size_t flags_len,
+                          struct trace *t);
 
 /* Writes "00-<trace>-<span>-<flags>" (55 chars + NUL) continuing t with a new
  * span id. Returns 55. */

@@ -241,9 +241,25 @@ static void access_log(struct worker *w, const struct conn *c, int status, size_
 {
     const struct http_req *rq = &c->http.req;
     alog_printf(&w->alog, "ts=%s worker=%u method=%s path=%s status=%d bytes=%zu dur_us=%" PRIu64 " trace_id=%s",
-                w->iso_time, w->id, llhttp_method_name((llhttp_method_t)rq->method),
+                w->iso_time, w->id, rq->has_method ? llhttp_method_name((llhttp_method_t)rq->method) : "-",
                 route_name((enum route_id)rq->route.id), status, bytes, dur_ns / 1000,
                 tr && tr->valid ? tr->trace_id : "-");
+}
+
+/* The request's trace context: traceparent, else a single b3 header, else
+ * the X-B3-* headers. An overlong value (length cap + 1) is no trace. */
+static void request_trace(const struct http_req *rq, struct trace *tr)
+{
+    memset(tr, 0, sizeof(*tr));
+    if (rq->traceparent_len && rq->traceparent_len <= sizeof(rq->traceparent))
+        trace_parse_traceparent(rq->traceparent, rq->traceparent_len, tr);
+    if (!tr->valid && rq->b3_len && rq->b3_len <= sizeof(rq->b3))
+        trace_parse_b3(rq->b3, rq->b3_len, tr);
+    if (!tr->valid && rq->xb3_trace_len && rq->xb3_trace_len <= sizeof(rq->xb3_trace) &&
+        rq->xb3_span_len <= sizeof(rq->xb3_span) && rq->xb3_sampled_len <= sizeof(rq->xb3_sampled) &&
+        rq->xb3_flags_len <= sizeof(rq->xb3_flags))
+        trace_parse_b3_multi(rq->xb3_trace, rq->xb3_trace_len, rq->xb3_span, rq->xb3_span_len, rq->xb3_sampled,
+                             rq->xb3_sampled_len, rq->xb3_flags, rq->xb3_flags_len, tr);
 }
 
 /* Queues one response in c's buffer (body from r, or from ext_body when not
@@ -255,10 +271,7 @@ static void respond(struct worker *w, struct conn *c, struct resp *r, char *ext_
     char extra[256];
     size_t elen = 0;
     extra[0] = '\0';
-    if (rq->traceparent_len && rq->traceparent_len < HTTP_TRACE_MAX)
-        trace_parse_traceparent(rq->traceparent, rq->traceparent_len, &tr);
-    if (!tr.valid && rq->b3_len && rq->b3_len < HTTP_TRACE_MAX)
-        trace_parse_b3(rq->b3, rq->b3_len, &tr);
+    request_trace(rq, &tr);
     if (tr.valid) {
         char tp[56];
         trace_format_traceparent(&tr, rng_next(w), tp);
@@ -497,11 +510,20 @@ static void respond_refusal(struct worker *w, struct conn *c, int status, enum b
         [BAD_BODY_TOO_LARGE] = "request body too large\n",
         [BAD_TIMEOUT] = "request not received in time\n",
         [BAD_QUERY] = "bad query\n",
+        [BAD_FRAMING] = "malformed request: every line of a head must end in CRLF\n",
+        [BAD_HOST] = "exactly one Host header is required (RFC 9112 3.2)\n",
+        [BAD_EXPECT] = "expectation not supported (only 100-continue)\n",
     };
     metrics_add(&w->metrics.bad[why], 1);
-    /* the request was never routed: account it under "other" */
-    memset(&c->http.req, 0, offsetof(struct http_req, traceparent));
-    c->http.req.route.id = ROUTE_OTHER;
+    /* the request was never routed: account it under "other"; its method,
+     * when the request line got that far, stays for the access log */
+    struct http_req *rq = &c->http.req;
+    uint8_t method = rq->method;
+    bool has_method = rq->has_method;
+    memset(rq, 0, offsetof(struct http_req, traceparent_len));
+    rq->method = method;
+    rq->has_method = has_method;
+    rq->route.id = ROUTE_OTHER;
     c->req_start_ns = mono_ns();
     metrics_gauge_add(&w->metrics.in_flight, 1);
     respond_text(w, c, status, bodies[why] ? bodies[why] : "bad request\n", false);

@@ -66,12 +66,12 @@ Test(http, split_at_every_byte_boundary)
 
 Test(http, pauses_at_message_boundary)
 {
-    const char *r = "GET /healthz HTTP/1.1\r\n\r\nGET /readyz HTTP/1.1\r\n\r\n";
+    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\n\r\nGET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
     struct http h;
     http_init(&h, &lim);
     size_t pos = 0;
     cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
-    cr_assert_eq(pos, strlen("GET /healthz HTTP/1.1\r\n\r\n"));
+    cr_assert_eq(pos, strlen("GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n"));
     cr_assert_eq(h.req.route.id, ROUTE_HEALTHZ);
     cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
     cr_assert_eq(h.req.route.id, ROUTE_READYZ);
@@ -91,7 +91,7 @@ Test(http, pipelined_batch_of_50)
 
 Test(http, body_is_read_and_dropped)
 {
-    const char *r = "POST /healthz HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /readyz HTTP/1.1\r\n\r\n";
+    const char *r = "POST /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 3, &q), 2);
     cr_assert_eq(q.route.id, ROUTE_READYZ);
@@ -99,8 +99,8 @@ Test(http, body_is_read_and_dropped)
 
 Test(http, chunked_body_is_read_and_dropped)
 {
-    const char *r = "POST /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
-                    "GET /readyz HTTP/1.1\r\n\r\n";
+    const char *r = "POST /healthz HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                    "GET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
     cr_assert_eq(feed_all(r, strlen(r), 2, NULL), 2);
 }
 
@@ -113,20 +113,140 @@ Test(http, keep_alive_semantics)
     const char *b = "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
     cr_assert_eq(feed_all(b, strlen(b), 100, &q), 1);
     cr_assert(q.keep_alive);
-    const char *c = "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n";
+    const char *c = "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
     cr_assert_eq(feed_all(c, strlen(c), 100, &q), 1);
     cr_assert_not(q.keep_alive);
 }
 
 Test(http, trace_headers_are_captured_case_insensitively)
 {
-    const char *r = "GET /healthz HTTP/1.1\r\nTRACEPARENT: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
+    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nTRACEPARENT: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
                     "x-b3-traceid: 463ac35c9f6413ad\r\n\r\n";
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 5, &q), 1);
     cr_assert_eq(q.traceparent_len, 55);
     cr_assert(memcmp(q.traceparent, "00-4bf92f", 9) == 0);
-    cr_assert_eq(q.b3_len, 16);
+    cr_assert_eq(q.b3_len, 0, "X-B3-TraceId must not land in the b3 buffer");
+    cr_assert_eq(q.xb3_trace_len, 16);
+}
+
+Test(http, b3_forms_get_their_own_buffers)
+{
+    /* a 16-hex X-B3-TraceId beside a single b3 header: both kept apart */
+    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad\r\nX-B3-SpanId: e457b5a2e4d86bd1\r\n"
+                    "X-B3-Sampled: 0\r\nb3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90\r\n\r\n";
+    struct http_req q;
+    cr_assert_eq(feed_all(r, strlen(r), 3, &q), 1);
+    cr_assert_eq(q.b3_len, 68);
+    cr_assert(memcmp(q.b3, "80f198ee", 8) == 0);
+    cr_assert_eq(q.xb3_trace_len, 16);
+    cr_assert_eq(q.xb3_span_len, 16);
+    cr_assert_eq(q.xb3_sampled_len, 1);
+    cr_assert_eq(q.xb3_sampled[0], '0');
+    /* an overlong value is marked (cap + 1), never truncated */
+    const char *o = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad463ac35c9f6413ad00\r\n\r\n";
+    cr_assert_eq(feed_all(o, strlen(o), 4096, &q), 1);
+    cr_assert_eq(q.xb3_trace_len, HTTP_B3_ID_MAX + 1);
+}
+
+/* Every bare CR and every bare LF where RFC 9112 wants CRLF, and obs-fold:
+ * 400 (BAD_FRAMING or llhttp's own refusal), whatever the receive splits. */
+Test(http, refuses_bare_cr_and_bare_lf)
+{
+    static const char *const cases[] = {
+        /* CVE-2023-30589's shape: a bare CR ends a header line and hides a TE */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nX: \rxTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: a\r\n\rZ",
+        "GET /healthz HTTP/1.1\r\nHost: a\r\n\n",                      /* bare LF as the empty line */
+        "GET /healthz HTTP/1.1\nHost: a\r\n\r\n",                      /* bare LF after the request line */
+        "GET /healthz HTTP/1.1\r\nHost: a\n\r\n",                      /* bare LF after a field */
+        "GET /healthz HTTP/1.1\rHost: a\r\n\r\n",                      /* bare CR after the request line */
+        "GET /healthz HTTP/1.1\r\nHost: a\rX: b\r\n\r\n",              /* bare CR inside the head */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",       /* obs-fold */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\nX: a\r\n\tb\r\n\r\n",     /* obs-fold with a tab */
+        "GET /healthz HTTP/1.1\r\n Host: a\r\n\r\n",                  /* whitespace before the first field */
+        "\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",                 /* a bare LF as the leading empty line */
+        "\r\rGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",               /* a bare CR before the request line */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\rx\r\n0\r\n\r\n",   /* chunk size line */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\nx\r\n0\r\n\r\n",   /* chunk size line, LF */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\rX0\r\n\r\n", /* after chunk data */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\n0\r\n\r\n",  /* after chunk data, LF */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\n", /* bare LF ends the trailers */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\n\r\n",     /* in a trailer */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\r\n u\r\n\r\n", /* obs-fold in a trailer */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\r\n\rX",     /* bare CR ends the trailers */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n",       /* bare LF between messages */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = strlen(cases[i]);
+        for (size_t chunk = 1; chunk <= len; chunk++) {
+            int r = feed_all(cases[i], len, chunk, NULL); /* the last answers one first */
+            cr_assert_eq(r, -400, "case %zu (chunk %zu): got %d", i, chunk, r);
+        }
+    }
+}
+
+/* What stays lenient: empty lines (CRLF) before a request line, trailers,
+ * whitespace around field values, obs-text in values. */
+Test(http, tolerates_what_rfc_9112_allows)
+{
+    static const struct {
+        const char *req;
+        int msgs;
+    } cases[] = {
+        {"\r\n\r\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", 1},
+        {"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", 2},
+        {"GET /healthz HTTP/1.1\r\nHost:  a \t\r\nX:\tb\r\n\r\n", 1},
+        {"GET /healthz HTTP/1.1\r\nHost: a\r\nX: \xff\x80\r\n\r\n", 1},
+        {"POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;ext=1\r\nx\r\n0\r\nT: t\r\nU: u\r\n\r\n"
+         "GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", 2},
+        {"GET /healthz HTTP/1.0\r\n\r\n", 1}, /* HTTP/1.0 needs no Host */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = strlen(cases[i].req);
+        for (size_t chunk = 1; chunk <= len; chunk++)
+            cr_assert_eq(feed_all(cases[i].req, len, chunk, NULL), cases[i].msgs, "case %zu (chunk %zu)", i, chunk);
+    }
+}
+
+Test(http, host_is_required_once_in_http_1_1)
+{
+    const char *none = "GET /healthz HTTP/1.1\r\n\r\n";
+    const char *two = "GET /healthz HTTP/1.1\r\nHost: a\r\nHOST: b\r\n\r\n";
+    const char *two10 = "GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n";
+    const char *empty = "GET /healthz HTTP/1.1\r\nHost:\r\n\r\n"; /* RFC 9112 3.2: empty is allowed */
+    struct http h;
+    size_t pos = 0;
+    http_init(&h, &lim);
+    cr_assert_eq(http_feed(&h, none, &pos, strlen(none)), HTTP_ERROR);
+    cr_assert_eq(h.err_status, 400);
+    cr_assert_eq(h.bad, BAD_HOST);
+    cr_assert_eq(feed_all(two, strlen(two), 4096, NULL), -400);
+    cr_assert_eq(feed_all(two10, strlen(two10), 4096, NULL), -400);
+    cr_assert_eq(feed_all(empty, strlen(empty), 4096, NULL), 1);
+}
+
+Test(http, expect_100_continue_answers_at_the_head)
+{
+    const char *r = "POST /example HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-Continue\r\n\r\n";
+    struct http h;
+    size_t pos = 0;
+    http_init(&h, &lim);
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG, "the head alone is enough to answer");
+    cr_assert(h.req.early);
+    cr_assert_not(h.req.keep_alive);
+    cr_assert_eq(h.req.route.status, 405);
+    cr_assert_eq(pos, strlen(r));
+    /* no body: the expectation is moot and the request an ordinary one */
+    const char *nobody = "GET /healthz HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n";
+    struct http_req q;
+    cr_assert_eq(feed_all(nobody, strlen(nobody), 4096, &q), 1);
+    cr_assert_not(q.early);
+    cr_assert(q.keep_alive);
+    const char *other = "POST /example HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 200-ok\r\n\r\nhello";
+    cr_assert_eq(feed_all(other, strlen(other), 4096, NULL), -417);
+    const char *twice = "GET /healthz HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nExpect: 100-continue\r\n\r\n";
+    cr_assert_eq(feed_all(twice, strlen(twice), 4096, NULL), -417);
 }
 
 struct bad_case {
@@ -140,22 +260,22 @@ Test(http, refuses_bad_input)
     static const struct bad_case cases[] = {
         {"garbage", "HELLO\r\n\r\n", 400},
         {"bad version", "GET / HTTP/9.9\r\n\r\n", 400},
-        {"header without colon", "GET / HTTP/1.1\r\nBad Header\r\n\r\n", 400},
-        {"cl and te", "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
-        {"bad cl", "POST / HTTP/1.1\r\nContent-Length: abc\r\n\r\n", 400},
-        {"two cl", "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400},
-        {"negative cl", "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400},
-        {"space in header name", "GET / HTTP/1.1\r\nHo st: x\r\n\r\n", 400},
-        {"nul in url", "GET /a\0b HTTP/1.1\r\n\r\n", 400},
+        {"header without colon", "GET / HTTP/1.1\r\nHost: h\r\nBad Header\r\n\r\n", 400},
+        {"cl and te", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+        {"bad cl", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n", 400},
+        {"two cl", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400},
+        {"negative cl", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400},
+        {"space in header name", "GET / HTTP/1.1\r\nHost: h\r\nHo st: x\r\n\r\n", 400},
+        {"nul in url", "GET /a\0b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
         {"bare lf in header", "GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", 400},
-        {"bad chunk size", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
-        {"url too long", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\n\r\n", 414},
-        {"body over limit by cl", "POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n", 413},
+        {"bad chunk size", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
+        {"url too long", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: h\r\n\r\n", 414},
+        {"body over limit by cl", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 101\r\n\r\n", 413},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t len = strlen(cases[i].req);
         if (strcmp(cases[i].name, "nul in url") == 0)
-            len = 22;
+            len = 31; /* strlen stops at the NUL */
         for (size_t chunk = 1; chunk <= len; chunk += (chunk < 4 ? 1 : 7)) {
             int r = feed_all(cases[i].req, len, chunk, NULL);
             cr_assert_eq(r, -cases[i].status, "%s (chunk %zu): got %d", cases[i].name, chunk, r);
@@ -166,7 +286,7 @@ Test(http, refuses_bad_input)
 Test(http, chunked_body_over_limit_is_413)
 {
     char req[512];
-    int n = snprintf(req, sizeof(req), "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n70\r\n");
+    int n = snprintf(req, sizeof(req), "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n70\r\n");
     memset(req + n, 'x', 0x70);
     cr_assert_eq(feed_all(req, (size_t)n + 0x70, 4096, NULL), -413);
 }
@@ -178,7 +298,7 @@ Test(http, url_offsets_survive_a_shift)
     struct http h;
     http_init(&h, &lim);
     const char *part1 = "GET /exa";
-    const char *part2 = "mple HTTP/1.1\r\n\r\n";
+    const char *part2 = "mple HTTP/1.1\r\nHost: h\r\n\r\n";
     memcpy(buf, "XXXX", 4); /* 4 bytes of an earlier, answered message */
     memcpy(buf + 4, part1, strlen(part1));
     size_t pos = 4, len = 4 + strlen(part1);
@@ -208,7 +328,7 @@ Test(http, compact_after_empty_lines_between_messages)
     uint32_t len = 0, pos = 0, start = 0;
     struct http h;
     http_init(&h, &lim);
-    const char *steps[] = {"GET /healthz HTTP/1.1\r\n\r\n", "\r\n", "\r\nGET /exa", "mple HTTP/1.1\r\n\r\n"};
+    const char *steps[] = {"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n", "\r\n", "\r\nGET /exa", "mple HTTP/1.1\r\nHost: h\r\n\r\n"};
     int msgs = 0;
     for (size_t i = 0; i < 4; i++) {
         memcpy(buf + len, steps[i], strlen(steps[i]));
@@ -234,7 +354,7 @@ Test(http, compact_after_empty_lines_between_messages)
 
 Test(http, bytes_after_an_upgrade_are_dropped)
 {
-    const char *r = "GET /healthz HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nGET /readyz HTTP/1.1\r\n\r\n";
+    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nGET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
     struct http h;
     http_init(&h, &lim);
     size_t pos = 0;

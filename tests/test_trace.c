@@ -52,16 +52,64 @@ Test(trace, continues_with_a_new_span)
     cr_assert(trace_parse_traceparent(out, strlen(out), &back));
 }
 
-Test(trace, b3_ids)
+Test(trace, b3_single_forms)
 {
     struct trace t;
-    cr_assert(trace_parse_b3("463ac35c9f6413ad", 16, &t));
-    cr_assert_str_eq(t.trace_id, "0000000000000000463ac35c9f6413ad");
     const char *single = "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1";
     cr_assert(trace_parse_b3(single, strlen(single), &t));
     cr_assert_str_eq(t.trace_id, "80f198ee56343ba864fe8b2a57d3eff7");
     cr_assert_str_eq(t.parent_id, "e457b5a2e4d86bd1");
-    cr_assert_not(trace_parse_b3("0", 1, &t));
-    cr_assert_not(trace_parse_b3("xyz", 3, &t));
-    cr_assert_not(trace_parse_b3("0000000000000000", 16, &t));
+    cr_assert_eq(t.flags, 1);
+    /* the longest valid form: 68 characters, with the parent span id */
+    const char *full = "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90";
+    cr_assert_eq(strlen(full), 68);
+    cr_assert(trace_parse_b3(full, strlen(full), &t));
+    cr_assert_str_eq(t.parent_id, "e457b5a2e4d86bd1");
+    const char *unsampled = "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-0";
+    cr_assert(trace_parse_b3(unsampled, strlen(unsampled), &t));
+    cr_assert_eq(t.flags, 0, "sampled=0 must stay unsampled");
+    const char *debug = "463ac35c9f6413ad-e457b5a2e4d86bd1-d";
+    cr_assert(trace_parse_b3(debug, strlen(debug), &t));
+    cr_assert_str_eq(t.trace_id, "0000000000000000463ac35c9f6413ad");
+    cr_assert_eq(t.flags, 1);
+    const char *deferred = "463ac35c9f6413ad-e457b5a2e4d86bd1";
+    cr_assert(trace_parse_b3(deferred, strlen(deferred), &t));
+    cr_assert_eq(t.flags, 1);
+}
+
+Test(trace, b3_single_rejects)
+{
+    static const char *const bad[] = {
+        "0", "1", "d", "xyz", "463ac35c9f6413ad", /* no span id */
+        "0000000000000000-e457b5a2e4d86bd1-1",
+        "463ac35c9f6413ad-0000000000000000-1",
+        "463ac35c9f6413ad-e457b5a2e4d86bd-1",
+        "463ac35c9f6413ad-e457b5a2e4d86bd1-2",
+        "463ac35c9f6413ad-e457b5a2e4d86bd1-1-xyz",
+        "463ac35c9f6413ad-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90-extra",
+        "463ac35c9f6413a-e457b5a2e4d86bd1-1",
+    };
+    struct trace t;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_not(trace_parse_b3(bad[i], strlen(bad[i]), &t), "accepted '%s'", bad[i]);
+}
+
+Test(trace, b3_multi_headers)
+{
+    struct trace t;
+    cr_assert(trace_parse_b3_multi("463ac35c9f6413ad", 16, "", 0, "", 0, "", 0, &t));
+    cr_assert_str_eq(t.trace_id, "0000000000000000463ac35c9f6413ad");
+    cr_assert_eq(t.flags, 1);
+    cr_assert(trace_parse_b3_multi("80F198EE56343BA864FE8B2A57D3EFF7", 32, "e457b5a2e4d86bd1", 16, "0", 1, "", 0, &t));
+    cr_assert_str_eq(t.trace_id, "80f198ee56343ba864fe8b2a57d3eff7");
+    cr_assert_str_eq(t.parent_id, "e457b5a2e4d86bd1");
+    cr_assert_eq(t.flags, 0);
+    cr_assert(trace_parse_b3_multi("463ac35c9f6413ad", 16, "e457b5a2e4d86bd1", 16, "false", 5, "", 0, &t));
+    cr_assert_eq(t.flags, 0);
+    cr_assert(trace_parse_b3_multi("463ac35c9f6413ad", 16, "e457b5a2e4d86bd1", 16, "0", 1, "1", 1, &t));
+    cr_assert_eq(t.flags, 1, "X-B3-Flags: 1 (debug) is sampled");
+    cr_assert_not(trace_parse_b3_multi("", 0, "e457b5a2e4d86bd1", 16, "1", 1, "", 0, &t));
+    cr_assert_not(trace_parse_b3_multi("463ac35c9f6413ad", 16, "xyz", 3, "1", 1, "", 0, &t));
+    cr_assert_not(trace_parse_b3_multi("463ac35c9f6413ad", 16, "e457b5a2e4d86bd1", 16, "yes", 3, "", 0, &t));
+    cr_assert_not(trace_parse_b3_multi("0000000000000000", 16, "", 0, "", 0, "", 0, &t));
 }

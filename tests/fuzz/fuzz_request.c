@@ -98,12 +98,21 @@ static void check_trace(const struct trace *t, bool ok, const char *what)
 static void trace_for(const struct http_req *rq, struct trace *tr, uint64_t span)
 {
     memset(tr, 0, sizeof(*tr));
-    if (rq->traceparent_len > HTTP_TRACE_MAX || rq->b3_len > HTTP_TRACE_MAX)
-        FAIL("trace header length %u/%u over HTTP_TRACE_MAX", rq->traceparent_len, rq->b3_len);
-    if (rq->traceparent_len && rq->traceparent_len < HTTP_TRACE_MAX)
+    if (rq->traceparent_len > sizeof(rq->traceparent) + 1 || rq->b3_len > sizeof(rq->b3) + 1 ||
+        rq->xb3_trace_len > sizeof(rq->xb3_trace) + 1 || rq->xb3_span_len > sizeof(rq->xb3_span) + 1 ||
+        rq->xb3_sampled_len > sizeof(rq->xb3_sampled) + 1 || rq->xb3_flags_len > sizeof(rq->xb3_flags) + 1)
+        FAIL("trace header length over its cap + 1");
+    if (rq->traceparent_len && rq->traceparent_len <= sizeof(rq->traceparent))
         check_trace(tr, trace_parse_traceparent(rq->traceparent, rq->traceparent_len, tr), "traceparent");
-    if (!tr->valid && rq->b3_len && rq->b3_len < HTTP_TRACE_MAX)
+    if (!tr->valid && rq->b3_len && rq->b3_len <= sizeof(rq->b3))
         check_trace(tr, trace_parse_b3(rq->b3, rq->b3_len, tr), "b3");
+    if (!tr->valid && rq->xb3_trace_len && rq->xb3_trace_len <= sizeof(rq->xb3_trace) &&
+        rq->xb3_span_len <= sizeof(rq->xb3_span) && rq->xb3_sampled_len <= sizeof(rq->xb3_sampled) &&
+        rq->xb3_flags_len <= sizeof(rq->xb3_flags))
+        check_trace(tr,
+                    trace_parse_b3_multi(rq->xb3_trace, rq->xb3_trace_len, rq->xb3_span, rq->xb3_span_len,
+                                         rq->xb3_sampled, rq->xb3_sampled_len, rq->xb3_flags, rq->xb3_flags_len, tr),
+                    "x-b3");
     if (tr->valid) {
         char tp[56];
         int n = trace_format_traceparent(tr, span, tp);
@@ -220,6 +229,8 @@ static void handle_request(struct fconn *c)
     const struct http_req *rq = &c->http.req;
     const struct route_result *rt = &rq->route;
     bool ka = rq->keep_alive && !c->http.upgrade;
+    if (rq->early && ka)
+        FAIL("an early answer (Expect: 100-continue) must close the connection");
     if (rt->id >= ROUTE__COUNT)
         FAIL("route id %u", rt->id);
     switch (rt->status) {
@@ -259,13 +270,13 @@ static void handle_request(struct fconn *c)
 
 static void refuse(struct fconn *c, int status)
 {
-    static const int allowed[] = {400, 413, 414, 431};
+    static const int allowed[] = {400, 413, 414, 417, 431};
     bool ok = false;
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
         ok |= status == allowed[i];
     if (!ok)
         FAIL("refusal with status %d", status);
-    memset(&c->http.req, 0, offsetof(struct http_req, traceparent));
+    memset(&c->http.req, 0, offsetof(struct http_req, traceparent_len));
     c->http.req.route.id = ROUTE_OTHER;
     respond(c, status, "malformed request\n", false);
 }

@@ -1,0 +1,77 @@
+/* itest.c - the integration suites' shared steps (itest.h). */
+#include "itest.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct harness_srv srv;
+
+void fini(void)
+{
+    harness_kill(&srv);
+}
+
+void up_env(const char *const *args, const char *const *env)
+{
+    const char *all[48] = {"--threads", "2", "--bits", "64"};
+    int n = 4;
+    for (int i = 0; args && args[i] && n < 47; i++)
+        all[n++] = args[i];
+    all[n] = NULL;
+    int r = harness_start(&srv, all, env);
+    cr_assert_eq(r, 0, "server did not start: %s\nstderr:\n%s", strerror(-r), srv.err);
+}
+
+void up(const char *const *args)
+{
+    up_env(args, NULL);
+}
+
+void down(void)
+{
+    int st = harness_stop(&srv, 10000);
+    cr_assert_eq(st, 0, "exit status %d after SIGTERM; stderr:\n%s", st, srv.err);
+}
+
+void conn(struct harness_conn *c)
+{
+    int r = harness_connect(c, srv.port);
+    cr_assert_eq(r, 0, "connect to port %d: %s", srv.port, strerror(-r));
+}
+
+void send_str(struct harness_conn *c, const char *s)
+{
+    int r = harness_send_str(c, s, T_IO);
+    cr_assert_eq(r, 0, "send: %s", strerror(-r));
+}
+
+void read_resp(struct harness_conn *c, struct harness_resp *r, bool head)
+{
+    int x = harness_read_response(c, r, head, T_IO);
+    cr_assert_eq(x, 1, "read response: %s", x == 0 ? "EOF" : strerror(-x));
+}
+
+void expect_eof(struct harness_conn *c, const char *what)
+{
+    int r = harness_wait_eof(c, T_IO);
+    cr_assert_eq(r, 0, "%s: server did not close the connection (%s)", what,
+                 r == 1 ? "more data arrived" : strerror(-r));
+}
+
+const char *header(const struct harness_resp *r, const char *name)
+{
+    const char *v = harness_header(r, name);
+    return v ? v : "";
+}
+
+unsigned long hello_n(const struct harness_resp *r)
+{
+    cr_assert_eq(r->status, 200, "status %d, body %s", r->status, r->body ? r->body : "");
+    cr_assert(r->body && strncmp(r->body, "Hello_", 6) == 0, "body '%s'", r->body ? r->body : "(none)");
+    char *end;
+    unsigned long n = strtoul(r->body + 6, &end, 10);
+    cr_assert(*end == '\0' && n > 0, "body '%s'", r->body);
+    return n;
+}
