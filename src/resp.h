@@ -24,6 +24,20 @@
 
 #define RESP_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 
+/* Bounds of each part of a head, so that RESP_HEAD_MAX is one: a caller that
+ * keeps each part within its bound never gets 0 from resp_format() with
+ * RESP_HEAD_MAX + body bytes free (tests/test_resp.c fills every part to its
+ * bound and checks). */
+#define RESP_REASON_MAX 31  /* "Request Header Fields Too Large" */
+#define RESP_CTYPE_MAX 48   /* Content-Type values (the longest, /metrics', is 41) */
+#define RESP_ALLOW_MAX 32   /* Allow values ("GET, HEAD") */
+#define RESP_EXTRA_MAX 256  /* extra header lines: traceparent (70) + K-Revision (at most 141) */
+#define RESP_HEAD_MAX                                                                  \
+    (sizeof("HTTP/1.1 000 \r\nServer: primed\r\nDate: \r\n") - 1 + RESP_REASON_MAX +   \
+     RESP_DATE_LEN + sizeof("Content-Type: \r\n") - 1 + RESP_CTYPE_MAX +               \
+     sizeof("Allow: \r\n") - 1 + RESP_ALLOW_MAX + RESP_EXTRA_MAX +                     \
+     sizeof("Content-Length: 18446744073709551615\r\nConnection: keep-alive\r\n\r\n") - 1)
+
 /* Reason phrase of a status code ("Unknown" for codes not in the table). */
 const char *resp_reason(int status);
 

@@ -91,14 +91,22 @@ static void list_remove(struct conn *c)
     c->list = LIST_NONE;
 }
 
+/* Inserts c into a timer list in deadline order, scanning from the tail: most
+ * entries of a list share one timeout and arrive in order, so this is O(1)
+ * but for the few that do not (the drain's 1 s grace behind 60 s idle
+ * deadlines). expire_timers() relies on the order: it stops at the first
+ * entry not yet due. */
 static void list_append(struct worker *w, struct conn *c, int list, uint64_t deadline)
 {
     list_remove(c);
     struct conn *s = &w->lists[list];
-    c->prev = s->prev;
-    c->next = s;
-    s->prev->next = c;
-    s->prev = c;
+    struct conn *after = s->prev;
+    while (after != s && after->deadline_ms > deadline)
+        after = after->prev;
+    c->prev = after;
+    c->next = after->next;
+    after->next->prev = c;
+    after->next = c;
     c->list = (uint8_t)list;
     c->deadline_ms = deadline;
 }
@@ -137,7 +145,7 @@ static void paused_unlink(struct worker *w, struct conn *c)
 
 static void accept_update(struct worker *w)
 {
-    bool want = w->want_accept && !w->drain_seen && !w->throttled && w->open < w->max_open &&
+    bool want = w->want_accept && !w->drain_seen && !w->throttled && w->open + w->npark < w->max_open &&
                 w->now_ms >= w->accept_retry_ms;
     if (want && !w->accept_armed) {
         if (io_accept(&w->io, w->lfd) == 0)
@@ -166,7 +174,10 @@ static void conn_release(struct worker *w, struct conn *c)
     free(c->ext);
     c->ext = NULL;
     c->open = false;
-    c->flags = 0;
+    /* DEAD stays set until the slot is reused (conn_start, from the loop only):
+     * a caller that checks CONN_F_DEAD after a call that may have released
+     * the slot reads "dead", never a cleared slot. */
+    c->flags = CONN_F_DEAD;
     c->gen++;
     c->next = w->free_conns;
     w->free_conns = c;
@@ -268,7 +279,7 @@ static void respond(struct worker *w, struct conn *c, struct resp *r, char *ext_
 {
     struct http_req *rq = &c->http.req;
     struct trace tr = {0};
-    char extra[256];
+    char extra[RESP_EXTRA_MAX];
     size_t elen = 0;
     extra[0] = '\0';
     request_trace(rq, &tr);
@@ -288,6 +299,7 @@ static void respond(struct worker *w, struct conn *c, struct resp *r, char *ext_
         /* cannot happen: conn_process() keeps RESP_MAX free; refuse loudly */
         free(ext_body);
         log_msg("worker %u: response for status %d does not fit; closing", w->id, r->status);
+        metrics_gauge_add(&w->metrics.in_flight, -1); /* the request ends here, unanswered */
         conn_abort(w, c);
         return;
     }
@@ -379,9 +391,10 @@ static void respond_metrics(struct worker *w, struct conn *c)
 static void respond_ping(struct worker *w, struct conn *c)
 {
     struct server *s = w->srv;
-    char body[400];
+    char body[RESP_BODY_INLINE_MAX];
     uint64_t n = atomic_fetch_add_explicit(&s->ping_n, 1, memory_order_relaxed) + 1;
-    /* values come from the pod spec, not the request: still bounded */
+    /* values come from the pod spec, not the request: still bounded (at most
+     * 64 + 4 + 20 + 3 + 128 + 4 + 64 + 1 = 288 bytes) */
     snprintf(body, sizeof(body), "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", s->app, n, s->pod, s->ns);
     respond_text(w, c, 200, body, keep_alive(w, c));
 }
@@ -608,9 +621,15 @@ static void conn_rearm(struct worker *w, struct conn *c)
         }
     }
 
-    if (busy) {
-        list_remove(c); /* the server is working: no client timer runs */
+    if (busy || (!unsent && (c->flags & CONN_F_PAUSED))) {
+        /* the server is working, or holding the client back (backpressure):
+         * no client timer runs; overload is latency, never an abort */
+        list_remove(c);
     } else if (unsent) {
+        list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
+    } else if (c->http.in_message && c->http.head_done) {
+        /* a body: it may take long, but must make progress; each receive
+         * restarts the idle timer (the header timer is for the head alone) */
         list_append(w, c, LIST_IDLE, w->now_ms + w->cfg->idle_timeout_ms);
     } else if (c->http.in_message) {
         if (c->list != LIST_HEADER)
@@ -675,6 +694,50 @@ static void conn_start(struct worker *w, int fd)
     conn_rearm(w, c);
 }
 
+/* ---- connections over the limit ------------------------------------------ */
+
+/* A multishot accept is cancelled only when its cancel is submitted, at the
+ * next io_wait(): meanwhile the kernel may hand us every connection of the
+ * backlog (listen(SOMAXCONN)) at once. Those beyond --max-conns are parked:
+ * held open and unread, as if still in the backlog, and started in arrival
+ * order as slots free up (admit_parked(), from the loop). Closing them would
+ * reset clients that did nothing wrong. */
+#define PARK_MAX (SOMAXCONN + MAX_EVENTS)
+
+static void take_connection(struct worker *w, int fd)
+{
+    if (w->npark == 0 && w->open < w->max_open && have_slot(w)) {
+        conn_start(w, fd);
+        return;
+    }
+    if (w->npark < PARK_MAX) {
+        w->park[(w->park_head + w->npark) % PARK_MAX] = fd;
+        w->npark++;
+        return;
+    }
+    /* more than a whole backlog beyond the limit in one go: nothing left to
+     * hold it in; the client sees a reset */
+    close(fd);
+    if (w->now_ms >= w->accept_err_log_ms) {
+        log_msg("worker %u: %u connections open and %u waiting: closing a new one", w->id, w->open, w->npark);
+        w->accept_err_log_ms = w->now_ms + 1000;
+    }
+}
+
+/* Starts parked connections while slots are free. Called from the loop only,
+ * never from a path that may just have released a slot (whose callers may
+ * still look at it). */
+static void admit_parked(struct worker *w)
+{
+    while (w->npark && w->open < w->max_open && have_slot(w)) {
+        int fd = w->park[w->park_head];
+        w->park_head = (w->park_head + 1) % PARK_MAX;
+        w->npark--;
+        conn_start(w, fd);
+    }
+    accept_update(w);
+}
+
 /* ---- completions --------------------------------------------------------- */
 
 static void on_accept(struct worker *w, const struct io_event *ev)
@@ -684,12 +747,7 @@ static void on_accept(struct worker *w, const struct io_event *ev)
         w->accept_stop_sent = false;
     }
     if (ev->res >= 0) {
-        if (!have_slot(w)) {
-            /* only completions already in flight when accepting stopped get here */
-            close(ev->res);
-        } else {
-            conn_start(w, ev->res);
-        }
+        take_connection(w, ev->res);
     } else if (ev->res == -EMFILE || ev->res == -ENFILE || ev->res == -ENOBUFS || ev->res == -ENOMEM) {
         w->accept_retry_ms = w->now_ms + 100;
         if (w->now_ms >= w->accept_err_log_ms) {
@@ -798,6 +856,13 @@ static void unthrottle(struct worker *w)
             w->waitq_tail = NULL;
         c->qnext = NULL;
         c->flags &= (uint16_t)~CONN_F_WAITQ;
+        if (c->flags & CONN_F_DEAD) {
+            /* it died while it waited (its release waits on an operation
+             * still in flight): no prime for nobody */
+            metrics_gauge_add(&w->metrics.in_flight, -1);
+            conn_release(w, c);
+            continue;
+        }
         struct task *t = w->task_free;
         w->task_free = t->next;
         task_queue(w, c, t);
@@ -973,14 +1038,12 @@ static void drain_begin(struct worker *w)
         int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
         if (fd < 0)
             break;
-        if (!have_slot(w))
-            close(fd);
-        else
-            conn_start(w, fd);
+        take_connection(w, fd);
     }
     if (w->lfd >= 0 && (w->id == 0 || !w->cfg->shared_listener))
         close(w->lfd); /* a shared listener is worker 0's to close */
     w->lfd = -1;
+    admit_parked(w);
     /* Connections between requests are closed after a short grace: a
      * request may be on its way (or already in a receive we have not reaped);
      * the rest finish their request first and close after its response. */
@@ -1034,12 +1097,13 @@ static int worker_setup(struct worker *w)
 
     unsigned listening = cfg->listeners && cfg->listeners < w->srv->nworkers ? cfg->listeners : w->srv->nworkers;
     w->max_open = (cfg->max_conns + listening - 1) / listening;
-    w->nslots = w->max_open + 64; /* completions in flight when accepting stops */
+    w->nslots = w->max_open; /* accepts past it are parked (take_connection) */
     w->conns = calloc(w->nslots, sizeof(*w->conns));
+    w->park = malloc(PARK_MAX * sizeof(*w->park));
     size_t per = (size_t)cfg->max_header + WBUF_SIZE;
     /* calloc of this size is mmap'd: pages are touched only by connections in use */
     w->arena = calloc(w->nslots, per);
-    if (!w->conns || !w->arena) {
+    if (!w->conns || !w->arena || !w->park) {
         snprintf(w->init_why, sizeof(w->init_why), "allocate %u connection slots: out of memory", w->nslots);
         return -ENOMEM;
     }
@@ -1079,6 +1143,13 @@ static int worker_setup(struct worker *w)
 
 static void worker_teardown(struct worker *w)
 {
+    while (w->npark) { /* only after a drain timeout: nothing else is left */
+        close(w->park[w->park_head]);
+        w->park_head = (w->park_head + 1) % PARK_MAX;
+        w->npark--;
+    }
+    free(w->park);
+    w->park = NULL;
     if (w->cfg->access_log)
         alog_fini(&w->alog);
     prime_state_destroy(w->prime);
@@ -1149,13 +1220,15 @@ void *worker_main(void *arg)
             run_one_task(w);
         }
         expire_timers(w);
+        if (w->npark)
+            admit_parked(w);
         if (w->accept_retry_ms && w->now_ms >= w->accept_retry_ms) {
             w->accept_retry_ms = 0;
             accept_update(w);
         }
         if (!w->drain_seen && atomic_load_explicit(&w->srv->draining, memory_order_relaxed))
             drain_begin(w);
-        if (w->drain_seen && w->open == 0 && w->tasks_out == 0)
+        if (w->drain_seen && w->open == 0 && w->npark == 0 && w->tasks_out == 0)
             break;
     }
     worker_teardown(w);

@@ -30,10 +30,15 @@
 
 enum { LIST_NONE, LIST_IDLE, LIST_HEADER, LIST_LINGER, LIST__COUNT };
 
-/* Response buffer: every response primed writes fits in RESP_MAX, except
- * /metrics, whose body goes out from a heap buffer (conn->ext). */
+/* Response buffer: every response primed writes fits in RESP_MAX (a head
+ * within RESP_HEAD_MAX and an inline body within RESP_BODY_INLINE_MAX: the
+ * /ping body is the longest, at most 288 bytes), except /metrics, whose body
+ * goes out from a heap buffer (conn->ext). conn_process() parses the next
+ * request only while RESP_MAX bytes are free. */
 #define WBUF_SIZE 4096
-#define RESP_MAX 640
+#define RESP_BODY_INLINE_MAX 320
+#define RESP_MAX (RESP_HEAD_MAX + RESP_BODY_INLINE_MAX)
+_Static_assert(RESP_MAX <= WBUF_SIZE / 4, "a few pipelined responses fit the write buffer");
 
 struct conn {
     struct conn *prev, *next;  /* timer list links (intrusive), or free list (next) */
@@ -86,6 +91,8 @@ struct worker {
     uint32_t fresh;            /* slots [fresh, nslots) never used: not yet touched */
     struct conn *free_conns;   /* released slots, LIFO so the hot set stays small */
     unsigned open, max_open;
+    int *park;                 /* owned ring of accepted fds waiting for a slot (worker.c) */
+    unsigned park_head, npark;
     struct conn lists[LIST__COUNT]; /* sentinels of the timer lists */
 
     bool want_accept;          /* the worker wants connections */

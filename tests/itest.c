@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,4 +75,27 @@ unsigned long hello_n(const struct harness_resp *r)
     unsigned long n = strtoul(r->body + 6, &end, 10);
     cr_assert(*end == '\0' && n > 0, "body '%s'", r->body);
     return n;
+}
+
+bool built_with(const char *mode)
+{
+    const char *bin = getenv("PRIMED_TEST_BIN");
+    if (!bin || !*bin)
+        bin = getenv("PRIMED_BIN");
+    cr_assert(bin, "PRIMED_BIN is not set");
+    char cmd[1200], line[256];
+    snprintf(cmd, sizeof(cmd), "'%s' --version", bin);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "cannot run %s --version", bin);
+    bool found = false, seen = false;
+    while (fgets(line, sizeof(line), p)) {
+        char *b = strstr(line, "(built: ");
+        if (b) {
+            seen = true;
+            found = strstr(b, mode) != NULL;
+        }
+    }
+    pclose(p);
+    cr_assert(seen, "%s --version does not say which dispatch modes are built", bin);
+    return found;
 }

@@ -24,17 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "itest.h"
 
 #define REQS 40
 #define NCONN 3
-
-static struct harness_srv srv;
-
-static void fini(void)
-{
-    harness_kill(&srv);
-}
 
 struct threads {
     int n;
@@ -114,30 +107,6 @@ static void probe(struct harness_conn *c, const char *path)
 /* Finds two connections on the same worker (pigeonhole: 3 connections, 2
  * workers), streams REQS primes on each, and returns the share of the worker
  * CPU done by the busier thread and by the other one. */
-/* Whether the binary under test was built with a dispatch mode: the
- * lto-static and minimal profiles build only one ("built: ..." in --version). */
-static bool built_with(const char *mode)
-{
-    const char *bin = getenv("PRIMED_TEST_BIN");
-    if (!bin || !*bin)
-        bin = getenv("PRIMED_BIN");
-    cr_assert(bin, "PRIMED_BIN is not set");
-    char cmd[1200], line[256];
-    snprintf(cmd, sizeof(cmd), "'%s' --version", bin);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "cannot run %s --version", bin);
-    bool found = false, seen = false;
-    while (fgets(line, sizeof(line), p)) {
-        char *b = strstr(line, "(built: ");
-        if (b) {
-            seen = true;
-            found = strstr(b, mode) != NULL;
-        }
-    }
-    pclose(p);
-    cr_assert(seen, "%s --version does not say which dispatch modes are built", bin);
-    return found;
-}
 
 static void shared_worker_split(const char *mode, double *hi, double *lo)
 {

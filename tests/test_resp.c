@@ -58,3 +58,30 @@ Test(resp, reasons_and_date)
     resp_date(d, 0);
     cr_assert_str_eq(d, "Thu, 01 Jan 1970 00:00:00 GMT");
 }
+
+/* RESP_HEAD_MAX is a bound: every part at its own bound fits exactly. */
+Test(resp, head_max_is_a_bound)
+{
+    static char buf[RESP_HEAD_MAX + 1];
+    char ctype[RESP_CTYPE_MAX + 1], allow[RESP_ALLOW_MAX + 1], extra[RESP_EXTRA_MAX + 1];
+    memset(ctype, 'c', RESP_CTYPE_MAX);
+    ctype[RESP_CTYPE_MAX] = '\0';
+    memset(allow, 'a', RESP_ALLOW_MAX);
+    allow[RESP_ALLOW_MAX] = '\0';
+    memset(extra, 'x', RESP_EXTRA_MAX);
+    extra[RESP_EXTRA_MAX] = '\0';
+    struct resp r = {
+        .status = 431, /* the longest reason phrase */
+        .ctype = ctype,
+        .allow = allow,
+        .extra = extra,
+        .body_len = (size_t)-1, /* the longest Content-Length */
+        .keep_alive = true,
+        .head = true,
+    };
+    cr_assert_eq(strlen(resp_reason(431)), RESP_REASON_MAX);
+    size_t n = resp_format(buf, sizeof(buf), &r, date, true);
+    cr_assert_eq(n, RESP_HEAD_MAX, "head of %zu bytes, bound %zu", n, (size_t)RESP_HEAD_MAX);
+    /* and the metrics Content-Type is within its bound */
+    cr_assert_leq(strlen("text/plain; version=0.0.4; charset=utf-8"), RESP_CTYPE_MAX);
+}

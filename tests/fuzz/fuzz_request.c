@@ -36,9 +36,7 @@
 #include "route.h"
 #include "trace.h"
 
-/* From src/worker.h (not included: it pulls in liburing and the server). */
-#define WBUF_SIZE 4096
-#define RESP_MAX 640
+#include "worker.h" /* WBUF_SIZE, RESP_MAX */
 
 #define FAIL(...)                                      \
     do {                                               \

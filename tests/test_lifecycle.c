@@ -1,0 +1,268 @@
+/* test_lifecycle.c - a connection's life under limits and load, from raw
+ * sockets against the built binary: over --max-conns a connection waits, it
+ * is never accepted and reset; a paused or slow client is latency, not an
+ * abort; drain, bounded memory, start-up conflicts. Runs under every meson
+ * test setup (steal, inline, epoll).
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "itest.h"
+
+#define SURPLUS 150
+
+/* --max-conns 4 on one worker that is busy on a prime: 150 more clients
+ * connect and each sends one request. They wait in the kernel's backlog (or
+ * are held unread); every one is answered, none is accepted and then reset. */
+Test(lifecycle, over_max_conns_waits_never_resets, .fini = fini, .timeout = 120)
+{
+    up((const char *const[]){"--threads", "1", "--dispatch", "inline", "--max-conns", "4", NULL});
+    struct harness_conn busy;
+    conn(&busy);
+    send_str(&busy, "GET /example?bits=4096 HTTP/1.1\r\nHost: t\r\n\r\n");
+    harness_sleep_ms(100); /* the worker is inside the prime search now */
+    static struct harness_conn cs[SURPLUS];
+    for (int i = 0; i < SURPLUS; i++) {
+        conn(&cs[i]);
+        send_str(&cs[i], "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    }
+    int answered = 0, reset = 0, other = 0;
+    for (int i = 0; i < SURPLUS; i++) {
+        struct harness_resp r;
+        int x = harness_read_response(&cs[i], &r, false, 60000);
+        if (x == 1 && r.status == 200)
+            answered++;
+        else if (x == -ECONNRESET || x == 0)
+            reset++;
+        else
+            other++;
+        if (x == 1)
+            harness_resp_free(&r);
+        harness_close(&cs[i]);
+    }
+    struct harness_resp r;
+    read_resp(&busy, &r, false);
+    hello_n(&r);
+    harness_resp_free(&r);
+    harness_close(&busy);
+    cr_assert_eq(answered, SURPLUS, "%d of %d answered, %d reset or closed unanswered, %d other", answered,
+                 SURPLUS, reset, other);
+    down();
+}
+
+/* Backpressure (steal, --queue-max 1): while the only task slot is taken, a
+ * keep-alive client's next request waits unread. It must not be aborted by
+ * its idle timer meanwhile (that closes a socket with unread data: a reset). */
+Test(lifecycle, paused_connection_runs_no_timer, .fini = fini, .timeout = 120)
+{
+    if (!built_with("steal"))
+        cr_skip_test("built without the steal dispatch");
+    up((const char *const[]){"--threads", "2", "--listeners", "1", "--dispatch", "steal", "--queue-max", "1", "--idle-timeout", "0.2",
+                             NULL});
+    for (int attempt = 0;; attempt++) {
+        struct harness_conn a, b;
+        struct harness_resp r;
+        conn(&b);
+        send_str(&b, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+        read_resp(&b, &r, false);
+        harness_resp_free(&r);
+        conn(&a);
+        long long t0 = harness_now_ms();
+        send_str(&a, "GET /example?bits=4096 HTTP/1.1\r\nHost: t\r\n\r\n"); /* takes the only slot */
+        harness_sleep_ms(50);
+        send_str(&b, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"); /* answered; then b is paused */
+        read_resp(&b, &r, false);
+        harness_resp_free(&r);
+        send_str(&b, "GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n"); /* waits, unread */
+        int x = harness_read_response(&b, &r, false, 60000);
+        cr_assert_eq(x, 1, "the paused client got %s instead of its answer", x == 0 ? "EOF" : strerror(-x));
+        cr_assert_eq(r.status, 200);
+        harness_resp_free(&r);
+        x = harness_read_response(&a, &r, false, 60000); /* a 4096-bit prime: seconds */
+        cr_assert_eq(x, 1, "no prime within 60 s");
+        long long took = harness_now_ms() - t0;
+        hello_n(&r);
+        harness_resp_free(&r);
+        harness_close(&a);
+        harness_close(&b);
+        if (took >= 800)
+            break; /* the pause outlasted the idle timeout several times over */
+        cr_assert_lt(attempt, 5, "every 4096-bit prime took under 800 ms: the pause was never long enough");
+    }
+    down();
+}
+
+/* A body is read under the idle timer, restarted by each receive: a slow
+ * upload that keeps making progress is not a 408. */
+Test(lifecycle, slow_body_is_not_408, .fini = fini, .timeout = 60)
+{
+    up((const char *const[]){"--header-timeout", "0.5", NULL});
+    struct harness_conn c;
+    conn(&c);
+    send_str(&c, "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 8\r\n\r\n");
+    for (int i = 0; i < 8; i++) {
+        harness_sleep_ms(200); /* 1.6 s in all, over three header timeouts */
+        send_str(&c, "x");
+    }
+    struct harness_resp r;
+    read_resp(&c, &r, false);
+    cr_assert_eq(r.status, 405, "status %d (a 408 means the body ran under the header timer)", r.status);
+    harness_resp_free(&r);
+    harness_close(&c);
+    /* the head itself still has its deadline */
+    conn(&c);
+    send_str(&c, "GET /healthz HTTP/1.1\r\nHost: t\r\n");
+    read_resp(&c, &r, false);
+    cr_assert_eq(r.status, 408);
+    harness_resp_free(&r);
+    harness_close(&c);
+    down();
+}
+
+/* RESP_MAX is a bound: /ping with the longest names the server keeps, a
+ * trace header and a revision, pipelined so that the write buffer fills up to
+ * its limit, answers every request. */
+Test(lifecycle, longest_responses_fit, .fini = fini, .timeout = 60)
+{
+    static char pod[300], ns[300], app[300], rev[300], env[4][320];
+    memset(pod, 'p', 250);
+    memset(ns, 'n', 250);
+    memset(app, 'a', 250);
+    memset(rev, 'r', 250);
+    snprintf(env[0], sizeof(env[0]), "POD_NAME=%s", pod);
+    snprintf(env[1], sizeof(env[1]), "POD_NAMESPACE=%s", ns);
+    snprintf(env[2], sizeof(env[2]), "APP_NAME=%s", app);
+    snprintf(env[3], sizeof(env[3]), "K_REVISION=%s", rev);
+    up_env(NULL, (const char *const[]){env[0], env[1], env[2], env[3], NULL});
+    const char *one = "GET /ping HTTP/1.1\r\nHost: t\r\n"
+                      "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n";
+    for (int n = 1; n <= 12; n++) {
+        char req[4096] = "";
+        for (int i = 0; i < n; i++)
+            strcat(req, one);
+        struct harness_conn c;
+        conn(&c);
+        send_str(&c, req);
+        for (int i = 0; i < n; i++) {
+            struct harness_resp r;
+            int x = harness_read_response(&c, &r, false, T_IO);
+            cr_assert_eq(x, 1, "%d pipelined: response %d: %s", n, i + 1, x == 0 ? "EOF" : strerror(-x));
+            cr_assert_eq(r.status, 200);
+            harness_resp_free(&r);
+        }
+        harness_close(&c);
+    }
+    down();
+}
+
+/* B3 from a raw socket: sampled=0 stays unsampled; the 68-character single
+ * header is continued; X-B3-TraceId does not mix into b3. */
+Test(lifecycle, b3_is_continued_as_sent, .fini = fini, .timeout = 30)
+{
+    up(NULL);
+    static const struct {
+        const char *hdr;
+        const char *want; /* the traceparent's trace id and flags */
+    } cases[] = {
+        {"b3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-0\r\n", "80f198ee56343ba864fe8b2a57d3eff7 00"},
+        {"b3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90\r\n",
+         "80f198ee56343ba864fe8b2a57d3eff7 01"},
+        {"X-B3-TraceId: 463ac35c9f6413ad\r\nb3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1\r\n",
+         "80f198ee56343ba864fe8b2a57d3eff7 01"},
+        {"X-B3-TraceId: 463ac35c9f6413ad\r\nX-B3-SpanId: e457b5a2e4d86bd1\r\nX-B3-Sampled: 0\r\n",
+         "0000000000000000463ac35c9f6413ad 00"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct harness_resp r;
+        cr_assert_eq(harness_request(srv.port, "GET", "/healthz", cases[i].hdr, &r, T_IO), 1);
+        const char *tp = header(&r, "traceparent");
+        char got[64];
+        snprintf(got, sizeof(got), "%.32s %.2s", strlen(tp) == 55 ? tp + 3 : "-", strlen(tp) == 55 ? tp + 53 : "-");
+        cr_assert_str_eq(got, cases[i].want, "case %zu: traceparent '%s'", i, tp);
+        harness_resp_free(&r);
+    }
+    down();
+}
+
+/* The access log names the method of a refused request only when the request
+ * line got that far ("-" otherwise, not llhttp's method 0, DELETE). */
+Test(lifecycle, access_log_method_of_refusals, .fini = fini, .timeout = 30)
+{
+    up((const char *const[]){"--access-log", "1", NULL});
+    struct harness_conn c;
+    struct harness_resp r;
+    conn(&c);
+    send_str(&c, "HELLO\r\n\r\n");
+    read_resp(&c, &r, false);
+    cr_assert_eq(r.status, 400);
+    harness_resp_free(&r);
+    harness_close(&c);
+    conn(&c);
+    send_str(&c, "POST /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 999999999\r\n\r\n");
+    read_resp(&c, &r, false);
+    cr_assert_eq(r.status, 413);
+    harness_resp_free(&r);
+    harness_close(&c);
+    /* each worker flushes its log once a second */
+    for (long long end = harness_now_ms() + 3000; harness_now_ms() < end;) {
+        harness_pump(&srv, 100);
+        if (strstr(srv.out, "status=400") && strstr(srv.out, "status=413"))
+            break;
+    }
+    cr_assert(strstr(srv.out, "method=- path=other status=400"), "no 'method=-' line in:\n%s", srv.out);
+    cr_assert(strstr(srv.out, "method=POST path=other status=413"), "no 'method=POST' line in:\n%s", srv.out);
+    cr_assert_null(strstr(srv.out, "method=DELETE"), "a refusal logged as DELETE:\n%s", srv.out);
+    down();
+}
+
+/* A client that never reads: its socket is connected with a tiny receive
+ * buffer and /metrics is asked for n times, so a send stays in flight
+ * and the connection sits on the idle list with a --idle-timeout deadline. */
+static void stuck_reader(struct harness_conn *c, int n)
+{
+    c->buf = malloc(HARNESS_CONN_BUF);
+    c->len = 0;
+    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    cr_assert_geq(c->fd, 0);
+    int small = 1024;
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(c->fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %s", strerror(errno));
+    for (int i = 0; i < n; i++)
+        send_str(c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
+}
+
+/* SIGTERM: a keep-alive connection between requests gets a 1 s grace, even
+ * when the idle list holds a connection with a 60 s deadline ahead of it
+ * (the timer lists keep deadline order). */
+Test(lifecycle, drain_grace_is_not_queued_behind_long_deadlines, .fini = fini, .timeout = 60)
+{
+    up((const char *const[]){"--threads", "1", "--idle-timeout", "60", NULL});
+    struct harness_conn slow, idle;
+    stuck_reader(&slow, 600); /* 6.8 MB of responses: past the 4 MB send buffer */
+    harness_sleep_ms(500);   /* its sends fill the socket buffers and stall */
+    conn(&idle);
+    send_str(&idle, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    struct harness_resp r;
+    read_resp(&idle, &r, false);
+    harness_resp_free(&r);
+    kill(srv.pid, SIGTERM);
+    long long t0 = harness_now_ms();
+    int e = harness_wait_eof(&idle, 10000);
+    long long took = harness_now_ms() - t0;
+    cr_assert_eq(e, 0, "the idle connection was not closed within 10 s of SIGTERM");
+    cr_assert_lt(took, 3000, "closed %lld ms after SIGTERM: the 1 s grace waited behind a 60 s deadline", took);
+    harness_close(&idle);
+    harness_close_reset(&slow); /* lets the drain finish */
+    int st = harness_wait_exit(&srv, 10000);
+    cr_assert_eq(st, 0, "exit %d after the drain", st);
+}
