@@ -13,7 +13,8 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char *why, size_t whylen)
+int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why,
+            size_t whylen)
 {
     memset(io, 0, sizeof(*io));
     why[0] = '\0';
@@ -23,7 +24,7 @@ int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char
 
     int r = -ENOSYS;
     if (want != IO_EPOLL) {
-        r = io_uring_backend_init(io, entries);
+        r = io_uring_backend_init(io, entries, max_ops);
         if (r == 0)
             return 0;
         if (want == IO_URING || (r != -ENOSYS && r != -EPERM && r != -EACCES)) {

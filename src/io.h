@@ -65,8 +65,11 @@ struct io {
 /* Sets up a backend: IO_URING or IO_EPOLL as asked, or with IO_AUTO io_uring
  * and, when the kernel or a seccomp filter refuses it (ENOSYS, EPERM, EACCES),
  * epoll. why receives the reason for a fallback ("" when none). max_fd bounds
- * the fds it will be asked about. Returns 0 or -errno. */
-int io_init(struct io *io, enum io_kind want, unsigned entries, int max_fd, char *why, size_t whylen);
+ * the fds it will be asked about; max_ops the operations the caller may have
+ * in flight at once (io_uring sizes its completion queue from it). Returns 0
+ * or -errno. */
+int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why,
+            size_t whylen);
 /* Tears the backend down; the wake eventfd stays open (see io_close_wake). */
 void io_fini(struct io *io);
 /* Closes the wake eventfd once no thread can call io_wake() on io any more. */
@@ -97,7 +100,7 @@ void io_wake(struct io *io);
 
 /* Backend set-up (io_uring.c, io_epoll.c): fill io->ops, io->be, io->desc.
  * wake_fd is already open. Return 0 or -errno. */
-int io_uring_backend_init(struct io *io, unsigned entries);
+int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops);
 int io_epoll_backend_init(struct io *io, int max_fd);
 
 #endif

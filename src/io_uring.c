@@ -25,6 +25,8 @@ struct uring_be {
     unsigned flags;          /* setup flags granted */
     bool multishot_accept;   /* cleared when the kernel refuses it */
     bool ring_fd_registered;
+    unsigned cq_entries;     /* granted */
+    bool nodrop;             /* IORING_FEAT_NODROP: an overflowed completion is kept */
 };
 
 static inline uint64_t pack(enum io_op op, uint64_t tag)
@@ -207,7 +209,22 @@ static void describe_flags(unsigned f, char *out, size_t len)
         snprintf(out, len, "none");
 }
 
-int io_uring_backend_init(struct io *io, unsigned entries)
+/* The completion queue holds a completion for every operation that can be in
+ * flight at once (max_ops, the worker's two per connection plus its own), so
+ * that none waits in the kernel's overflow list; the kernel caps it at 65536
+ * (IORING_SETUP_CLAMP), past which (over 32k connections per worker) the
+ * overflow list holds the rest: with IORING_FEAT_NODROP (>= 5.5) they are
+ * delayed, never lost. */
+static unsigned cq_size(unsigned entries, unsigned max_ops)
+{
+    unsigned want = entries * 4 > max_ops ? entries * 4 : max_ops;
+    unsigned n = 1;
+    while (n < want && n < 65536)
+        n <<= 1;
+    return n;
+}
+
+int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops)
 {
     static const unsigned tries[] = {
         IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, /* >= 6.1 */
@@ -221,11 +238,13 @@ int io_uring_backend_init(struct io *io, unsigned entries)
     for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
         struct io_uring_params p;
         memset(&p, 0, sizeof(p));
-        p.flags = tries[i] | IORING_SETUP_CQSIZE;
-        p.cq_entries = entries * 4;
+        p.flags = tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+        p.cq_entries = cq_size(entries, max_ops);
         r = io_uring_queue_init_params(entries, &u->ring, &p);
         if (r == 0) {
             u->flags = tries[i];
+            u->cq_entries = p.cq_entries;
+            u->nodrop = (p.features & IORING_FEAT_NODROP) != 0;
             break;
         }
         if (r != -EINVAL)
@@ -243,8 +262,9 @@ int io_uring_backend_init(struct io *io, unsigned entries)
     io->kind = IO_URING;
     char flags[96];
     describe_flags(u->flags, flags, sizeof(flags));
-    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s)", flags,
-             u->ring_fd_registered ? "registered" : "plain");
+    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s,cq=%u%s)", flags,
+             u->ring_fd_registered ? "registered" : "plain", u->cq_entries,
+             u->cq_entries < max_ops ? (u->nodrop ? ",cq_overflow=kept" : ",cq_overflow=DROPPED") : "");
     r = arm_wake(io);
     if (r) {
         u_fini(io);

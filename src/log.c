@@ -4,12 +4,14 @@
  * write(2), so lines from different threads never interleave. The access log is
  * a plain byte buffer per worker: no locks, no syscall per request.
  */
+#define _GNU_SOURCE
 #include "log.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static void vlog(const char *fmt, va_list ap)
@@ -52,34 +54,67 @@ int alog_init(struct alog *a, int fd, size_t cap)
     a->len = 0;
     a->cap = cap;
     a->fd = fd;
-    a->dropped = 0;
+    a->blocking = false;
+    a->dropped = a->reported = 0;
     return 0;
 }
 
-void alog_fini(struct alog *a)
+/* One write of buf[0, len): with RWF_NOWAIT until the fd says it has none
+ * (EOPNOTSUPP: regular files on most file systems, ttys), then plain. */
+static ssize_t write_some(struct alog *a, size_t len)
 {
-    alog_flush(a);
-    free(a->buf);
-    a->buf = NULL;
+    for (;;) {
+        ssize_t w;
+        if (!a->blocking) {
+            struct iovec iov = {a->buf, len};
+            w = pwritev2(a->fd, &iov, 1, -1, RWF_NOWAIT);
+            if (w < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+                a->blocking = true;
+                continue;
+            }
+        } else {
+            w = write(a->fd, a->buf, len);
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        return w < 0 ? -errno : w;
+    }
 }
 
 int alog_flush(struct alog *a)
 {
-    size_t off = 0;
-    while (off < a->len) {
-        ssize_t w = write(a->fd, a->buf + off, a->len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            int err = errno;
-            a->dropped++;
+    while (a->len) {
+        ssize_t w = write_some(a, a->len);
+        if (w == -EAGAIN)
+            return -EAGAIN; /* the reader is behind: the rest waits for the next flush */
+        if (w <= 0) {
+            /* count the lines lost */
+            for (size_t i = 0; i < a->len; i++)
+                a->dropped += a->buf[i] == '\n';
             a->len = 0;
-            return -err;
+            return w < 0 ? (int)w : -EIO;
         }
-        off += (size_t)w;
+        memmove(a->buf, a->buf + w, a->len - (size_t)w);
+        a->len -= (size_t)w;
     }
-    a->len = 0;
     return 0;
+}
+
+unsigned long alog_report(struct alog *a)
+{
+    unsigned long n = a->dropped - a->reported;
+    a->reported = a->dropped;
+    return n;
+}
+
+void alog_fini(struct alog *a)
+{
+    if (a->buf && a->len) {
+        a->blocking = true; /* at exit: wait for the reader rather than lose the tail */
+        alog_flush(a);
+    }
+    free(a->buf);
+    a->buf = NULL;
 }
 
 void alog_printf(struct alog *a, const char *fmt, ...)
@@ -94,7 +129,7 @@ void alog_printf(struct alog *a, const char *fmt, ...)
     int n = vsnprintf(a->buf + a->len, room, fmt, ap);
     va_end(ap);
     if (n < 0 || (size_t)n + 1 >= room) {
-        a->dropped++; /* a line longer than half the buffer: cannot happen with our formats */
+        a->dropped++; /* full: the reader of stdout is that far behind */
         return;
     }
     a->len += (size_t)n;

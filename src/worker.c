@@ -158,6 +158,16 @@ static void accept_update(struct worker *w)
 
 /* ---- closing ------------------------------------------------------------ */
 
+/* Frees c's heap body (/metrics), once sent or when c closes. */
+static void ext_free(struct worker *w, struct conn *c)
+{
+    if (!c->ext)
+        return;
+    free(c->ext);
+    c->ext = NULL;
+    w->ext_live--;
+}
+
 static void conn_release(struct worker *w, struct conn *c)
 {
     if (c->flags & (CONN_F_RECV | CONN_F_SEND | CONN_F_TASK))
@@ -171,8 +181,7 @@ static void conn_release(struct worker *w, struct conn *c)
         metrics_gauge_add(&w->metrics.in_flight, -1); /* never answered: the client went away */
     io_conn_close(&w->io, c->fd);
     close(c->fd);
-    free(c->ext);
-    c->ext = NULL;
+    ext_free(w, c);
     c->open = false;
     /* DEAD stays set until the slot is reused (conn_start, from the loop only):
      * a caller that checks CONN_F_DEAD after a call that may have released
@@ -306,6 +315,7 @@ static void respond(struct worker *w, struct conn *c, struct resp *r, char *ext_
     c->wlen += (uint32_t)n;
     if (ext_body && !r->head) {
         c->ext = ext_body;
+        w->ext_live++;
         c->ext_len = r->body_len;
         c->ext_off = 0;
     } else {
@@ -372,6 +382,12 @@ static void respond_example(struct worker *w, struct conn *c, int result)
 
 static void respond_metrics(struct worker *w, struct conn *c)
 {
+    if (w->ext_live >= METRICS_BODIES_MAX) {
+        /* clients that do not read their scrape hold its body: a cap keeps
+         * memory bounded (METRICS_BODIES_MAX x 64 KiB a worker) */
+        respond_text(w, c, 503, "too many /metrics responses in flight on this worker; retry\n", keep_alive(w, c));
+        return;
+    }
     char *body = NULL;
     int len = worker_render_metrics(w, &body); /* cold: a scrape, not a request */
     if (len < 0) {
@@ -819,10 +835,8 @@ static void on_send(struct worker *w, struct conn *c, int res)
     }
     if (c->woff == c->wlen) {
         c->woff = c->wlen = 0;
-        if (c->ext && c->ext_off >= c->ext_len) {
-            free(c->ext);
-            c->ext = NULL;
-        }
+        if (c->ext && c->ext_off >= c->ext_len)
+            ext_free(w, c);
     }
     conn_process(w, c);
 }
@@ -983,8 +997,13 @@ static void update_clock(struct worker *w)
         struct tm tm;
         gmtime_r(&now, &tm);
         strftime(w->iso_time, sizeof(w->iso_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
-        if (w->cfg->access_log)
+        if (w->cfg->access_log) {
             alog_flush(&w->alog);
+            unsigned long lost = alog_report(&w->alog);
+            if (lost)
+                log_msg("worker %u: access log: %lu lines dropped (stdout is not being read fast enough)", w->id,
+                        lost);
+        }
     }
 }
 
@@ -1083,7 +1102,11 @@ static int worker_setup(struct worker *w)
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         max_fd = (int)rl.rlim_cur;
     char why[160];
-    int r = io_init(&w->io, cfg->io, 1024, max_fd, why, sizeof(why));
+    unsigned listening = cfg->listeners && cfg->listeners < w->srv->nworkers ? cfg->listeners : w->srv->nworkers;
+    w->max_open = (cfg->max_conns + listening - 1) / listening;
+    w->nslots = w->max_open; /* accepts past it are parked (take_connection) */
+    /* in flight at once: a receive and a send per slot, the accept, the wake */
+    int r = io_init(&w->io, cfg->io, 1024, 2 * w->nslots + 8, max_fd, why, sizeof(why));
     if (r) {
         snprintf(w->init_why, sizeof(w->init_why), "%s: %s%s",
                  cfg->io == IO_EPOLL ? "epoll" : "io_uring_setup", strerror(-r),
@@ -1095,9 +1118,6 @@ static int worker_setup(struct worker *w)
     if (why[0] && w->id == 0)
         log_msg("%s", why);
 
-    unsigned listening = cfg->listeners && cfg->listeners < w->srv->nworkers ? cfg->listeners : w->srv->nworkers;
-    w->max_open = (cfg->max_conns + listening - 1) / listening;
-    w->nslots = w->max_open; /* accepts past it are parked (take_connection) */
     w->conns = calloc(w->nslots, sizeof(*w->conns));
     w->park = malloc(PARK_MAX * sizeof(*w->park));
     size_t per = (size_t)cfg->max_header + WBUF_SIZE;

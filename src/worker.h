@@ -36,6 +36,9 @@ enum { LIST_NONE, LIST_IDLE, LIST_HEADER, LIST_LINGER, LIST__COUNT };
  * goes out from a heap buffer (conn->ext). conn_process() parses the next
  * request only while RESP_MAX bytes are free. */
 #define WBUF_SIZE 4096
+/* /metrics bodies (64 KiB buffers) alive at once per worker, while their
+ * clients read them; one more scrape on the worker gets a 503. */
+#define METRICS_BODIES_MAX 4
 #define RESP_BODY_INLINE_MAX 320
 #define RESP_MAX (RESP_HEAD_MAX + RESP_BODY_INLINE_MAX)
 _Static_assert(RESP_MAX <= WBUF_SIZE / 4, "a few pipelined responses fit the write buffer");
@@ -91,6 +94,7 @@ struct worker {
     uint32_t fresh;            /* slots [fresh, nslots) never used: not yet touched */
     struct conn *free_conns;   /* released slots, LIFO so the hot set stays small */
     unsigned open, max_open;
+    unsigned ext_live;         /* /metrics bodies not yet sent (<= METRICS_BODIES_MAX) */
     int *park;                 /* owned ring of accepted fds waiting for a slot (worker.c) */
     unsigned park_head, npark;
     struct conn lists[LIST__COUNT]; /* sentinels of the timer lists */

@@ -266,3 +266,68 @@ Test(lifecycle, drain_grace_is_not_queued_behind_long_deadlines, .fini = fini, .
     int st = harness_wait_exit(&srv, 10000);
     cr_assert_eq(st, 0, "exit %d after the drain", st);
 }
+
+/* The access log never blocks a worker: with stdout a pipe nobody reads, the
+ * server goes on answering (lines that do not fit are dropped and counted on
+ * stderr); once read again, logging resumes. */
+Test(lifecycle, access_log_never_blocks, .fini = fini, .timeout = 60)
+{
+    up((const char *const[]){"--threads", "1", "--access-log", "1", NULL});
+    struct harness_conn c;
+    conn(&c);
+    /* ~120 bytes a line: 4000 lines are 7 pipes' worth, and nothing reads stdout */
+    for (int i = 0; i < 4000; i++) {
+        send_str(&c, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+        struct harness_resp r;
+        int x = harness_read_response(&c, &r, false, T_IO);
+        cr_assert_eq(x, 1, "request %d: %s (the worker is stuck writing its log?)", i, x == 0 ? "EOF" : strerror(-x));
+        harness_resp_free(&r);
+    }
+    harness_close(&c);
+    for (long long end = harness_now_ms() + 3000; harness_now_ms() < end && !strstr(srv.err, "lines dropped");)
+        harness_pump(&srv, 100);
+    cr_assert(strstr(srv.err, "access log:") && strstr(srv.err, "lines dropped"), "no drop note on stderr:\n%s",
+              srv.err);
+    down();
+}
+
+/* The completion queue holds a completion for every operation one worker can
+ * have in flight (a receive and a send per connection). */
+Test(lifecycle, completion_queue_fits_the_connection_limit, .fini = fini, .timeout = 30)
+{
+    up((const char *const[]){"--threads", "1", "--max-conns", "20000", NULL});
+    const char *io = strstr(srv.err, " io=");
+    cr_assert(io, "no io= in the ready line: %s", srv.err);
+    if (strncmp(io, " io=io_uring", 12) != 0) {
+        down();
+        cr_skip_test("the epoll backend has no completion queue");
+    }
+    const char *cq = strstr(io, "cq=");
+    cr_assert(cq, "the ready line does not say the CQ size: %s", srv.err);
+    unsigned long n = strtoul(cq + 3, NULL, 10);
+    cr_assert_geq(n, 2 * 20000, "CQ of %lu entries for 20000 connections", n);
+    down();
+}
+
+/* A client that never reads its /metrics keeps that body (a 64 KiB buffer)
+ * alive; past METRICS_BODIES_MAX (4) of them on one worker, a scrape gets a
+ * 503 instead of another buffer, and once they are gone scrapes work again. */
+Test(lifecycle, metrics_bodies_are_bounded, .fini = fini, .timeout = 60)
+{
+    up((const char *const[]){"--threads", "1", NULL});
+    struct harness_conn stuck[4];
+    for (int i = 0; i < 4; i++)
+        stuck_reader(&stuck[i], 600);
+    harness_sleep_ms(500);
+    struct harness_resp r;
+    cr_assert_eq(harness_request(srv.port, "GET", "/metrics", NULL, &r, T_IO), 1);
+    cr_assert_eq(r.status, 503, "status %d with 4 bodies held by clients that do not read", r.status);
+    harness_resp_free(&r);
+    for (int i = 0; i < 4; i++)
+        harness_close_reset(&stuck[i]);
+    harness_sleep_ms(200);
+    cr_assert_eq(harness_request(srv.port, "GET", "/metrics", NULL, &r, T_IO), 1);
+    cr_assert_eq(r.status, 200, "status %d after they left", r.status);
+    harness_resp_free(&r);
+    down();
+}
