@@ -24,57 +24,14 @@
 #include <unistd.h>
 
 #include "build_info.h"
+#include "cgroup.h"
 #include "log.h"
 #include "worker.h"
 
-/* cgroup v2 cpu.max of our cgroup and its ancestors: the tightest quota in
- * CPUs, rounded up; 0 when there is none. */
-static unsigned cgroup_quota_cpus(void)
-{
-    char path[512] = "";
-    FILE *f = fopen("/proc/self/cgroup", "re");
-    if (!f)
-        return 0;
-    char line[512];
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "0::", 3) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(path, sizeof(path), "%s", line + 3);
-        }
-    }
-    fclose(f);
-    if (!path[0])
-        return 0;
-    unsigned best = 0;
-    for (;;) {
-        char file[600];
-        snprintf(file, sizeof(file), "/sys/fs/cgroup%s/cpu.max", strcmp(path, "/") == 0 ? "" : path);
-        FILE *q = fopen(file, "re");
-        if (q) {
-            char quota[32];
-            unsigned long period = 0;
-            if (fscanf(q, "%31s %lu", quota, &period) == 2 && strcmp(quota, "max") != 0 && period) {
-                unsigned long qv = strtoul(quota, NULL, 10);
-                unsigned n = (unsigned)((qv + period - 1) / period);
-                if (n == 0)
-                    n = 1;
-                if (!best || n < best)
-                    best = n;
-            }
-            fclose(q);
-        }
-        char *slash = strrchr(path, '/');
-        if (!slash || strcmp(path, "/") == 0)
-            break;
-        if (slash == path)
-            strcpy(path, "/");
-        else
-            *slash = '\0';
-    }
-    return best;
-}
-
-unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
+/* CPUs this process may use: the affinity mask, capped by a cgroup CPU quota
+ * (rounded up); at least 1. Fills cpus (up to max) with the allowed CPU ids
+ * and returns the count to use; *quota_cpus gets the quota (0: none). */
+static unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
 {
     unsigned n = 0;
     cpu_set_t set;
@@ -93,7 +50,7 @@ unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
         cpus[0] = -1;
         n = 1;
     }
-    unsigned q = cgroup_quota_cpus();
+    unsigned q = cgroup_quota_cpus("/proc/self/cgroup", "/sys/fs/cgroup");
     if (quota_cpus)
         *quota_cpus = q;
     if (q && q < n)
@@ -101,23 +58,42 @@ unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
     return n;
 }
 
-static int make_listener(const struct config *cfg, int port, int *bound_port)
+static socklen_t fill_addr(const struct config *cfg, int port, struct sockaddr_storage *ss)
 {
-    struct sockaddr_storage ss;
-    socklen_t len;
-    memset(&ss, 0, sizeof(ss));
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
     if (inet_pton(AF_INET, cfg->host, &a4->sin_addr) == 1) {
         a4->sin_family = AF_INET;
         a4->sin_port = htons((uint16_t)port);
-        len = sizeof(*a4);
-    } else {
-        inet_pton(AF_INET6, cfg->host, &a6->sin6_addr);
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons((uint16_t)port);
-        len = sizeof(*a6);
+        return sizeof(*a4);
     }
+    inet_pton(AF_INET6, cfg->host, &a6->sin6_addr);
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons((uint16_t)port);
+    return sizeof(*a6);
+}
+
+/* Binds a throw-away socket without SO_REUSEPORT. Returns 0 or -errno
+ * (-EADDRINUSE: something listens on the port). */
+static int probe_port(const struct config *cfg, int port)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = fill_addr(cfg, port, &ss);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int one = 1, r = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) || bind(fd, (struct sockaddr *)&ss, len))
+        r = -errno;
+    close(fd);
+    return r;
+}
+
+static int make_listener(const struct config *cfg, int port, int *bound_port)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = fill_addr(cfg, port, &ss);
     /* Non-blocking for every backend: epoll needs it, io_uring does not mind,
      * and which one runs is decided later, per worker (--io auto). */
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -250,6 +226,14 @@ int server_run(const struct config *cfg)
     if (!s->workers)
         die(1, "cannot allocate %u workers: out of memory", s->nworkers);
     int port = cfg->port;
+    /* Every listener sets SO_REUSEPORT, which would let this process share a
+     * port with another primed of the same user (and take half its traffic).
+     * A bind without it fails when anything listens there already. */
+    if (port != 0) {
+        int e = probe_port(cfg, port);
+        if (e == -EADDRINUSE)
+            die(2, "cannot listen on %s port %d: it is in use by another process", cfg->host, port);
+    }
     for (unsigned i = 0; i < s->nworkers; i++) {
         struct worker *w = &s->workers[i];
         w->srv = s;
@@ -267,7 +251,7 @@ int server_run(const struct config *cfg)
         }
         w->lfd = make_listener(cfg, port, &bound);
         if (w->lfd < 0)
-            die(1, "cannot listen on %s port %d: %s", cfg->host, port, strerror(-w->lfd));
+            die(2, "cannot listen on %s port %d: %s", cfg->host, port, strerror(-w->lfd));
         port = bound; /* --port 0: the others join the port the first one got */
     }
     s->port = port;

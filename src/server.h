@@ -30,11 +30,6 @@ struct server {
     char revision_hdr[160];        /* "K-Revision: ...\r\n" or "" */
 };
 
-/* CPUs this process may use: the affinity mask, capped by a cgroup v2
- * cpu.max quota (rounded up); at least 1. Fills cpus (up to max) with the
- * allowed CPU ids and returns the count to use. */
-unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus);
-
 /* Runs the server until SIGTERM/SIGINT and the drain. Returns the exit status
  * (0 after a clean drain). Dies with a clear message when it cannot start. */
 int server_run(const struct config *cfg);

@@ -331,3 +331,24 @@ Test(lifecycle, metrics_bodies_are_bounded, .fini = fini, .timeout = 60)
     harness_resp_free(&r);
     down();
 }
+
+/* A second primed on a port in use fails at start (exit 2, one line), rather
+ * than joining the first one's SO_REUSEPORT group and taking half its traffic. */
+Test(lifecycle, second_server_on_a_port_in_use_exits_2, .fini = fini, .timeout = 30)
+{
+    up(NULL);
+    char port[16];
+    snprintf(port, sizeof(port), "%d", srv.port);
+    static struct harness_srv second;
+    cr_assert_eq(harness_spawn(&second, (const char *const[]){"--host", "127.0.0.1", "--port", port, NULL}, NULL), 0);
+    int st = harness_wait_exit(&second, 10000);
+    if (st == -ETIMEDOUT)
+        harness_kill(&second);
+    cr_assert_eq(st, 2, "second server: exit %d; stderr:\n%s", st, second.err);
+    cr_assert(strstr(second.err, "in use"), "stderr does not say the port is in use:\n%s", second.err);
+    int lines = 0;
+    for (const char *p = second.err; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 1, "%d lines on stderr, want one:\n%s", lines, second.err);
+    down();
+}
