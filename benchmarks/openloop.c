@@ -381,9 +381,9 @@ int main(int argc, char **argv)
 		if (busy > st.max_busy)
 			st.max_busy = busy;
 		bool schedule_done = next >= total;
-		if (schedule_done && (busy == 0 || t > t0 + (uint64_t)(opt.duration * 1e9) + tmo + 1000000000u))
-			break;
-		if (schedule_done && first >= next && busy == 0)
+		/* done when every due request is answered or lost, or when the last could have timed out */
+		if (schedule_done && ((first >= next && busy == 0) ||
+				      t > t0 + (uint64_t)(opt.duration * 1e9) + tmo + 1000000000u))
 			break;
 		/* sleep until the next due time (or 1 ms when behind), woken by any socket */
 		uint64_t wake = next < total ? t0 + next * period : t + 10000000;

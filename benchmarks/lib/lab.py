@@ -453,10 +453,12 @@ def lab(args, targets, outdir, meta):
     qwait = getattr(args, "quiet_wait", 0)
 
     # 1. the physical limit, measured now, on one server CPU
-    quiet.wait_quiet(qwait, what="prime_bench")
+    if args.prime_bench and os.access(args.prime_bench, os.X_OK):
+        quiet.wait_quiet(qwait, what="prime_bench")
     win = quiet.Window()
     costs = prime_cost(args.prime_bench, server_cpus or [0], count=args.prime_count)
-    contam["prime"].append(win.stop())
+    if costs:
+        contam["prime"].append(win.stop())
     if costs:
         best_engine = min(costs, key=lambda e: cost_of(costs[e])[0])
         cost_us, cost_kind = cost_of(costs[best_engine])
