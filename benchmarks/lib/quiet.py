@@ -101,20 +101,25 @@ def _loadavg():
 
 class Snapshot:
     def __init__(self):
+        with open("/proc/uptime") as f:
+            self.uptime_ticks = float(f.read().split()[0]) * CLK_TCK
         self.t = time.monotonic()
         self.busy, self.steal, self.total = _cpu_line()
         self.procs = _procs()
         self.load1 = _loadavg()
 
 
-def _ours(procs, root, pgids):
+def _ours(procs, root, pgids, adopt=(), since=0.0):
     """pids that belong to the measurement: root and its descendants, and every process in
-    one of pgids (a container's server is not our descendant; its process group is known)."""
+    one of pgids (a container's server is not our descendant; its process group is known),
+    and the descendants of any process named in adopt that started after `since` (uptime
+    ticks): podman's conmon, which parents the containers a script starts."""
     kids = {}
     for pid, p in procs.items():
         kids.setdefault(p[0], []).append(pid)
     mine = set()
     stack = [root] if root in procs else []
+    stack += [pid for pid, p in procs.items() if p[5] in adopt and p[6] >= since]
     while stack:
         pid = stack.pop()
         if pid in mine:
@@ -130,16 +135,17 @@ class Window:
     """A measurement window: Window(pgids=...) starts it, .stop() returns the contamination
     dict (see the module comment). root defaults to this process: its descendants are ours."""
 
-    def __init__(self, pgids=(), root=None):
+    def __init__(self, pgids=(), root=None, adopt=()):
         self.root = root or os.getpid()
         self.pgids = [p for p in pgids if p]
+        self.adopt = tuple(adopt)
         self.s0 = Snapshot()
 
     def stop(self):
         s0, s1 = self.s0, Snapshot()
         wall = max(s1.t - s0.t, 1e-6)
-        ours0 = _ours(s0.procs, self.root, self.pgids)
-        ours1 = _ours(s1.procs, self.root, self.pgids)
+        ours0 = _ours(s0.procs, self.root, self.pgids, self.adopt, s0.uptime_ticks)
+        ours1 = _ours(s1.procs, self.root, self.pgids, self.adopt, s0.uptime_ticks)
 
         def delta(pid, with_children):
             p1 = s1.procs[pid]
@@ -297,19 +303,27 @@ def lock(what, max_wait=None):
     return True
 
 
-def guard(what, max_wait=60.0):
+def guard(what, max_wait=60.0, table=None, adopt=()):
     """For a measuring script: lock, wait (at most max_wait s) for quiet, and print the whole
-    run's contamination on stderr at exit. Returns the Window (its .stop() gives the figure)."""
+    run's contamination on stderr at exit, and as a Markdown line on `table` (a file such as
+    sys.stdout, where the script prints its table) when given. adopt: see Window (containers
+    pass ("conmon",)). Returns the Window."""
     import atexit
     lock(what)
     wait_quiet(max_wait, what=what)
-    w = Window()
+    w = Window(adopt=adopt)
 
     def report():
         c = w.stop()
         log("%s contamination: %s%s" % (what, describe(c),
                                          ("; CONTAMINATED: " + "; ".join(contaminated(c))) if contaminated(c) else
                                          "; under the threshold"))
+        if table is not None:
+            try:
+                table.write("\n" + header([c]).replace("(worst run)", "(whole run)") + "\n")
+                table.flush()
+            except (OSError, ValueError):
+                pass
     atexit.register(report)
     return w
 
