@@ -170,7 +170,7 @@ class Window:
         by = {}
         for d, name in named:
             by[name] = by.get(name, 0) + d
-        top = sorted(by.items(), key=lambda kv: -kv[1])[:3]
+        top = [kv for kv in sorted(by.items(), key=lambda kv: -kv[1])[:3] if kv[1] >= CLK_TCK / 20]
         tot = max(s1.total - s0.total, 1)
         return {
             "wall_s": round(wall, 3),
@@ -215,8 +215,11 @@ def header(cs):
     w = worst(cs)
     if not w:
         return "Contamination: not measured."
-    verdict = ("**CONTAMINATED: %d of %d runs above the threshold**" % (w["over"], w["runs"]) if w["over"]
-               else "under the threshold in all %d runs" % w["runs"])
+    if w["runs"] == 1:
+        verdict = "**CONTAMINATED**" if w["over"] else "under the threshold"
+    else:
+        verdict = ("**CONTAMINATED: %d of %d runs above the threshold**" % (w["over"], w["runs"]) if w["over"]
+                   else "under the threshold in all %d runs" % w["runs"])
     return ("Contamination (worst run): %s; threshold other ≤ %.0f%%, steal ≤ %.0f%%: %s." % (
         describe(w), THRESHOLDS["other_cpu_pct"], THRESHOLDS["steal_pct"], verdict))
 
