@@ -33,6 +33,9 @@ BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 LUA = os.path.join(BENCH_DIR, "lib", "wrk_report.lua")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# podman's conmon parents a container started during a window (a container target's start-up
+# runs): its processes are ours, not contamination (quiet.Window's adopt)
+ADOPT = ("conmon",)
 
 
 def log(msg):
@@ -241,7 +244,7 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
 
     th = threading.Thread(target=sampler, daemon=True)
     th.start()
-    win = quiet.Window(list(pgids) + [pg])
+    win = quiet.Window(list(pgids) + [pg], adopt=ADOPT)
     w0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=duration + timeout_s + 60)
@@ -315,7 +318,7 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
     cmd = taskset_prefix(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
                                       "--timeout", str(tmo), "--max-conns", "1024",
                                       "http://127.0.0.1:%d%s" % (t.port, path)]
-    win = quiet.Window(list(pgids))
+    win = quiet.Window(list(pgids), adopt=ADOPT)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=duration + tmo + 60)
     contam = win.stop()
@@ -339,7 +342,7 @@ def run_siege(t, path, siegerc, wrk_cpus, reps=10, users=10, pgids=()):
     siege's defaults). Returns siege's JSON summary and the run's contamination."""
     cmd = taskset_prefix(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
                                       "http://127.0.0.1:%d%s" % (t.port, path)]
-    win = quiet.Window(list(pgids))
+    win = quiet.Window(list(pgids), adopt=ADOPT)
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
     except subprocess.TimeoutExpired:
@@ -486,7 +489,7 @@ def lab(args, targets, outdir, meta):
                 continue
             log("startup %d/%d %s: %d runs" % (i + 1, len(targets), t.name, args.startup_runs))
             quiet.wait_quiet(qwait, what="start-up of %s" % t.name)
-            win = quiet.Window()
+            win = quiet.Window(adopt=ADOPT)
             try:
                 run_startup(t, args.startup_runs, server_cpus, wrk_cpus, args.probe)
             except subprocess.TimeoutExpired:
