@@ -5,7 +5,9 @@ with exact percentiles (wrk_report.lua), sampling the group's CPU time, threads 
 from /proc, the startup probe per target, the physical-limit line from prime_bench, and
 writing table.md, results.csv, summary.csv, startup.csv and meta.txt into one results dir.
 Invariants: every measurement of one kind runs interleaved across targets (A B A B) in one
-process, so drift on the shared machine hits all targets alike; a target that fails to start
+process, so drift on the shared machine hits all targets alike; before each one the machine
+must be quiet (quiet.wait_quiet, bounded), and what else ran during it is recorded with it
+(quiet.Window: every table's header, runs.csv, results.csv); a target that fails to start
 gets a row saying so instead of stopping the run. Never installs packages or builds anything
 (benchmarks/run does), never writes outside the results dir and the cache dir.
 Runs on Debian's /usr/bin/python3, standard library only.
@@ -25,10 +27,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import quiet
+
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 LUA = os.path.join(BENCH_DIR, "lib", "wrk_report.lua")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# podman's conmon parents a container started during a window (a container target's start-up
+# runs): its processes are ours, not contamination (quiet.Window's adopt)
+ADOPT = ("conmon",)
 
 
 def log(msg):
@@ -204,9 +211,23 @@ def safe(name):
 WRK_RE = re.compile(r"WRKSTAT (.*)")
 
 
-def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=5):
+def closed_loop_timeout(duration):
+    """wrk's --timeout for a run of `duration` s: longer than the run, so an answer that
+    arrives within the run is never counted as a timeout however long it queued (wrk's
+    default 2 s counted queued requests at c200 as errors, and counts a late answer both as
+    a request and as a timeout). Requests still queued when wrk stops are counted neither way."""
+    return duration + 10
+
+
+def live_pgids(targets):
+    return [t.stat_pgid for t in targets if t.stat_pgid]
+
+
+def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     """One wrk run against t. Returns a dict of figures (requests/s, percentiles in ms,
-    errors, non-2xx, server CPU% and max threads during the run)."""
+    server failures: refused, reset, non-2xx; client timeouts; availability %; server CPU%
+    and max threads during the run; contamination of the run, quiet.Window's keys)."""
+    timeout_s = timeout_s or closed_loop_timeout(duration)
     threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
     cmd = taskset_prefix(wrk_cpus) + [
         "wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
@@ -223,10 +244,12 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=5):
 
     th = threading.Thread(target=sampler, daemon=True)
     th.start()
+    win = quiet.Window(list(pgids) + [pg], adopt=ADOPT)
     w0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=duration + 60)
+                       timeout=duration + timeout_s + 60)
     wall = time.time() - w0
+    contam = win.stop()
     stop_evt.set()
     th.join()
     cpu1, thr1, hwm, _ = group_sample(pg)
@@ -234,22 +257,29 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=5):
     t.peak_rss_kb = max(t.peak_rss_kb, hwm)
     m = WRK_RE.search(p.stdout)
     if not m:
-        return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:])}
+        return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
     kv = dict(x.split("=", 1) for x in m.group(1).split())
-    n2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", p.stdout)
     dur = int(kv["duration_us"]) / 1e6
     nreq = int(kv["requests"])
     ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
-    return {
-        "rps": int(kv["requests"]) / dur if dur > 0 else 0.0,
-        "requests": int(kv["requests"]),
+    # wrk's counters: requests = complete responses (any status); status = non-2xx/3xx among
+    # them; connect = refused or failed connects; read/write = a connection reset or closed
+    # under a request (that request is lost). Attempted = answered + lost.
+    refused, reset, non2xx = int(kv["connect"]), int(kv["read"]) + int(kv["write"]), int(kv["status"])
+    attempted = nreq + refused + reset
+    r = {
+        "rps": nreq / dur if dur > 0 else 0.0,
+        "requests": nreq,
         "p50_ms": ms("p50_us"), "p90_ms": ms("p90_us"), "p95_ms": ms("p95_us"), "p99_ms": ms("p99_us"),
         "max_ms": ms("max_us"),
-        "errors": int(kv["connect"]) + int(kv["read"]) + int(kv["write"]) + int(kv["timeout"]),
-        "non2xx": int(n2xx.group(1)) if n2xx else 0,
+        "refused": refused, "reset": reset, "non2xx": non2xx, "timeouts": int(kv["timeout"]),
+        "availability_pct": 100.0 * (nreq - non2xx) / attempted if attempted else None,
+        "timeout_s": timeout_s,
         "cpu_pct": 100.0 * (cpu1 - cpu0) / wall if wall > 0 else 0.0,
         "threads": maxthr[0],
     }
+    r.update(contam)
+    return r
 
 
 def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
@@ -267,6 +297,64 @@ def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
             if busy >= quiet_pct:
                 log("targets still busy (%.0f%% CPU) after %.0f s; measuring anyway" % (busy, max_wait))
             return time.time() - t0
+
+
+# ----------------------------------------------------------------------------- open loop, siege
+
+OPEN_RE = re.compile(r"OPENLOOP (.*)")
+
+
+def open_loop_timeout(duration):
+    """The open-loop client gives up on a request this long after sending it: siege's and
+    k6's order of magnitude (30 s, 60 s), never shorter than the run, so a queued request
+    is a slow answer, not a loss."""
+    return max(30, duration)
+
+
+def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
+    """One constant-arrival-rate run (benchmarks/openloop.c) at `rate` req/s. Returns its
+    figures (latency from the scheduled start, ms) and the run's contamination."""
+    tmo = open_loop_timeout(duration)
+    cmd = taskset_prefix(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
+                                      "--timeout", str(tmo), "--max-conns", "1024",
+                                      "http://127.0.0.1:%d%s" % (t.port, path)]
+    win = quiet.Window(list(pgids), adopt=ADOPT)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=duration + tmo + 60)
+    contam = win.stop()
+    m = OPEN_RE.search(p.stdout)
+    if not m:
+        return {"error": "openloop failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
+    kv = dict(x.split("=", 1) for x in m.group(1).split())
+    n = {k: int(kv[k]) for k in ("scheduled", "sent", "ok", "non2xx", "refused", "reset", "timeouts", "unsent",
+                                 "late_starts", "max_in_flight")}
+    r = dict(n)
+    r.update({"rate": rate, "achieved_rps": float(kv["achieved_rps"]), "timeout_s": tmo,
+              "availability_pct": 100.0 * n["ok"] / n["scheduled"] if n["scheduled"] else None})
+    for k in ("p50", "p90", "p95", "p99", "p999", "max"):
+        r[k + "_ms"] = int(kv[k + "_us"]) / 1e3 if (n["ok"] + n["non2xx"]) else None
+    r.update(contam)
+    return r
+
+
+def run_siege(t, path, siegerc, wrk_cpus, reps=10, users=10, pgids=()):
+    """siege -r reps -c users against t, as seed 003 ran it (benchmarks/lib/siegerc restates
+    siege's defaults). Returns siege's JSON summary and the run's contamination."""
+    cmd = taskset_prefix(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
+                                      "http://127.0.0.1:%d%s" % (t.port, path)]
+    win = quiet.Window(list(pgids), adopt=ADOPT)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return {"error": "siege timed out", **win.stop()}
+    contam = win.stop()
+    try:
+        r = json.loads(p.stdout[p.stdout.index("{"):])
+    except ValueError:
+        return {"error": "siege failed (rc %d): %s" % (p.returncode, (p.stdout + p.stderr).strip()[-300:]),
+                **contam}
+    r.update(contam)
+    return r
 
 
 # ----------------------------------------------------------------------------- startup
@@ -363,8 +451,17 @@ def lab(args, targets, outdir, meta):
     os.makedirs(logdir, exist_ok=True)
     server_cpus, wrk_cpus = args.server_cpus, args.wrk_cpus
 
+    contam = {"prime": [], "startup": [], "load": [], "open": [], "siege": []}
+    meta["contamination"] = contam
+    qwait = getattr(args, "quiet_wait", 0)
+
     # 1. the physical limit, measured now, on one server CPU
+    if args.prime_bench and os.access(args.prime_bench, os.X_OK):
+        quiet.wait_quiet(qwait, what="prime_bench")
+    win = quiet.Window()
     costs = prime_cost(args.prime_bench, server_cpus or [0], count=args.prime_count)
+    if costs:
+        contam["prime"].append(win.stop())
     if costs:
         best_engine = min(costs, key=lambda e: cost_of(costs[e])[0])
         cost_us, cost_kind = cost_of(costs[best_engine])
@@ -391,10 +488,15 @@ def lab(args, targets, outdir, meta):
             if t.failed:
                 continue
             log("startup %d/%d %s: %d runs" % (i + 1, len(targets), t.name, args.startup_runs))
+            quiet.wait_quiet(qwait, what="start-up of %s" % t.name)
+            win = quiet.Window(adopt=ADOPT)
             try:
                 run_startup(t, args.startup_runs, server_cpus, wrk_cpus, args.probe)
             except subprocess.TimeoutExpired:
                 t.startup["error"] = "probe timed out"
+            c = win.stop()
+            t.startup["contamination"] = c
+            contam["startup"].append(c)
             h = t.startup.get("healthz")
             log("  %s: healthz %s ms median%s" % (t.name, fmt(h and h["median_ms"], "%.1f"),
                                                    ("  (" + t.startup["error"] + ")") if "error" in t.startup else ""))
@@ -407,12 +509,12 @@ def lab(args, targets, outdir, meta):
         if not start(t, server_cpus, logdir):
             log("  %s failed: %s" % (t.name, t.failed))
     live = [t for t in targets if not t.failed]
-    raw = []
+    raw, open_runs, siege_runs = [], [], []
     try:
         if args.warmup > 0:
             for t in live:
                 log("warm-up %s: /example c=50 %ds (not recorded)" % (t.name, args.warmup))
-                run_wrk(t, "/example", 50, args.warmup, wrk_cpus)
+                run_wrk(t, "/example", 50, args.warmup, wrk_cpus, pgids=live_pgids(live))
         scenarios = [("/example", c) for c in args.conns] + [("/healthz", c) for c in args.healthz_conns]
         total = len(scenarios) * args.rounds * len(live)
         k = 0
@@ -424,25 +526,85 @@ def lab(args, targets, outdir, meta):
                         t.failed = t.failed or "died during load (status %s)" % t.proc.returncode
                         continue
                     waited = settle(live)
-                    r = run_wrk(t, path, conns, args.duration, wrk_cpus)
+                    qw, _ = quiet.wait_quiet(qwait, live_pgids(live), what="%s %s c=%d" % (t.name, path, conns))
+                    r = run_wrk(t, path, conns, args.duration, wrk_cpus, pgids=live_pgids(live))
                     r.update({"target": t.name, "path": path, "conns": conns, "round": rnd,
-                              "settle_s": round(waited, 2)})
+                              "settle_s": round(waited, 2), "quiet_wait_s": round(qw, 1)})
                     raw.append(r)
+                    contam["load"].append(r)
+                    flag = (" CONTAMINATED (%s)" % quiet.describe(r)) if quiet.contaminated(r) else ""
                     if "error" in r:
-                        log("%d/%d %s %s c=%d round %d: %s" % (k, total, t.name, path, conns, rnd, r["error"]))
+                        log("%d/%d %s %s c=%d round %d: %s%s" % (k, total, t.name, path, conns, rnd, r["error"], flag))
                     else:
-                        log("%d/%d %s %s c=%d round %d: %.0f req/s p95 %s ms cpu %.0f%% err %d non2xx %d" % (
-                            k, total, t.name, path, conns, rnd, r["rps"], fmt(r["p95_ms"], "%.2f"), r["cpu_pct"],
-                            r["errors"], r["non2xx"]))
+                        log("%d/%d %s %s c=%d round %d: %.0f req/s p95 %s ms cpu %.0f%% refused %d reset %d "
+                            "non2xx %d timeouts %d other %.1f%%%s" % (
+                                k, total, t.name, path, conns, rnd, r["rps"], fmt(r["p95_ms"], "%.2f"), r["cpu_pct"],
+                                r["refused"], r["reset"], r["non2xx"], r["timeouts"], r["other_cpu_pct"], flag))
         for t in live:
             if t.proc.poll() is None:
                 _, thr, hwm, _ = group_sample(t.stat_pgid)
                 t.peak_rss_kb = max(t.peak_rss_kb, hwm)
+        open_runs = open_loop(args, live, raw, wrk_cpus, qwait, contam)
+        siege_runs = siege(args, live, wrk_cpus, qwait, contam)
     finally:
         for t in targets:
             stop(t)
     trim_logs(logdir)
-    return report(args, targets, raw, outdir, meta, ceiling, cost_us, best_engine)
+    return report(args, targets, raw, outdir, meta, ceiling, cost_us, best_engine, open_runs, siege_runs)
+
+
+def capacity(raw, name):
+    """A target's measured capacity: its best closed-loop /example requests/s in this run."""
+    rs = [r["rps"] for r in raw if r.get("target") == name and r.get("path") == "/example" and "error" not in r]
+    return max(rs) if rs else None
+
+
+def open_loop(args, live, raw, wrk_cpus, qwait, contam):
+    """Constant arrival rate at each fraction of each target's capacity, interleaved A B A B."""
+    fracs = getattr(args, "open_loop", [])
+    if not fracs or not getattr(args, "openloop", None):
+        if fracs:
+            log("open-loop table skipped: benchmarks/openloop not built")
+        return []
+    out = []
+    for f in fracs:
+        for t in live:
+            cap = capacity(raw, t.name)
+            if not cap or t.proc.poll() is not None:
+                continue
+            settle(live)
+            quiet.wait_quiet(qwait, live_pgids(live), what="open loop %s %d%%" % (t.name, f))
+            r = run_openloop(t, "/example", cap * f / 100.0, args.open_duration, wrk_cpus, args.openloop,
+                             pgids=live_pgids(live))
+            r.update({"target": t.name, "capacity": cap, "load_pct": f})
+            out.append(r)
+            contam["open"].append(r)
+            if "error" in r:
+                log("open loop %s %d%%: %s" % (t.name, f, r["error"]))
+            else:
+                log("open loop %s %d%% of %.0f = %.1f req/s: ok %d p50 %s p99 %s ms, refused %d reset %d non2xx %d "
+                    "timeouts %d unsent %d, other %.1f%%" % (
+                        t.name, f, cap, r["rate"], r["ok"], fmt(r["p50_ms"], "%.1f"), fmt(r["p99_ms"], "%.1f"),
+                        r["refused"], r["reset"], r["non2xx"], r["timeouts"], r["unsent"], r["other_cpu_pct"]))
+    return out
+
+
+def siege(args, live, wrk_cpus, qwait, contam):
+    if not getattr(args, "siege", False):
+        return []
+    out = []
+    for t in live:
+        if t.proc.poll() is not None:
+            continue
+        settle(live)
+        quiet.wait_quiet(qwait, live_pgids(live), what="siege %s" % t.name)
+        r = run_siege(t, "/example", os.path.join(BENCH_DIR, "lib", "siegerc"), wrk_cpus, pgids=live_pgids(live))
+        r["target"] = t.name
+        out.append(r)
+        contam["siege"].append(r)
+        log("siege %s: %s" % (t.name, r.get("error") or "availability %.2f %%, %.2f trans/s, longest %.2f s" % (
+            r["availability"], r["transaction_rate"], r["longest_transaction"])))
+    return out
 
 
 def trim_logs(logdir, keep=1 << 20):
@@ -460,12 +622,40 @@ def trim_logs(logdir, keep=1 << 20):
 # ----------------------------------------------------------------------------- report
 
 SUMMARY_COLS = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPONSE TIME p95",
-                "SATURATION POINT", "RAM", "CPU", "THREADS", "% of ceiling"]
+                "SATURATION POINT", "RAM", "CPU", "THREADS", "% of ceiling", "SERVER FAILURES",
+                "CLIENT TIMEOUTS", "AVAILABILITY"]
 DETAIL_COLS = ["target", "path", "conns", "rounds", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms",
-               "errors", "non2xx", "cpu_pct", "threads", "pct_of_ceiling", "req_per_cpu_s"]
+               "refused", "reset", "non2xx", "timeouts", "availability_pct", "cpu_pct", "threads",
+               "pct_of_ceiling", "req_per_cpu_s", "other_cpu_pct", "steal_pct", "load1_max", "quiet_wait_s"]
+RUN_COLS = ["target", "path", "conns", "round", "rps", "requests", "p50_ms", "p95_ms", "p99_ms", "max_ms",
+            "refused", "reset", "non2xx", "timeouts", "availability_pct", "timeout_s", "cpu_pct", "threads",
+            "wall_s", "other_cpu_pct", "steal_pct", "kthread_pct", "load1_start", "load1_end", "top",
+            "quiet_wait_s", "settle_s", "contaminated"]
 
 
-def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
+def availability(rs):
+    """siege's availability over runs: answered with 2xx/3xx / attempted, in %."""
+    ok = sum(r["requests"] - r["non2xx"] for r in rs)
+    att = sum(r["requests"] + r["refused"] + r["reset"] for r in rs)
+    return 100.0 * ok / att if att else None
+
+
+def contamination_meta(meta):
+    """Adds the contamination verdict of every measured window to meta (meta.txt keys), and
+    returns the list of windows over the threshold as (section, description) pairs."""
+    allc = [(sec, c) for sec, cs in meta["contamination"].items() for c in cs if c]
+    over = [(sec, c) for sec, c in allc if quiet.contaminated(c)]
+    w = quiet.worst([c for _, c in allc])
+    meta["contamination_windows"] = str(len(allc))
+    meta["contamination_over"] = str(len(over))
+    meta["contamination_worst_other_cpu_pct"] = "%.1f" % w["other_cpu_pct"] if w else "n/a"
+    meta["contamination_worst_steal_pct"] = "%.1f" % w["steal_pct"] if w else "n/a"
+    meta["contamination_threshold"] = "other_cpu_pct<=%.1f steal_pct<=%.1f" % (
+        quiet.THRESHOLDS["other_cpu_pct"], quiet.THRESHOLDS["steal_pct"])
+    return over
+
+
+def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
     # aggregate rounds: medians of per-round figures, sums of errors
     agg = {}
     for r in raw:
@@ -480,9 +670,14 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
             d = {"target": name, "path": path, "conns": conns, "rounds": len(rs)}
             for k in ("rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "cpu_pct"):
                 d[k] = med([r[k] for r in rs])
-            d["errors"] = sum(r["errors"] for r in rs)
-            d["non2xx"] = sum(r["non2xx"] for r in rs)
+            for k in ("refused", "reset", "non2xx", "timeouts", "requests"):
+                d[k] = sum(r[k] for r in rs)
+            d["availability_pct"] = availability(rs)
             d["threads"] = max(r["threads"] for r in rs)
+            d["other_cpu_pct"] = max(r["other_cpu_pct"] for r in rs)
+            d["steal_pct"] = max(r["steal_pct"] for r in rs)
+            d["load1_max"] = max(max(r["load1_start"], r["load1_end"]) for r in rs)
+            d["quiet_wait_s"] = sum(r.get("quiet_wait_s", 0) for r in rs)
             # requests per second of server CPU time: what a core buys, whatever share of it
             # the server got on a shared machine (compare with 1e6 / prime cost)
             d["req_per_cpu_s"] = med([r["rps"] / (r["cpu_pct"] / 100.0) for r in rs if r["cpu_pct"] > 1.0])
@@ -495,6 +690,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
         ex = [d for d in detail if d["target"] == t.name and d["path"] == "/example"]
         hz = [d for d in detail if d["target"] == t.name and d["path"] == "/healthz"]
         best = max(ex, key=lambda d: d["rps"]) if ex else None
+        mine = [d for d in detail if d["target"] == t.name]
         h = t.startup.get("healthz")
         row = {
             "TYPE": t.name,
@@ -509,6 +705,9 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
             "CPU": ("%.0f%%" % best["cpu_pct"]) if best else "n/a",
             "THREADS": str(t.max_threads) if t.max_threads else "n/a",
             "% of ceiling": ("%.1f%%" % best["pct_of_ceiling"]) if best and best["pct_of_ceiling"] is not None else "n/a",
+            "SERVER FAILURES": str(sum(d["refused"] + d["reset"] + d["non2xx"] for d in mine)) if mine else "n/a",
+            "CLIENT TIMEOUTS": str(sum(d["timeouts"] for d in mine)) if mine else "n/a",
+            "AVAILABILITY": fmt(availability(mine), "%.2f %%") if mine else "n/a",
             # extra, CSV only
             "healthz_rps": hz[0]["rps"] if hz else None,
             "req_per_cpu_s": best["req_per_cpu_s"] if best else None,
@@ -531,14 +730,23 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
                   "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
                   "RESPONSE TIME p95": ("%.2f ms (1 prime)" % (cost_us / 1e3)) if cost_us else "n/a",
                   "SATURATION POINT": "-", "RAM": "-", "CPU": "-", "THREADS": "-",
-                  "% of ceiling": "100%" if ceiling else "n/a", "status": "limit"})
+                  "% of ceiling": "100%" if ceiling else "n/a", "SERVER FAILURES": "-", "CLIENT TIMEOUTS": "-",
+                  "AVAILABILITY": "-", "status": "limit"})
+    over = contamination_meta(meta)
 
     # CSVs
     with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=DETAIL_COLS)
+        w = csv.DictWriter(f, fieldnames=DETAIL_COLS, extrasaction="ignore")
         w.writeheader()
         for d in detail:
             w.writerow({k: (("%.3f" % v) if isinstance(v, float) else v) for k, v in d.items()})
+    with open(os.path.join(outdir, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=RUN_COLS, extrasaction="ignore")
+        w.writeheader()
+        for r in raw:
+            row = dict(r, contaminated="; ".join(quiet.contaminated(r)) or "no")
+            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v))
+                        for k, v in row.items()})
     with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
         cols = list(summary[0].keys()) if summary else SUMMARY_COLS
         w = csv.DictWriter(f, fieldnames=cols)
@@ -547,15 +755,39 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
             w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v)) for k, v in row.items()})
     with open(os.path.join(outdir, "startup.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["target", "phase", "runs", "ok", "median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms"])
+        w.writerow(["target", "phase", "runs", "ok", "median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms",
+                    "other_cpu_pct", "steal_pct", "load1_start", "load1_end", "contaminated"])
         for t in targets:
+            c = t.startup.get("contamination") or {}
+            cc = [c.get(k, "") for k in ("other_cpu_pct", "steal_pct", "load1_start", "load1_end")] + \
+                ["; ".join(quiet.contaminated(c)) or "no" if c else ""]
             for ph in ("healthz", "readyz", "example"):
                 s = t.startup.get(ph)
                 if s:
                     w.writerow([t.name, ph, s["runs"], s["ok"]] +
-                               ["%.3f" % s[k] for k in ("median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms")])
+                               ["%.3f" % s[k] for k in ("median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms")] + cc)
     with open(os.path.join(outdir, "raw.json"), "w") as f:
-        json.dump({"meta": meta, "runs": raw}, f, indent=1)
+        json.dump({"meta": meta, "runs": raw, "open_loop": list(open_runs), "siege": list(siege_runs)}, f, indent=1)
+    if open_runs:
+        cols = ["target", "capacity", "load_pct", "rate", "achieved_rps", "scheduled", "sent", "ok", "non2xx",
+                "refused", "reset", "timeouts", "unsent", "late_starts", "max_in_flight", "availability_pct",
+                "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "timeout_s", "other_cpu_pct",
+                "steal_pct", "kthread_pct", "load1_start", "load1_end", "top", "error"]
+        with open(os.path.join(outdir, "openloop.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+            w.writeheader()
+            for r in open_runs:
+                w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v))
+                            for k, v in r.items()})
+    if siege_runs:
+        cols = ["target", "transactions", "availability", "transaction_rate", "response_time", "longest_transaction",
+                "shortest_transaction", "successful_transactions", "failed_transactions", "elapsed_time",
+                "other_cpu_pct", "steal_pct", "load1_start", "load1_end", "top", "error"]
+        with open(os.path.join(outdir, "siege.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+            w.writeheader()
+            for r in siege_runs:
+                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
 
     # Markdown
     L = []
@@ -569,9 +801,18 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
                  ", ".join(map(str, args.conns)), ", ".join(map(str, args.healthz_conns))))
     L.append("Physical limit: prime cost per 1000-bit prime on one core, µs (prime_bench, this run): %s; ceiling %s." % (
         meta["prime_cost_us"], meta["ceiling"]))
+    cs = meta["contamination"]
+    L.append("Closed-loop timeout: wrk --timeout = run length + 10 s (%d s): an answer that arrives within the "
+             "run is never a timeout, however long it queued." % closed_loop_timeout(args.duration))
     if args.quick:
         L.append("")
         L.append("**Quick smoke run (--quick): these figures are not to be quoted.**")
+    if over:
+        L.append("")
+        L.append("**CONTAMINATED: %d measurement window(s) above the quiet-machine threshold; "
+                 "benchmarks/lib/publish refuses this run.**" % len(over))
+    L.append("")
+    L.append(quiet.header(cs["load"] + cs["startup"] + cs["prime"]))
     L.append("")
     L.append("| " + " | ".join(SUMMARY_COLS) + " |")
     L.append("|" + "---|" * len(SUMMARY_COLS))
@@ -585,7 +826,10 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
              "are from that same run. BOOT UP: exec to first /healthz 200, median (p10-p90) of %d runs. "
              "RAM: peak RSS (VmHWM, summed over the process group) over the whole load. THREADS: most seen "
              "during load. SATURATION POINT: connections past which requests/s rose by 5%% or less while p95 "
-             "still grew (\"> N\": not reached)." % args.startup_runs)
+             "still grew (\"> N\": not reached). SERVER FAILURES: refused connects + connections reset or "
+             "closed under a request + non-2xx answers, over all its closed-loop runs; CLIENT TIMEOUTS: wrk gave "
+             "up (with this timeout, only a request older than the run); AVAILABILITY: 2xx/3xx answers ÷ "
+             "attempted requests, as siege computes it." % args.startup_runs)
     notes = [t for t in targets if t.note]
     if notes:
         L.append("")
@@ -594,25 +838,30 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
     L.append("")
     L.append("## Every run (medians over rounds)")
     L.append("")
-    L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | errors | non-2xx | CPU % | threads "
-             "| % of ceiling | req per CPU-s |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append(quiet.header(cs["load"]))
+    L.append("")
+    L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | refused | reset | non-2xx | timeouts "
+             "| availability | CPU % | threads | % of ceiling | req per CPU-s | other CPU % | steal % |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for d in detail:
-        L.append("| %s | %s | %d | %.0f | %s | %s | %s | %d | %d | %.0f | %d | %s | %s |" % (
+        L.append("| %s | %s | %d | %.0f | %s | %s | %s | %d | %d | %d | %d | %s | %.0f | %d | %s | %s | %.1f | %.1f |" % (
             d["target"], d["path"], d["conns"], d["rps"], fmt(d["p50_ms"], "%.2f"), fmt(d["p95_ms"], "%.2f"),
-            fmt(d["p99_ms"], "%.2f"), d["errors"],
-            d["non2xx"], d["cpu_pct"], d["threads"],
+            fmt(d["p99_ms"], "%.2f"), d["refused"], d["reset"], d["non2xx"], d["timeouts"],
+            fmt(d["availability_pct"], "%.2f %%"), d["cpu_pct"], d["threads"],
             ("%.1f%%" % d["pct_of_ceiling"]) if d["pct_of_ceiling"] is not None else "-",
-            fmt(d["req_per_cpu_s"], "%.0f", "-")))
+            fmt(d["req_per_cpu_s"], "%.0f", "-"), d["other_cpu_pct"], d["steal_pct"]))
     if ceiling:
-        L.append("| physical limit | /example | - | %.0f | - | - | - | - | - | - | %d | 100%% | %.0f |" % (
+        L.append("| physical limit | /example | - | %.0f | - | - | - | - | - | - | - | - | - | %d | 100%% | %.0f | - | - |" % (
             ceiling, ncpu_of(args), 1e6 / cost_us))
     L.append("")
     L.append("req per CPU-s = requests/s ÷ (server CPU % / 100): what one core's worth of the server's "
              "CPU time bought, whatever share of the shared machine it got; the physical limit's is "
-             "1e6 / prime cost.")
+             "1e6 / prime cost. other CPU % and steal %: the worst round's contamination (runs.csv has "
+             "every round's, with the busiest other processes by name).")
     L.append("")
     L.append("## Start-up (ms from exec; each phase polled after the previous one answered)")
+    L.append("")
+    L.append(quiet.header(cs["startup"]))
     L.append("")
     L.append("| target | /healthz 200 median | min | p10 | p90 | max | /readyz 200 median | first /example median |")
     L.append("|---|---|---|---|---|---|---|---|")
@@ -625,6 +874,54 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
             t.name, h["median_ms"], h["min_ms"], h["p10_ms"], h["p90_ms"], h["max_ms"],
             fmt(t.startup.get("readyz", {}).get("median_ms"), "%.1f", "not offered"),
             fmt(t.startup.get("example", {}).get("median_ms"), "%.1f")))
+    if open_runs:
+        L.append("")
+        L.append("## Open loop: constant arrival rate on /example")
+        L.append("")
+        L.append(quiet.header(cs["open"]))
+        L.append("")
+        L.append("`benchmarks/openloop` (k6's constant-arrival-rate: request i starts at i/rate whether or not "
+                 "earlier ones finished; latency from the scheduled start, so queueing is not hidden), %d s per "
+                 "run, at %s %% of each target's capacity = its best closed-loop /example req/s above; up to 1024 "
+                 "connections; the client gives up %d s after sending." % (
+                     args.open_duration, ", ".join(map(str, args.open_loop)), open_loop_timeout(args.open_duration)))
+        L.append("")
+        L.append("| target | capacity req/s | load | rate req/s | answered req/s | p50 ms | p90 ms | p95 ms | p99 ms "
+                 "| max ms | server failures | timeouts | unsent | late starts | availability | other CPU % |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in open_runs:
+            if "error" in r:
+                L.append("| %s | %.0f | %d%% | failed: %s | | | | | | | | | | | | |" % (
+                    r["target"], r["capacity"], r["load_pct"], r["error"].replace("|", "/")[:80]))
+                continue
+            L.append("| %s | %.0f | %d%% | %.1f | %.1f | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s | %.1f |" % (
+                r["target"], r["capacity"], r["load_pct"], r["rate"], r["achieved_rps"], fmt(r["p50_ms"], "%.1f"),
+                fmt(r["p90_ms"], "%.1f"), fmt(r["p95_ms"], "%.1f"), fmt(r["p99_ms"], "%.1f"),
+                fmt(r["max_ms"], "%.1f"), r["refused"] + r["reset"] + r["non2xx"], r["timeouts"], r["unsent"],
+                r["late_starts"], fmt(r["availability_pct"], "%.2f %%"), r["other_cpu_pct"]))
+        L.append("")
+        L.append("server failures: refused + reset + non-2xx; timeouts: the client gave up; unsent: due but "
+                 "never sent (the generator fell behind); late starts: sent over 1 ms after due (no free "
+                 "connection), their wait is in their latency; availability: 2xx/3xx ÷ scheduled.")
+    if siege_runs:
+        L.append("")
+        L.append("## siege -r 10 -c 10 on /example (as seed 003 ran it)")
+        L.append("")
+        L.append(quiet.header(cs["siege"]))
+        L.append("")
+        L.append("`siege -R benchmarks/lib/siegerc -r 10 -c 10 URL`: 10 users x 10 repetitions, a new connection "
+                 "per transaction, no delay, 30 s socket timeout (siege 4.0.7's defaults, written out).")
+        L.append("")
+        L.append("| target | transactions | availability | transaction rate /s | response time s | longest transaction s "
+                 "| failed |")
+        L.append("|---|---|---|---|---|---|---|")
+        for r in siege_runs:
+            if "error" in r:
+                L.append("| %s | failed: %s | | | | | |" % (r["target"], r["error"].replace("|", "/")[:80]))
+                continue
+            L.append("| %s | %d | %.2f %% | %.2f | %.3f | %.3f | %d |" % (
+                r["target"], r["transactions"], r["availability"], r["transaction_rate"], r["response_time"],
+                r["longest_transaction"], r["failed_transactions"]))
     charts = [c for c in ("rps.png", "p95.png", "memory.png")]
     L.append("")
     L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot).")
@@ -632,7 +929,8 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine):
         f.write("\n".join(L) + "\n")
     with open(os.path.join(outdir, "meta.txt"), "w") as f:
         for k, v in meta.items():
-            f.write("%s=%s\n" % (k, v))
+            if isinstance(v, str):
+                f.write("%s=%s\n" % (k, v))
     return summary, detail
 
 
