@@ -52,14 +52,6 @@ const char *config_dispatch_name(enum dispatch_mode m)
     return m == DISPATCH_INLINE ? "inline" : "steal";
 }
 
-const char *config_io_name(enum io_kind k)
-{
-    switch (k) {
-    case IO_URING: return "uring";
-    case IO_EPOLL: return "epoll";
-    default: return "auto";
-    }
-}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -191,8 +183,8 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         c->port = (int)u;
         return 0;
     case OPT_THREADS:
-        if (parse_ulong(v, 1, 1024, &u))
-            return fail(err, errlen, "%s: '%s' is not a thread count (1..1024)", src, v);
+        if (parse_ulong(v, 1, CONFIG_WORKERS_MAX, &u))
+            return fail(err, errlen, "%s: '%s' is not a thread count (1..%d)", src, v, CONFIG_WORKERS_MAX);
         c->threads = (unsigned)u;
         return 0;
     case OPT_BITS:
@@ -239,8 +231,8 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         c->queue_max = (unsigned)u;
         return 0;
     case OPT_LISTENERS:
-        if (parse_ulong(v, 0, 1024, &u))
-            return fail(err, errlen, "%s: '%s' is not a worker count (0..1024)", src, v);
+        if (parse_ulong(v, 0, CONFIG_WORKERS_MAX, &u))
+            return fail(err, errlen, "%s: '%s' is not a worker count (0..%d)", src, v, CONFIG_WORKERS_MAX);
         c->listeners = (unsigned)u;
         return 0;
     case OPT_ACCEPT:

@@ -11,6 +11,10 @@
 
 #include "prime.h"
 
+/* Workers per process at most: --threads, --listeners and every per-worker
+ * table of the server are bounded by it. */
+#define CONFIG_WORKERS_MAX 1024
+
 enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
 enum io_kind { IO_AUTO, IO_URING, IO_EPOLL };
 
@@ -30,7 +34,11 @@ struct config {
     unsigned listeners;        /* workers that accept (0: all); fewer skews load on purpose */
     bool shared_listener;      /* one listening socket for all workers instead of SO_REUSEPORT each */
     enum prime_engine engine;
-    enum dispatch_mode dispatch;
+    /* Workers per process at most: --threads, --listeners and every per-worker
+ * table of the server are bounded by it. */
+#define CONFIG_WORKERS_MAX 1024
+
+enum dispatch_mode dispatch;
     enum io_kind io;
     bool access_log;
 };
@@ -54,9 +62,16 @@ int config_parse(struct config *c, int argc, char **argv,
 void config_usage(int fd);
 
 /* Whether this binary was built with a dispatch mode. */
-bool config_has_dispatch(enum dispatch_mode m);
+bool config_has_dispatch(/* Workers per process at most: --threads, --listeners and every per-worker
+ * table of the server are bounded by it. */
+#define CONFIG_WORKERS_MAX 1024
 
-const char *config_dispatch_name(enum dispatch_mode m);
-const char *config_io_name(enum io_kind k);
+enum dispatch_mode m);
+
+const char *config_dispatch_name(/* Workers per process at most: --threads, --listeners and every per-worker
+ * table of the server are bounded by it. */
+#define CONFIG_WORKERS_MAX 1024
+
+enum dispatch_mode m);
 
 #endif

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 
 int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why,
             size_t whylen)
@@ -62,8 +65,31 @@ void io_close_wake(struct io *io)
 
 int io_accept(struct io *io, int lfd) { return io->ops->accept(io, lfd); }
 int io_accept_stop(struct io *io, int lfd) { return io->ops->accept_stop(io, lfd); }
-int io_conn_open(struct io *io, int fd) { return io->ops->conn_open(io, fd); }
+int io_conn_open(struct io *io, int fd)
+{
+    if (!io->ops->close) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    return io->ops->conn_open(io, fd);
+}
+
 void io_conn_close(struct io *io, int fd) { io->ops->conn_close(io, fd); }
+
+int io_shutdown(struct io *io, int fd, int how)
+{
+    if (io->ops->shutdown)
+        return io->ops->shutdown(io, fd, how);
+    return shutdown(fd, how) == 0 ? 0 : -errno;
+}
+
+void io_close(struct io *io, int fd)
+{
+    if (io->ops->close)
+        io->ops->close(io, fd);
+    else
+        close(fd);
+}
 
 int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
 {

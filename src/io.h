@@ -20,8 +20,7 @@
 #include "config.h"
 
 enum io_op {
-    IO_OP_NONE = 0,
-    IO_OP_ACCEPT,  /* res: new fd or -errno; more=false: accepting stopped, re-arm */
+    IO_OP_ACCEPT = 1,  /* res: new fd or -errno; more=false: accepting stopped, re-arm */
     IO_OP_RECV,    /* res: bytes, 0 at EOF, or -errno */
     IO_OP_SEND,    /* res: bytes sent (maybe short) or -errno */
     IO_OP_WAKE,    /* io_wake() was called (possibly several times) */
@@ -51,6 +50,10 @@ struct io_ops {
     int (*send)(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
     int (*wait)(struct io *io, struct io_event *evs, int max, int timeout_ms);
     void (*fini)(struct io *io);
+    /* A scripted backend (tests/io_script.c): its fds are not sockets, and
+     * shutdown/close go to these instead of the kernel. NULL: the syscalls. */
+    int (*shutdown)(struct io *io, int fd, int how);
+    void (*close)(struct io *io, int fd);
 };
 
 struct io {
@@ -81,9 +84,14 @@ int io_accept(struct io *io, int lfd);
 /* Stops accepting on lfd; an accept completion may still arrive. Returns 0 or -errno. */
 int io_accept_stop(struct io *io, int lfd);
 
-/* A connection fd is born / about to be closed (no op of it in flight). */
+/* A connection fd is born (TCP_NODELAY is set here) / about to be closed (no
+ * op of it in flight). io_conn_open returns 0 or -errno. */
 int io_conn_open(struct io *io, int fd);
 void io_conn_close(struct io *io, int fd);
+/* shutdown(2) and close(2) of a connection fd, through the backend's hooks
+ * when it has them. io_shutdown returns 0 or -errno. */
+int io_shutdown(struct io *io, int fd, int how);
+void io_close(struct io *io, int fd);
 
 /* Receives up to len bytes into buf. Returns 0 or -errno (then no completion comes). */
 int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len);

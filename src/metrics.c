@@ -259,3 +259,21 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
         return -ENOSPC;
     return (int)o.len;
 }
+
+int metrics_scrape(struct metrics *const *ms, unsigned n, const struct metrics_info *info, char **out)
+{
+    struct metrics_view *v = malloc(sizeof(*v)); /* cold: one scrape */
+    if (!v)
+        return -ENOMEM;
+    metrics_merge(ms, n, v);
+    size_t cap = 64 * 1024;
+    char *buf = malloc(cap);
+    int len = buf ? metrics_render(v, info, buf, cap) : -ENOMEM;
+    free(v);
+    if (len < 0) {
+        free(buf);
+        return len;
+    }
+    *out = buf;
+    return len;
+}

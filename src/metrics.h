@@ -93,6 +93,11 @@ struct metrics_info {
  * or -ENOSPC when cap is too small. */
 int metrics_render(const struct metrics_view *v, const struct metrics_info *info, char *buf, size_t cap);
 
+/* The cross-worker scrape: merges n workers' metrics and renders them into a
+ * malloc'd buffer (cold: one scrape), *out owned by the caller. Returns the
+ * length, or -errno. */
+int metrics_scrape(struct metrics *const *ms, unsigned n, const struct metrics_info *info, char **out);
+
 /* Appends a label value escaped per the text format (\\, \", \n). Returns the
  * bytes written (at most cap - 1, NUL-terminated). */
 size_t metrics_escape(char *out, size_t cap, const char *s);

@@ -73,7 +73,7 @@ static int parse_bits(const char *q, size_t len, unsigned *bits, const char **re
     return 0;
 }
 
-int route_match(int method, const char *url, size_t len, unsigned default_bits,
+void route_match(int method, const char *url, size_t len, unsigned default_bits,
                 struct route_result *out)
 {
     out->id = ROUTE_OTHER;
@@ -105,15 +105,14 @@ int route_match(int method, const char *url, size_t len, unsigned default_bits,
     }
     if (out->id == ROUTE_OTHER) {
         out->status = 404;
-        return 0;
+        return;
     }
     if (method != HTTP_GET && method != HTTP_HEAD) {
         out->status = 405;
-        return 0;
+        return;
     }
     if (out->id == ROUTE_EXAMPLE && q) {
         if (parse_bits(q + 1, len - plen - 1, &out->bits, &out->reason))
             out->status = 400;
     }
-    return 0;
 }

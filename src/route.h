@@ -28,8 +28,8 @@ struct route_result {
 };
 
 /* Routes one request: method is an llhttp method (HTTP_GET, ...), url the
- * request target (origin- or absolute-form). Returns 0 (see out->status). */
-int route_match(int method, const char *url, size_t len, unsigned default_bits,
+ * request target (origin- or absolute-form). out->status says the outcome. */
+void route_match(int method, const char *url, size_t len, unsigned default_bits,
                 struct route_result *out);
 
 /* The path of a route ("/example", or "other"); never NULL. */

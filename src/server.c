@@ -31,7 +31,7 @@
 /* CPUs this process may use: the affinity mask, capped by a cgroup CPU quota
  * (rounded up); at least 1. Fills cpus (up to max) with the allowed CPU ids
  * and returns the count to use; *quota_cpus gets the quota (0: none). */
-static unsigned server_usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
+static unsigned usable_cpus(int *cpus, unsigned max, unsigned *quota_cpus)
 {
     unsigned n = 0;
     cpu_set_t set;
@@ -182,7 +182,6 @@ int server_run(const struct config *cfg)
     static struct server srv; /* one per process; workers point into it */
     struct server *s = &srv;
     s->cfg = cfg;
-    s->main_thread = pthread_self();
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     s->start_time = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
@@ -203,11 +202,11 @@ int server_run(const struct config *cfg)
     }
 
     unsigned quota = 0;
-    unsigned usable = server_usable_cpus(s->cpus, 1024, &quota);
+    unsigned usable = usable_cpus(s->cpus, CONFIG_WORKERS_MAX, &quota);
     unsigned ncpu_mask = usable;
     s->nworkers = cfg->threads ? cfg->threads : usable;
-    if (s->nworkers > 1024)
-        s->nworkers = 1024;
+    if (s->nworkers > CONFIG_WORKERS_MAX)
+        s->nworkers = CONFIG_WORKERS_MAX;
     /* Pin worker i to the i-th allowed CPU; more workers than CPUs wrap. With
      * a quota smaller than the mask, the kernel still schedules us on any of
      * the mask's CPUs: pinning to the first `quota` ones keeps them apart. */
@@ -240,6 +239,7 @@ int server_run(const struct config *cfg)
         w->cfg = cfg;
         w->id = i;
         w->cpu = s->cpus[i];
+        s->dispatch[i] = &w->dispatch;
         int bound = 0;
         if (cfg->listeners && i >= cfg->listeners) {
             w->lfd = -1; /* --listeners: this worker only serves what others hand it */

@@ -12,16 +12,17 @@
 #include "config.h"
 
 struct worker;
+struct dispatch;
 
 struct server {
     const struct config *cfg;      /* not owned; lives for the whole run */
     unsigned nworkers;
     struct worker *workers;        /* owned array of nworkers */
-    int cpus[1024];                /* cpus[i]: the CPU worker i is pinned to, -1 when unpinned */
+    struct dispatch *dispatch[CONFIG_WORKERS_MAX]; /* dispatch[i]: worker i's (dispatch.h's peers) */
+    int cpus[CONFIG_WORKERS_MAX];                /* cpus[i]: the CPU worker i is pinned to, -1 when unpinned */
     char cpu_list[256];            /* for the ready line */
     int port;                      /* the bound port */
     double start_time;             /* unix seconds */
-    pthread_t main_thread;
     _Atomic int draining;          /* 0 serving, 1 draining, 2 start-up failed; set by the main thread */
     _Atomic uint64_t example_n;    /* Hello_N: process-wide, never repeats */
     _Atomic uint64_t ping_n;

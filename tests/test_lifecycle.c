@@ -310,7 +310,7 @@ Test(lifecycle, completion_queue_fits_the_connection_limit, .fini = fini, .timeo
 }
 
 /* A client that never reads its /metrics keeps that body (a 64 KiB buffer)
- * alive; past METRICS_BODIES_MAX (4) of them on one worker, a scrape gets a
+ * alive; past CONN_SCRAPES_MAX (4) of them on one worker, a scrape gets a
  * 503 instead of another buffer, and once they are gone scrapes work again. */
 Test(lifecycle, metrics_bodies_are_bounded, .fini = fini, .timeout = 60)
 {

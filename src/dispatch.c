@@ -1,0 +1,386 @@
+/* dispatch.c - inline vs work-stealing execution of /example work (dispatch.h).
+ *
+ * Owns the task pool, the wait queue and the throttle; in steal mode also the
+ * deque, the done list and the sleep/wake handshake, whose memory-ordering
+ * protocol dispatch.h writes down. Knows no HTTP and no connection: a finished
+ * task goes back through hooks.done. Everything under PRIMED_HAVE_STEAL is
+ * left out of a -Ddispatch=inline build (tests/meson.build checks with nm).
+ */
+#include "dispatch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "build_info.h"
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int run_prime(struct dispatch *d, unsigned bits)
+{
+    uint64_t t0 = thread_cpu_ns();
+    int r = prime_generate(d->prime, d->engine, bits, NULL, 0);
+    metrics_observe(&d->metrics->prime_seconds, thread_cpu_ns() - t0);
+    return r;
+}
+
+#if PRIMED_HAVE_STEAL
+static bool steal_submit(struct dispatch *d, struct dispatch_job *job);
+static bool steal_cancel(struct dispatch *d, struct dispatch_job *job);
+static int steal_wait_timeout(struct dispatch *d, int timeout_ms);
+static void steal_poll(struct dispatch *d);
+static int steal_init(struct dispatch *d, unsigned queue_max);
+static void steal_fini(struct dispatch *d);
+#endif
+
+int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, unsigned id,
+                  struct dispatch *const *peers, unsigned npeers)
+{
+    d->id = id;
+    d->peers = peers;
+    d->npeers = npeers;
+    d->steal = mode == DISPATCH_STEAL;
+    if (!d->steal)
+        return 0;
+#if PRIMED_HAVE_STEAL
+    return steal_init(d, queue_max);
+#else
+    (void)queue_max;
+    return -ENOTSUP;
+#endif
+}
+
+void dispatch_fini(struct dispatch *d)
+{
+#if PRIMED_HAVE_STEAL
+    if (d->steal)
+        steal_fini(d);
+#else
+    (void)d;
+#endif
+}
+
+bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag, unsigned bits, int *result)
+{
+#if PRIMED_HAVE_STEAL
+    if (d->steal) {
+        job->tag = tag;
+        job->bits = bits;
+        return steal_submit(d, job);
+    }
+#endif
+    (void)job;
+    (void)tag;
+    *result = run_prime(d, bits);
+    return true;
+}
+
+bool dispatch_cancel(struct dispatch *d, struct dispatch_job *job)
+{
+#if PRIMED_HAVE_STEAL
+    if (d->steal)
+        return steal_cancel(d, job);
+#endif
+    (void)d;
+    job->where = DISPATCH_JOB_IDLE;
+    return true;
+}
+
+int dispatch_wait_timeout(struct dispatch *d, int timeout_ms)
+{
+#if PRIMED_HAVE_STEAL
+    if (d->steal)
+        return steal_wait_timeout(d, timeout_ms);
+#else
+    (void)d;
+#endif
+    return timeout_ms;
+}
+
+void dispatch_woke(struct dispatch *d)
+{
+    if (d->steal)
+        atomic_store_explicit(&d->sleeping, 0, memory_order_relaxed);
+}
+
+void dispatch_poll(struct dispatch *d)
+{
+#if PRIMED_HAVE_STEAL
+    if (d->steal)
+        steal_poll(d);
+#else
+    (void)d;
+#endif
+}
+
+int64_t dispatch_queue_depth(const struct dispatch *d)
+{
+    if (!d->steal)
+        return -1;
+    int64_t depth = 0;
+#if PRIMED_HAVE_STEAL
+    for (unsigned i = 0; i < d->npeers; i++)
+        depth += wsq_size(&d->peers[i]->q);
+#endif
+    return depth;
+}
+
+/* ---- work stealing (left out of -Ddispatch=inline builds) ---------------- */
+#if PRIMED_HAVE_STEAL
+
+#define HANDOFF_NS 1000000u /* 1 ms: a woken worker is running by then */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int steal_init(struct dispatch *d, unsigned queue_max)
+{
+    d->tasks = calloc(queue_max, sizeof(*d->tasks));
+    if (!d->tasks || wsq_init(&d->q, queue_max)) {
+        free(d->tasks);
+        d->tasks = NULL;
+        return -ENOMEM;
+    }
+    for (unsigned i = queue_max; i-- > 0;) {
+        d->tasks[i].next = d->task_free;
+        d->task_free = &d->tasks[i];
+    }
+    return 0;
+}
+
+static void steal_fini(struct dispatch *d)
+{
+    /* the deque and pool stay: peers may still look at our deque until every
+     * worker has exited (the process ends then) */
+    (void)d;
+}
+
+/* Returns whether a sleeping worker was woken. */
+static bool wake_one_thief(struct dispatch *d)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* the push before the sleeping flags (Dekker) */
+    for (unsigned i = 1; i < d->npeers; i++) {
+        struct dispatch *o = d->peers[(d->id + i) % d->npeers];
+        if (atomic_load_explicit(&o->sleeping, memory_order_relaxed) &&
+            atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst)) {
+            io_wake(o->io);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void task_queue(struct dispatch *d, struct dispatch_job *job, struct task *t)
+{
+    t->tag = job->tag;
+    t->owner = d->id;
+    t->bits = job->bits;
+    t->queued_ns = mono_ns();
+    atomic_store_explicit(&t->cancelled, false, memory_order_relaxed);
+    job->task = t;
+    job->where = DISPATCH_JOB_QUEUED;
+    wsq_push(&d->q, t); /* cannot fail: capacity >= queue_max >= tasks_out */
+    d->tasks_out++;
+    /* Hand-off: if an idle worker was woken for this task, leave it to that
+     * worker for a moment and go back to our ring, where the next request
+     * may be waiting; otherwise the owner, already awake, always takes its
+     * own task first and a few busy connections never leave its core. */
+    if (wake_one_thief(d))
+        d->handoff_until_ns = t->queued_ns + HANDOFF_NS;
+}
+
+static bool steal_submit(struct dispatch *d, struct dispatch_job *job)
+{
+    struct task *t = d->task_free;
+    if (!t) {
+        /* queue bound reached: this job waits its turn, reading pauses */
+        job->where = DISPATCH_JOB_WAITING;
+        job->next = NULL;
+        if (d->waitq_tail)
+            d->waitq_tail->next = job;
+        else
+            d->waitq_head = job;
+        d->waitq_tail = job;
+        d->throttled = true;
+        return false;
+    }
+    d->task_free = t->next;
+    task_queue(d, job, t);
+    if (!d->task_free)
+        d->throttled = true;
+    return false;
+}
+
+static bool steal_cancel(struct dispatch *d, struct dispatch_job *job)
+{
+    if (job->where == DISPATCH_JOB_QUEUED) {
+        /* nobody will read the answer: do not compute it */
+        atomic_store_explicit(&job->task->cancelled, true, memory_order_relaxed);
+        return false;
+    }
+    if (job->where == DISPATCH_JOB_WAITING) { /* cold: backpressure only */
+        struct dispatch_job *prev = NULL;
+        for (struct dispatch_job *p = d->waitq_head; p; prev = p, p = p->next) {
+            if (p != job)
+                continue;
+            if (prev)
+                prev->next = p->next;
+            else
+                d->waitq_head = p->next;
+            if (d->waitq_tail == p)
+                d->waitq_tail = prev;
+            break;
+        }
+        job->next = NULL;
+    }
+    job->where = DISPATCH_JOB_IDLE;
+    return true;
+}
+
+/* One of our tasks is back (run here or by a thief): free it, answer it. */
+static void task_done(struct dispatch *d, struct task *t)
+{
+    d->tasks_out--;
+    t->next = d->task_free;
+    d->task_free = t;
+    d->hooks.done(d->hooks.ctx, t->tag, t->result);
+}
+
+static void unthrottle(struct dispatch *d)
+{
+    /* first the jobs that waited for a task, in arrival order */
+    while (d->waitq_head && d->task_free) {
+        struct dispatch_job *job = d->waitq_head;
+        d->waitq_head = job->next;
+        if (!d->waitq_head)
+            d->waitq_tail = NULL;
+        job->next = NULL;
+        struct task *t = d->task_free;
+        d->task_free = t->next;
+        task_queue(d, job, t);
+    }
+    if (!d->throttled || d->waitq_head || !d->task_free)
+        return;
+    d->throttled = false;
+    d->hooks.resume(d->hooks.ctx);
+}
+
+/* Takes the tasks other workers finished for us. */
+static void collect_finished(struct dispatch *d)
+{
+    struct task *t = atomic_exchange_explicit(&d->done, NULL, memory_order_acquire);
+    if (!t)
+        return;
+    /* the list is LIFO; answer in completion order */
+    struct task *rev = NULL;
+    while (t) {
+        struct task *next = t->next;
+        t->next = rev;
+        rev = t;
+        t = next;
+    }
+    while (rev) {
+        struct task *next = rev->next;
+        task_done(d, rev);
+        rev = next;
+    }
+    unthrottle(d);
+}
+
+/* Our only queued task is being handed to the worker woken for it
+ * (task_queue): leave it alone until HANDOFF_NS have passed. */
+static bool handing_off(struct dispatch *d)
+{
+    return d->handoff_until_ns && wsq_size(&d->q) == 1 && mono_ns() < d->handoff_until_ns;
+}
+
+static struct task *take_task(struct dispatch *d, bool *stolen)
+{
+    for (unsigned i = handing_off(d) ? 1 : 0; i < d->npeers; i++) {
+        struct dispatch *o = d->peers[(d->id + i) % d->npeers];
+        for (int tries = 0; tries < 4; tries++) {
+            void *x = wsq_steal(&o->q);
+            if (x == WSQ_EMPTY)
+                break;
+            if (x != WSQ_ABORT) {
+                *stolen = i != 0;
+                return x;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Runs one queued task (our own first, oldest first; else the oldest of
+ * another worker) and sends the result to its owner. */
+static void run_one_task(struct dispatch *d)
+{
+    bool stolen = false;
+    struct task *t = take_task(d, &stolen);
+    if (!t)
+        return;
+    if (atomic_load_explicit(&t->cancelled, memory_order_relaxed))
+        t->result = -ECANCELED; /* the client reset while it waited */
+    else
+        t->result = run_prime(d, t->bits);
+    if (!stolen) {
+        task_done(d, t);
+        unthrottle(d);
+        return;
+    }
+    metrics_add(&d->metrics->steals, 1);
+    struct dispatch *o = d->peers[t->owner];
+    struct task *head = atomic_load_explicit(&o->done, memory_order_relaxed);
+    do {
+        t->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&o->done, &head, t, memory_order_seq_cst, memory_order_relaxed));
+    if (atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst))
+        io_wake(o->io);
+}
+
+static void steal_poll(struct dispatch *d)
+{
+    collect_finished(d);
+    run_one_task(d);
+}
+
+static bool work_anywhere(struct dispatch *d)
+{
+    if (atomic_load_explicit(&d->done, memory_order_seq_cst))
+        return true;
+    for (unsigned i = 0; i < d->npeers; i++)
+        if (wsq_size(&d->peers[i]->q) > 0)
+            return true;
+    return false;
+}
+
+static int steal_wait_timeout(struct dispatch *d, int timeout_ms)
+{
+    bool handoff = false;
+    if (atomic_load_explicit(&d->done, memory_order_relaxed)) {
+        timeout_ms = 0;
+    } else if (wsq_size(&d->q) > 0) {
+        /* during a hand-off, wait on the ring for at most 1 ms, without
+         * announcing sleep */
+        handoff = handing_off(d);
+        timeout_ms = handoff ? 1 : 0;
+    }
+    if (timeout_ms && !handoff) {
+        /* announce sleep, then look once more (pairs with wake_one_thief) */
+        atomic_store_explicit(&d->sleeping, 1, memory_order_seq_cst);
+        if (work_anywhere(d))
+            timeout_ms = 0;
+    }
+    return timeout_ms;
+}
+
+#endif /* PRIMED_HAVE_STEAL */

@@ -1,0 +1,131 @@
+/* dispatch.h - where /example work runs: inline on the ring thread, or as a
+ * task on this worker's work-stealing deque (wsq.h) that any worker may run.
+ *
+ * A dispatch knows no HTTP: a job is a tag (the caller's connection slot +
+ * generation) and a prime size; a finished task comes back through the hooks
+ * the connection layer gives it. It owns the task pool, the wait queue (jobs
+ * that found the pool empty), the throttle (backpressure: the pool is empty or
+ * jobs wait) and, in steal mode, stealing and the sleep/wake handshake.
+ * Built with -Ddispatch=inline, none of the stealing part is compiled in.
+ *
+ * Memory-ordering protocol (steal mode). Shared between workers: each one's
+ * deque (wsq.h's own protocol), its done list and its sleeping flag.
+ * - done list: a Treiber stack of finished tasks for their owner. A thief
+ *   pushes with a seq_cst CAS after writing t->result; the owner takes the
+ *   whole list with an acquire exchange, so it reads every result written
+ *   before the push. Nothing else touches a task while it is on the list.
+ * - sleeping (Dekker): an owner about to block stores sleeping = 1 (seq_cst),
+ *   then looks for work once more (its done list with a seq_cst load, every
+ *   deque's size); a producer pushes its task, issues a seq_cst fence, then
+ *   reads the sleeping flags. Of the two, at least one sees the other: either
+ *   the sleeper finds the task, or the producer finds the flag, exchanges it
+ *   to 0 and io_wake()s that worker. The exchange makes one waker per sleep.
+ *   After io_wait the worker clears its own flag (relaxed: only a spurious
+ *   wake can follow).
+ * - cancelled: relaxed; a late read costs one wasted prime, never a wrong answer
+ *   (the owner drops the result of a task whose connection is gone).
+ */
+#ifndef PRIMED_DISPATCH_H
+#define PRIMED_DISPATCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "io.h"
+#include "metrics.h"
+#include "prime.h"
+#include "wsq.h"
+
+struct task {
+    struct task *next;      /* free list, or the owner's done list */
+    _Atomic bool cancelled; /* its connection is gone: skip the prime */
+    uint64_t tag;           /* the job's tag at the owner */
+    uint64_t queued_ns;
+    unsigned owner;         /* index of the owner in the peers array */
+    unsigned bits;
+    int result;             /* prime_generate()'s return, or -ECANCELED */
+};
+
+enum { DISPATCH_JOB_IDLE, DISPATCH_JOB_WAITING, DISPATCH_JOB_QUEUED };
+
+/* A connection's /example work, embedded in it; valid while where != IDLE. */
+struct dispatch_job {
+    struct dispatch_job *next; /* wait queue link (WAITING) */
+    struct task *task;         /* the task out for it (QUEUED), owned by whoever runs it */
+    uint64_t tag;
+    unsigned bits;
+    uint8_t where;             /* DISPATCH_JOB_* */
+};
+
+/* The connection layer's side, called on the owner's thread only. */
+struct dispatch_hooks {
+    /* A queued job's task finished (result) or was cancelled (-ECANCELED);
+     * the job is IDLE again. */
+    void (*done)(void *ctx, uint64_t tag, int result);
+    /* The throttle lifted: receives paused for it may go on. */
+    void (*resume)(void *ctx);
+    void *ctx;
+};
+
+struct dispatch {
+    unsigned id;                   /* index in peers */
+    bool steal;                    /* DISPATCH_STEAL */
+    enum prime_engine engine;
+    struct prime_state *prime;     /* not owned: the worker's */
+    struct io *io;                 /* not owned: the worker's; peers io_wake() it */
+    struct metrics *metrics;       /* not owned: the worker's */
+    struct dispatch *const *peers; /* not owned: every worker's dispatch, this one included */
+    unsigned npeers;
+    struct dispatch_hooks hooks;
+
+    struct wsq q;                  /* steal: owned */
+    struct task *tasks;            /* steal: owned pool of queue_max */
+    struct task *task_free;
+    unsigned tasks_out;            /* tasks of ours not yet answered */
+    bool throttled;
+    uint64_t handoff_until_ns;     /* a woken thief gets first go at our newest task until then */
+    struct dispatch_job *waitq_head, *waitq_tail; /* jobs waiting for a task, FIFO */
+    _Alignas(64) _Atomic(struct task *) done;     /* finished tasks for us, pushed by any worker */
+    _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
+};
+
+/* Sets d up for mode with a pool of queue_max tasks (steal). peers[id] == d.
+ * Returns 0, -ENOMEM, or -ENOTSUP for a mode this binary was built without. */
+int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, unsigned id,
+                  struct dispatch *const *peers, unsigned npeers);
+void dispatch_fini(struct dispatch *d);
+
+/* Runs job (tag, bits): inline, at once, returning true with *result set; or
+ * queues it (or, with the pool empty, makes it wait and throttles), returning
+ * false: the answer comes through hooks.done. */
+bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag, unsigned bits, int *result);
+/* The job's connection is gone. Returns true when the job was only waiting
+ * (it is IDLE now, never answered); false when a task is out (its done hook
+ * still comes, with the prime skipped if not yet started). */
+bool dispatch_cancel(struct dispatch *d, struct dispatch_job *job);
+
+/* Backpressure is on: the caller pauses receives and accepts. */
+static inline bool dispatch_throttled(const struct dispatch *d)
+{
+    return d->throttled;
+}
+/* Tasks of ours not yet answered (the worker exits only at 0). */
+static inline unsigned dispatch_out(const struct dispatch *d)
+{
+    return d->tasks_out;
+}
+
+/* Before io_wait: the timeout to use (0 when work is at hand); announces
+ * sleep when it will block. */
+int dispatch_wait_timeout(struct dispatch *d, int timeout_ms);
+/* After io_wait: no longer asleep. */
+void dispatch_woke(struct dispatch *d);
+/* After a batch of completions: collects the tasks finished for us (answering
+ * them in completion order through hooks.done), then runs one queued task. */
+void dispatch_poll(struct dispatch *d);
+/* Tasks queued on every deque, or -1 without a queue (inline). */
+int64_t dispatch_queue_depth(const struct dispatch *d);
+
+#endif

@@ -1,0 +1,206 @@
+/* handlers.c - route -> response (handlers.h).
+ *
+ * Pure: reads the request, the environment and its counters (atomics, relaxed)
+ * and fills a struct resp; never touches a connection, a buffer it was not
+ * given, or the kernel. Every body is bounded (HANDLERS_BODY_MAX) and nothing
+ * of the request is reflected in an answer.
+ */
+#include "handlers.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "route.h"
+
+static const char TEXT[] = "text/plain; charset=utf-8";
+
+static bool draining(const struct handler_env *env)
+{
+    return atomic_load_explicit(env->draining, memory_order_relaxed) != 0;
+}
+
+bool handlers_keep_alive(const struct handler_env *env, const struct http *h)
+{
+    /* the server-wide flag: an answer written after the signal but before
+     * this worker's loop noticed it still says close */
+    return h->req.keep_alive && !draining(env) && !h->upgrade;
+}
+
+static void text(struct resp *r, const struct http *h, int status, const char *body, bool ka)
+{
+    *r = (struct resp){
+        .status = status,
+        .ctype = TEXT,
+        .body = body,
+        .body_len = strlen(body),
+        .keep_alive = ka,
+    };
+    if (status == 405)
+        r->allow = route_allow((enum route_id)h->req.route.id);
+}
+
+enum handler_action handlers_route(const struct handler_env *env, const struct http *h, struct resp *r, char *body,
+                                   size_t cap)
+{
+    const struct route_result *rt = &h->req.route;
+    bool ka = handlers_keep_alive(env, h);
+    if (rt->status == 400) {
+        snprintf(body, cap, "%s\n", rt->reason ? rt->reason : "bad request");
+        text(r, h, 400, body, ka);
+        return HANDLER_RESPOND;
+    }
+    if (rt->status) {
+        text(r, h, rt->status, rt->status == 404 ? "not found\n" : "method not allowed\n", ka);
+        return HANDLER_RESPOND;
+    }
+    switch (rt->id) {
+    case ROUTE_EXAMPLE:
+        return HANDLER_PRIME;
+    case ROUTE_METRICS:
+        return HANDLER_METRICS;
+    case ROUTE_HEALTHZ:
+        text(r, h, 200, "ok\n", ka);
+        break;
+    case ROUTE_READYZ:
+        if (draining(env))
+            text(r, h, 503, "draining\n", false);
+        else
+            text(r, h, 200, "ready\n", ka);
+        break;
+    case ROUTE_PING: {
+        uint64_t n = atomic_fetch_add_explicit(env->ping_n, 1, memory_order_relaxed) + 1;
+        /* values come from the pod spec, not the request: still bounded (at
+         * most 64 + 4 + 20 + 3 + 128 + 4 + 64 + 1 = 288 bytes) */
+        snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, n, env->pod, env->ns);
+        text(r, h, 200, body, ka);
+        break;
+    }
+    default:
+        text(r, h, 404, "not found\n", ka);
+        break;
+    }
+    return HANDLER_RESPOND;
+}
+
+void handlers_example(const struct handler_env *env, const struct http *h, int result, struct resp *r, char *body,
+                      size_t cap)
+{
+    if (result < 0) {
+        text(r, h, 500, "prime generation failed\n", false);
+        return;
+    }
+    uint64_t n = atomic_fetch_add_explicit(env->example_n, 1, memory_order_relaxed) + 1;
+    int len = snprintf(body, cap, "Hello_%" PRIu64, n);
+    *r = (struct resp){
+        .status = 200,
+        .ctype = "text/plain",
+        .body = body,
+        .body_len = (size_t)len,
+        .keep_alive = handlers_keep_alive(env, h),
+    };
+}
+
+void handlers_metrics(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
+                      struct resp *r)
+{
+    bool ka = handlers_keep_alive(env, h);
+    if (busy) {
+        /* clients that do not read their scrape hold its body: a cap keeps
+         * memory bounded (conn.c: CONN_SCRAPES_MAX x 64 KiB a worker) */
+        text(r, h, 503, "too many /metrics responses in flight on this worker; retry\n", ka);
+        return;
+    }
+    if (len < 0) {
+        text(r, h, 500, "metrics unavailable\n", ka);
+        return;
+    }
+    *r = (struct resp){
+        .status = 200,
+        .ctype = "text/plain; version=0.0.4; charset=utf-8",
+        .body = scrape,
+        .body_len = (size_t)len,
+        .keep_alive = ka,
+    };
+}
+
+void handlers_refusal(struct http_req *rq, int status, enum bad_reason why, struct resp *r)
+{
+    static const char *const bodies[BAD__COUNT] = {
+        [BAD_PARSE] = "malformed request\n",
+        [BAD_HEADER_TOO_LARGE] = "request head too large\n",
+        [BAD_URL_TOO_LONG] = "URL too long\n",
+        [BAD_BODY_TOO_LARGE] = "request body too large\n",
+        [BAD_TIMEOUT] = "request not received in time\n",
+        [BAD_QUERY] = "bad query\n",
+        [BAD_FRAMING] = "malformed request: every line of a head must end in CRLF\n",
+        [BAD_HOST] = "exactly one Host header is required (RFC 9112 3.2)\n",
+        [BAD_EXPECT] = "expectation not supported (only 100-continue)\n",
+    };
+    /* the request was never routed: account it under "other"; its method,
+     * when the request line got that far, stays for the access log */
+    uint8_t method = rq->method;
+    bool has_method = rq->has_method;
+    memset(rq, 0, offsetof(struct http_req, traceparent_len));
+    rq->method = method;
+    rq->has_method = has_method;
+    rq->route.id = ROUTE_OTHER;
+    *r = (struct resp){
+        .status = status,
+        .ctype = TEXT,
+        .body = bodies[why] ? bodies[why] : "bad request\n",
+        .keep_alive = false,
+    };
+    r->body_len = strlen(r->body);
+}
+
+/* The request's trace context: traceparent, else a single b3 header, else
+ * the X-B3-* headers. An overlong value (length cap + 1) is no trace. */
+static void request_trace(const struct http_req *rq, struct trace *tr)
+{
+    memset(tr, 0, sizeof(*tr));
+    if (rq->traceparent_len && rq->traceparent_len <= sizeof(rq->traceparent))
+        trace_parse_traceparent(rq->traceparent, rq->traceparent_len, tr);
+    if (!tr->valid && rq->b3_len && rq->b3_len <= sizeof(rq->b3))
+        trace_parse_b3(rq->b3, rq->b3_len, tr);
+    if (!tr->valid && rq->xb3_trace_len && rq->xb3_trace_len <= sizeof(rq->xb3_trace) &&
+        rq->xb3_span_len <= sizeof(rq->xb3_span) && rq->xb3_sampled_len <= sizeof(rq->xb3_sampled) &&
+        rq->xb3_flags_len <= sizeof(rq->xb3_flags))
+        trace_parse_b3_multi(rq->xb3_trace, rq->xb3_trace_len, rq->xb3_span, rq->xb3_span_len, rq->xb3_sampled,
+                             rq->xb3_sampled_len, rq->xb3_flags, rq->xb3_flags_len, tr);
+}
+
+static uint64_t rng_next(uint64_t *state)
+{
+    /* xorshift64*: span ids only need to be unique-ish, not secret */
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+void handlers_headers(const struct handler_env *env, const struct http_req *rq, uint64_t *rng, struct trace *tr,
+                      char *extra, size_t cap)
+{
+    size_t elen = 0;
+    extra[0] = '\0';
+    request_trace(rq, tr);
+    if (tr->valid) {
+        char tp[56];
+        trace_format_traceparent(tr, rng_next(rng), tp);
+        elen = (size_t)snprintf(extra, cap, "traceparent: %s\r\n", tp);
+    }
+    if (env->revision_hdr && env->revision_hdr[0])
+        snprintf(extra + elen, cap - elen, "%s", env->revision_hdr);
+}
+
+void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq,
+                         int status, size_t bytes, uint64_t dur_ns, const struct trace *tr)
+{
+    alog_printf(a, "ts=%s worker=%u method=%s path=%s status=%d bytes=%zu dur_us=%" PRIu64 " trace_id=%s", iso_time,
+                worker, rq->has_method ? llhttp_method_name((llhttp_method_t)rq->method) : "-",
+                route_name((enum route_id)rq->route.id), status, bytes, dur_ns / 1000,
+                tr && tr->valid ? tr->trace_id : "-");
+}
