@@ -1,0 +1,361 @@
+/* test_conn.c - the connection state machine (src/conn.c) over the scripted
+ * backend (tests/io_script.c): every completion, deadline and clock tick is
+ * the test's, so timers, backpressure and stale completions are exercised on
+ * purpose, not by luck. No sockets, no sleeps.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "build_info.h"
+#include "conn.h"
+#include "io_script.h"
+
+static struct io_script S;
+static struct config C;
+static struct metrics M;
+static struct dispatch D;
+static struct dispatch *peers[1];
+static struct conn_pool P;
+static struct handler_env E;
+static _Atomic int draining;
+static _Atomic uint64_t example_n, ping_n;
+static struct prime_state *prime;
+static struct io_event evs[64];
+
+static int no_scrape(void *ctx, char **out)
+{
+    return -ENOMEM;
+}
+
+static void setup_mode(enum dispatch_mode mode, unsigned queue_max, unsigned max_header)
+{
+    io_script_init(&S);
+    config_defaults(&C);
+    C.bits = PRIME_BITS_MIN;
+    C.max_header = max_header;
+    C.header_timeout_ms = 1000;
+    C.idle_timeout_ms = 5000;
+    C.queue_max = queue_max;
+    memset(&M, 0, sizeof(M));
+    memset(&D, 0, sizeof(D));
+    memset(&P, 0, sizeof(P));
+    atomic_store(&draining, 0);
+    prime = prime_state_create(1);
+    cr_assert(prime);
+    D.engine = C.engine;
+    D.prime = prime;
+    D.io = &S.io;
+    D.metrics = &M;
+    peers[0] = &D;
+    cr_assert_eq(dispatch_init(&D, mode, queue_max, 0, peers, 1), 0);
+    E = (struct handler_env){.draining = &draining, .example_n = &example_n, .ping_n = &ping_n,
+                             .app = "app", .pod = "pod", .ns = "ns", .revision_hdr = ""};
+    P.cfg = &C;
+    P.io = &S.io;
+    P.dispatch = &D;
+    P.metrics = &M;
+    P.env = &E;
+    P.scrape = no_scrape;
+    P.nslots = 8;
+    P.now_ms = 1000000;
+    resp_date(P.date, 784111777);
+    cr_assert_eq(conn_pool_init(&P), 0);
+}
+
+static void setup(void)
+{
+    setup_mode(DISPATCH_INLINE, 4, 1024);
+}
+
+static void teardown(void)
+{
+    conn_pool_fini(&P);
+    prime_state_destroy(prime);
+}
+
+/* Hands out every queued completion, as the worker loop does. */
+static void pump(void)
+{
+    int n;
+    while ((n = io_wait(&S.io, evs, 64, 0)) > 0) {
+        for (int i = 0; i < n; i++) {
+            if (evs[i].op == IO_OP_RECV)
+                conn_on_recv(&P, evs[i].tag, evs[i].res);
+            else if (evs[i].op == IO_OP_SEND)
+                conn_on_send(&P, evs[i].tag, evs[i].res);
+        }
+    }
+}
+
+static void feed(int fd, const char *s)
+{
+    cr_assert_eq(io_script_data(&S, fd, s, strlen(s)), (int)strlen(s), "fd %d: no receive armed", fd);
+    pump();
+}
+
+/* Lets every send of fd go through, in full. */
+static void drain_sends(int fd)
+{
+    while (io_script_send(&S, fd, SIZE_MAX) >= 0)
+        pump();
+}
+
+static void tick(uint64_t ms)
+{
+    P.now_ms += ms;
+    conn_pool_expire(&P);
+    pump();
+}
+
+static unsigned count(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
+
+TestSuite(conn, .init = setup, .fini = teardown);
+
+Test(conn, answers_and_keeps_alive)
+{
+    conn_start(&P, 5);
+    cr_assert(S.fd[5].opened && S.fd[5].recv_armed);
+    feed(5, GET("/healthz"));
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "\r\n\r\nok\n"));
+    cr_assert(S.fd[5].recv_armed, "reads the next request");
+    cr_assert(!S.fd[5].closed);
+    cr_assert_eq(P.nopen, 1);
+}
+
+Test(conn, answers_408_at_the_header_deadline)
+{
+    conn_start(&P, 5);
+    feed(5, "GET /healthz HTTP/1.1\r\nHo");
+    tick(999);
+    cr_assert(!S.fd[5].send_armed, "not yet");
+    tick(1);
+    cr_assert(S.fd[5].shut_rd, "reading stops");
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 408 "), "%s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "Connection: close"));
+    cr_assert_eq(atomic_load(&M.bad[BAD_TIMEOUT]), 1);
+}
+
+Test(conn, header_deadline_is_for_the_head_not_each_receive)
+{
+    conn_start(&P, 5);
+    feed(5, "GET /healthz HTTP/1.1\r\n");
+    tick(600);
+    feed(5, "Host: t\r\n");
+    tick(400); /* 1000 ms since the head began, however often bytes came */
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 408 "), "%s", S.fd[5].out);
+}
+
+Test(conn, answers_431_when_the_head_fills_the_buffer)
+{
+    conn_start(&P, 5);
+    char head[1100];
+    int n = snprintf(head, sizeof(head), "GET /healthz HTTP/1.1\r\nX-Long: ");
+    memset(head + n, 'a', sizeof(head) - (size_t)n - 1);
+    head[sizeof(head) - 1] = '\0';
+    cr_assert_eq(io_script_data(&S, 5, head, strlen(head)), 1024, "the receive asks for max_header");
+    pump();
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 431 "), "%s", S.fd[5].out);
+    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 1);
+}
+
+Test(conn, pipelines_across_receives_in_order)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/healthz") "GET /rea");
+    cr_assert(S.fd[5].send_armed);
+    feed(5, "dyz HTTP/1.1\r\nHost: t\r\n\r\n" GET("/nope"));
+    drain_sends(5);
+    const char *o = S.fd[5].out;
+    const char *a = strstr(o, "\r\n\r\nok\n"), *b = strstr(o, "\r\n\r\nready\n"), *c = strstr(o, "404 Not Found");
+    cr_assert(a && b && c, "%s", o);
+    cr_assert(a < b && b < c, "in request order");
+    cr_assert_eq(count(o, "HTTP/1.1 "), 3);
+}
+
+Test(conn, short_sends_resume_where_they_stopped)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/healthz"));
+    while (io_script_send(&S, 5, 7) >= 0)
+        pump();
+    cr_assert(strstr(S.fd[5].out, "\r\n\r\nok\n"), "%s", S.fd[5].out);
+    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 1);
+}
+
+Test(conn, lingers_after_the_last_response)
+{
+    conn_start(&P, 5);
+    feed(5, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "Connection: close"));
+    cr_assert(S.fd[5].shut_wr, "our side is shut");
+    cr_assert(!S.fd[5].closed, "but the socket stays open");
+    cr_assert(S.fd[5].recv_armed, "reading what the client still sends");
+    feed(5, "junk the client sent meanwhile");
+    cr_assert(!S.fd[5].closed);
+    cr_assert_eq(io_script_recv_res(&S, 5, 0), 0);
+    pump();
+    cr_assert(S.fd[5].closed, "closed at the client's EOF");
+    cr_assert_eq(P.nopen, 0);
+}
+
+Test(conn, lingering_ends_at_its_deadline)
+{
+    conn_start(&P, 5);
+    feed(5, "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    drain_sends(5);
+    tick(CONN_LINGER_MS - 1);
+    cr_assert(!S.fd[5].closed);
+    tick(1);
+    cr_assert(S.fd[5].shut_rd, "the receive is cut short");
+    io_script_recv_res(&S, 5, -ECANCELED);
+    pump();
+    cr_assert(S.fd[5].closed);
+}
+
+Test(conn, idle_connection_closes_at_the_idle_deadline)
+{
+    conn_start(&P, 5);
+    tick(C.idle_timeout_ms - 1);
+    cr_assert(!S.fd[5].shut_rd);
+    tick(1);
+    cr_assert(S.fd[5].shut_rd && S.fd[5].shut_wr);
+    io_script_recv_res(&S, 5, -ECANCELED);
+    pump();
+    cr_assert(S.fd[5].closed);
+    cr_assert_eq(P.nopen, 0);
+}
+
+Test(conn, drain_gives_idle_connections_a_short_grace)
+{
+    C.header_timeout_ms = 3 * CONN_DRAIN_IDLE_MS;
+    conn_start(&P, 5);
+    conn_start(&P, 6);
+    feed(6, "GET /healthz HTTP/1.1\r\n"); /* mid-request: finishes first */
+    atomic_store(&draining, 1);
+    conn_pool_drain(&P);
+    tick(CONN_DRAIN_IDLE_MS);
+    cr_assert(S.fd[5].shut_rd, "between requests: closed after the grace");
+    cr_assert(!S.fd[6].shut_wr);
+    feed(6, "Host: t\r\n\r\n");
+    drain_sends(6);
+    cr_assert(strstr(S.fd[6].out, "HTTP/1.1 200 "), "%s", S.fd[6].out);
+    cr_assert(strstr(S.fd[6].out, "Connection: close"), "draining: the answer closes");
+}
+
+Test(conn, reset_releases_the_slot)
+{
+    conn_start(&P, 5);
+    io_script_recv_res(&S, 5, -ECONNRESET);
+    pump();
+    cr_assert(S.fd[5].closed);
+    cr_assert_eq(P.nopen, 0);
+    cr_assert(conn_pool_has_slot(&P));
+}
+
+Test(conn, stale_completions_are_dropped)
+{
+    conn_start(&P, 5);
+    uint64_t old = S.fd[5].recv_tag;
+    io_script_recv_res(&S, 5, -ECONNRESET);
+    pump();
+    cr_assert_null(conn_of(&P, old), "a released slot is nobody's");
+    io_script_reset_fd(&S, 5);
+    conn_start(&P, 5); /* same slot (LIFO), next generation */
+    cr_assert_eq((uint32_t)S.fd[5].recv_tag, (uint32_t)old, "the slot is reused");
+    cr_assert_neq(S.fd[5].recv_tag, old, "with a new generation");
+    /* a late completion of the first connection: must not reach the second */
+    static char late[] = GET("/healthz");
+    memcpy(S.fd[5].recv_buf, late, sizeof(late) - 1);
+    io_script_push(&S, IO_OP_RECV, old, (int)sizeof(late) - 1);
+    io_script_push(&S, IO_OP_SEND, old, 10);
+    pump();
+    cr_assert(!S.fd[5].send_armed, "nothing answered for the stale receive");
+    cr_assert(S.fd[5].recv_armed, "the new receive is still the one in flight");
+    cr_assert_eq(S.sends, 0);
+}
+
+Test(conn, eof_after_a_request_answers_then_closes)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/healthz"));
+    cr_assert(S.fd[5].send_armed && S.fd[5].recv_armed);
+    cr_assert_eq(io_script_recv_res(&S, 5, 0), 0, "the client shuts its side");
+    pump();
+    cr_assert(!S.fd[5].closed, "the answer is still on its way");
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "\r\n\r\nok\n"), "%s", S.fd[5].out);
+    cr_assert(S.fd[5].closed, "then the connection closes");
+}
+
+Test(conn, released_slots_stay_dead)
+{
+    conn_start(&P, 5);
+    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
+    cr_assert(c);
+    io_script_recv_res(&S, 5, -ECONNRESET);
+    pump();
+    cr_assert_eq(c->state, CONN_DEAD);
+    cr_assert_eq(c->fd, -1);
+}
+
+/* With steal dispatch and a pool of one task: a second /example waits, the
+ * worker throttles, and a connection that would read is paused, with no
+ * timer, until the tasks are answered. */
+Test(conn, pauses_and_resumes_under_backpressure, .init = NULL)
+{
+#if PRIMED_HAVE_STEAL
+    setup_mode(DISPATCH_STEAL, 1, 1024);
+    conn_start(&P, 5);
+    conn_start(&P, 6);
+    conn_start(&P, 7);
+    feed(5, GET("/example"));
+    cr_assert(dispatch_throttled(&D), "the only task is out");
+    feed(6, GET("/example"));
+    struct conn *c6 = conn_of(&P, S.fd[6].recv_tag);
+    cr_assert(c6);
+    cr_assert_eq(c6->state, CONN_TASK);
+    cr_assert_eq(c6->job.where, DISPATCH_JOB_WAITING, "no task left: it waits in the queue");
+    cr_assert_eq(c6->timer.list, 0, "no client timer while the server works");
+    feed(7, GET("/healthz"));
+    drain_sends(7);
+    cr_assert(strstr(S.fd[7].out, "200 OK"));
+    struct conn *c7 = conn_of(&P, S.fd[7].send_tag);
+    cr_assert(c7);
+    cr_assert(!S.fd[7].recv_armed, "paused: no receive while throttled");
+    cr_assert(c7->flags & CONN_F_PAUSED);
+    cr_assert_eq(c7->timer.list, 0, "a paused connection runs no timer");
+    tick(C.idle_timeout_ms * 2);
+    cr_assert(!S.fd[7].shut_rd, "overload is latency, never an abort");
+    dispatch_poll(&D); /* runs 5's task; 6's takes its place */
+    pump();
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "Hello_"), "%s", S.fd[5].out);
+    cr_assert(dispatch_throttled(&D), "6's task is out now");
+    dispatch_poll(&D);
+    pump();
+    drain_sends(6);
+    cr_assert(strstr(S.fd[6].out, "Hello_"), "%s", S.fd[6].out);
+    cr_assert(!dispatch_throttled(&D));
+    cr_assert(S.fd[7].recv_armed, "resumed");
+    cr_assert_eq(dispatch_out(&D), 0);
+    cr_assert_eq(atomic_load(&M.in_flight), 0, "every request answered once");
+#else
+    cr_skip_test("built without work stealing");
+#endif
+}

@@ -1,0 +1,110 @@
+/* test_handlers.c - route -> response (src/handlers.c): pure, so each answer
+ * is checked from a parsed request alone.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "handlers.h"
+
+static _Atomic int draining;
+static _Atomic uint64_t example_n, ping_n;
+static struct handler_env env = {
+    .draining = &draining, .example_n = &example_n, .ping_n = &ping_n,
+    .app = "app", .pod = "pod-1", .ns = "ns", .revision_hdr = "K-Revision: r-1\r\n",
+};
+
+static struct http parsed(const char *req)
+{
+    static struct http_limits lim = {.max_url = 2048, .max_body = 1 << 20, .default_bits = 64};
+    static char buf[1024];
+    struct http h;
+    size_t len = strlen(req), pos = 0;
+    memcpy(buf, req, len);
+    http_init(&h, &lim);
+    cr_assert_eq(http_feed(&h, buf, &pos, len), HTTP_MSG, "%s", req);
+    return h;
+}
+
+Test(handlers, routes_each_path)
+{
+    static const struct {
+        const char *req;
+        enum handler_action action;
+        int status;
+        const char *body;
+    } cases[] = {
+        {"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 200, "ok\n"},
+        {"GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 200, "ready\n"},
+        {"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 404, "not found\n"},
+        {"POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", HANDLER_RESPOND, 405, NULL},
+        {"GET /example HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_PRIME, 0, NULL},
+        {"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_METRICS, 0, NULL},
+        {"GET /ping HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 200, "app(id=1): pod-1 in ns\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct http h = parsed(cases[i].req);
+        struct resp r;
+        char body[HANDLERS_BODY_MAX];
+        enum handler_action a = handlers_route(&env, &h, &r, body, sizeof(body));
+        cr_assert_eq(a, cases[i].action, "%s", cases[i].req);
+        if (a != HANDLER_RESPOND)
+            continue;
+        cr_assert_eq(r.status, cases[i].status, "%s", cases[i].req);
+        if (cases[i].body)
+            cr_assert_str_eq(r.body, cases[i].body);
+        if (r.status == 405)
+            cr_assert_not_null(r.allow);
+        cr_assert(r.keep_alive);
+    }
+}
+
+Test(handlers, draining_closes_and_readyz_says_so)
+{
+    struct http h = parsed("GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    atomic_store(&draining, 1);
+    handlers_route(&env, &h, &r, body, sizeof(body));
+    atomic_store(&draining, 0);
+    cr_assert_eq(r.status, 503);
+    cr_assert(!r.keep_alive);
+}
+
+Test(handlers, example_counts_and_failure_closes)
+{
+    struct http h = parsed("GET /example HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_example(&env, &h, 0, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(strncmp(r.body, "Hello_", 6), 0);
+    handlers_example(&env, &h, -ENOMEM, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 500);
+    cr_assert(!r.keep_alive);
+}
+
+Test(handlers, refusal_resets_routing_and_closes)
+{
+    struct http h = parsed("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    handlers_refusal(&h.req, 431, BAD_HEADER_TOO_LARGE, &r);
+    cr_assert_eq(r.status, 431);
+    cr_assert_eq(h.req.route.id, ROUTE_OTHER);
+    cr_assert(h.req.has_method, "the method stays for the access log");
+    cr_assert(!r.keep_alive);
+    cr_assert_str_eq(r.body, "request head too large\n");
+}
+
+Test(handlers, headers_carry_trace_and_revision)
+{
+    struct http h = parsed("GET /healthz HTTP/1.1\r\nHost: a\r\n"
+                           "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
+    struct trace tr;
+    char extra[RESP_EXTRA_MAX];
+    uint64_t rng = 1;
+    handlers_headers(&env, &h.req, &rng, &tr, extra, sizeof(extra));
+    cr_assert(tr.valid);
+    cr_assert(strstr(extra, "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-"), "%s", extra);
+    cr_assert(strstr(extra, "K-Revision: r-1\r\n"));
+}
