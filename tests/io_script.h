@@ -15,26 +15,26 @@
 
 #include "io.h"
 
-#define IO_SCRIPT_FDS 64
-#define IO_SCRIPT_OUT 65536
+#define IO_SCRIPT_FDS 16
+#define IO_SCRIPT_OUT (256 * 1024)
 
 struct io_script_fd {
     bool recv_armed, send_armed;
-    uint64_t recv_tag, send_tag;  /* the tags of the last receive / send armed */
-    char *recv_buf;               /* the conn's, while armed */
+    uint64_t recv_tag, send_tag; /* the tags of the last receive / send armed */
+    char *recv_buf;              /* the conn's, while armed */
     size_t recv_len;
-    struct msghdr *send_msg;      /* the conn's, while armed */
+    struct msghdr *send_msg; /* the conn's, while armed */
     bool shut_rd, shut_wr, closed, opened;
-    char out[IO_SCRIPT_OUT];      /* every byte sent on the fd, NUL-terminated */
+    char out[IO_SCRIPT_OUT]; /* every byte sent on the fd, NUL-terminated */
     size_t out_len;
 };
 
 struct io_script {
-    struct io io;                 /* io.be points here */
+    struct io io; /* io.be points here */
     struct io_script_fd fd[IO_SCRIPT_FDS];
-    struct io_event q[256];       /* completions not yet returned by io_wait() */
+    struct io_event q[256]; /* completions not yet returned by io_wait() */
     unsigned nq;
-    unsigned recvs, sends;        /* operations armed so far */
+    unsigned recvs, sends; /* operations armed so far */
 };
 
 /* Makes s a backend (s->io is the struct io to hand to the code under test). */
