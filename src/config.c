@@ -18,7 +18,7 @@
 
 /* The sieve engine is the default: same contract and strength as FLINT's
  * fmpz_randprime, ~0.6x its time (docs/prime.md). */
-#define PRIME_ENGINE_DEFAULT PRIME_ENGINE_SIEVE
+#define PRIME_ENGINE_DEFAULT      PRIME_ENGINE_SIEVE
 #define PRIME_ENGINE_DEFAULT_NAME "sieve"
 
 void config_defaults(struct config *c)
@@ -51,7 +51,6 @@ const char *config_dispatch_name(enum dispatch_mode m)
 {
     return m == DISPATCH_INLINE ? "inline" : "steal";
 }
-
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -100,14 +99,31 @@ static int parse_ms(const char *s, unsigned lo, unsigned hi, unsigned *out)
 }
 
 enum opt_id {
-    OPT_HOST, OPT_PORT, OPT_THREADS, OPT_BITS, OPT_DRAIN, OPT_HEADER_TO, OPT_IDLE_TO,
-    OPT_MAX_CONNS, OPT_MAX_HEADER, OPT_MAX_URL, OPT_MAX_BODY, OPT_QUEUE_MAX, OPT_LISTENERS, OPT_ACCEPT, OPT_ENGINE,
-    OPT_DISPATCH, OPT_IO, OPT_ACCESS_LOG, OPT_HELP, OPT_VERSION,
+    OPT_HOST,
+    OPT_PORT,
+    OPT_THREADS,
+    OPT_BITS,
+    OPT_DRAIN,
+    OPT_HEADER_TO,
+    OPT_IDLE_TO,
+    OPT_MAX_CONNS,
+    OPT_MAX_HEADER,
+    OPT_MAX_URL,
+    OPT_MAX_BODY,
+    OPT_QUEUE_MAX,
+    OPT_LISTENERS,
+    OPT_ACCEPT,
+    OPT_ENGINE,
+    OPT_DISPATCH,
+    OPT_IO,
+    OPT_ACCESS_LOG,
+    OPT_HELP,
+    OPT_VERSION,
 };
 
 struct opt {
-    const char *flag;   /* without the leading "--" */
-    const char *env;    /* NULL: flag only */
+    const char *flag; /* without the leading "--" */
+    const char *env;  /* NULL: flag only */
     enum opt_id id;
     bool takes_value;
     const char *help;
@@ -125,8 +141,7 @@ static const struct opt opts[] = {
      "seconds a request may take to arrive before 408 (default 10)"},
     {"idle-timeout", "PRIMED_IDLE_TIMEOUT", OPT_IDLE_TO, true,
      "seconds an idle keep-alive connection is kept (default 60)"},
-    {"max-conns", "PRIMED_MAX_CONNS", OPT_MAX_CONNS, true,
-     "open connections before accept pauses (default 10000)"},
+    {"max-conns", "PRIMED_MAX_CONNS", OPT_MAX_CONNS, true, "open connections before accept pauses (default 10000)"},
     {"max-header", "PRIMED_MAX_HEADER", OPT_MAX_HEADER, true,
      "request head limit in bytes, 1024..65536; larger gets 431 (default 8192)"},
     {"max-url", "PRIMED_MAX_URL", OPT_MAX_URL, true, "URL limit in bytes; longer gets 414 (default 2048)"},
@@ -134,12 +149,13 @@ static const struct opt opts[] = {
      "request body limit in bytes, read and discarded; larger gets 413 (default 1048576)"},
     {"queue-max", "PRIMED_QUEUE_MAX", OPT_QUEUE_MAX, true,
      "queued /example requests per worker before reads pause (default 256)"},
- {"listeners", "PRIMED_LISTENERS", OPT_LISTENERS, true,
+    {"listeners", "PRIMED_LISTENERS", OPT_LISTENERS, true,
      "workers that accept connections, 0 = all (default 0); 1 puts every connection on worker 0, "
      "to test or measure skewed load"},
     {"accept", "PRIMED_ACCEPT", OPT_ACCEPT, true,
      "reuseport (a listening socket per worker, default) or shared (one socket, every worker accepts on it)"},
-    {"prime-engine", "PRIMED_PRIME_ENGINE", OPT_ENGINE, true, "flint or sieve (default: " PRIME_ENGINE_DEFAULT_NAME ")"},
+    {"prime-engine", "PRIMED_PRIME_ENGINE", OPT_ENGINE, true,
+     "flint or sieve (default: " PRIME_ENGINE_DEFAULT_NAME ")"},
     {"dispatch", "PRIMED_DISPATCH", OPT_DISPATCH, true,
      "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
     {"io", "PRIMED_IO", OPT_IO, true, "uring, epoll or auto (default auto)"},
@@ -158,21 +174,19 @@ void config_usage(int fd)
     for (size_t i = 0; i < NOPTS; i++) {
         char left[64];
         snprintf(left, sizeof(left), "--%s%s", opts[i].flag, opts[i].takes_value ? " V" : "");
-        dprintf(fd, "  %-22s %s%s%s%s\n", left, opts[i].help, opts[i].env ? " [" : "",
-                opts[i].env ? opts[i].env : "", opts[i].env ? "]" : "");
+        dprintf(fd, "  %-22s %s%s%s%s\n", left, opts[i].help, opts[i].env ? " [" : "", opts[i].env ? opts[i].env : "",
+                opts[i].env ? "]" : "");
     }
     dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping\n");
 }
 
-static int apply(struct config *c, const struct opt *o, const char *v, const char *src,
-                 char *err, size_t errlen)
+static int apply(struct config *c, const struct opt *o, const char *v, const char *src, char *err, size_t errlen)
 {
     unsigned long u;
     switch (o->id) {
     case OPT_HOST: {
         unsigned char tmp[16];
-        if (strlen(v) >= sizeof(c->host) ||
-            (inet_pton(AF_INET, v, tmp) != 1 && inet_pton(AF_INET6, v, tmp) != 1))
+        if (strlen(v) >= sizeof(c->host) || (inet_pton(AF_INET, v, tmp) != 1 && inet_pton(AF_INET6, v, tmp) != 1))
             return fail(err, errlen, "%s: '%s' is not a numeric IPv4 or IPv6 address", src, v);
         strcpy(c->host, v);
         return 0;
@@ -189,8 +203,7 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         return 0;
     case OPT_BITS:
         if (parse_ulong(v, PRIME_BITS_MIN, PRIME_BITS_MAX, &u))
-            return fail(err, errlen, "%s: '%s' is not a bit size (%d..%d)", src, v,
-                        PRIME_BITS_MIN, PRIME_BITS_MAX);
+            return fail(err, errlen, "%s: '%s' is not a bit size (%d..%d)", src, v, PRIME_BITS_MIN, PRIME_BITS_MAX);
         c->bits = (unsigned)u;
         return 0;
     case OPT_DRAIN:
@@ -255,8 +268,8 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else
             return fail(err, errlen, "%s: '%s' is not a dispatch mode (inline or steal)", src, v);
         if (!config_has_dispatch(c->dispatch))
-            return fail(err, errlen, "%s: dispatch '%s' is not built into this binary (built: %s)",
-                        src, v, PRIMED_DISPATCH_BUILT);
+            return fail(err, errlen, "%s: dispatch '%s' is not built into this binary (built: %s)", src, v,
+                        PRIMED_DISPATCH_BUILT);
         return 0;
     case OPT_IO:
         if (strcmp(v, "uring") == 0)
@@ -283,8 +296,8 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
     return 0;
 }
 
-int config_parse(struct config *c, int argc, char **argv,
-                 const char *(*getenv_fn)(const char *), char *err, size_t errlen)
+int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_fn)(const char *), char *err,
+                 size_t errlen)
 {
     err[0] = '\0';
     for (size_t i = 0; getenv_fn && i < NOPTS; i++) {

@@ -19,26 +19,26 @@ enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
 enum io_kind { IO_AUTO, IO_URING, IO_EPOLL };
 
 struct config {
-    char host[64];             /* listen address, numeric IPv4 or IPv6 */
-    int port;                  /* 0: ephemeral (the ready line says which) */
-    unsigned threads;          /* 0: one per usable CPU (affinity and cgroup quota) */
-    unsigned bits;             /* default ?bits for /example */
+    char host[64];    /* listen address, numeric IPv4 or IPv6 */
+    int port;         /* 0: ephemeral (the ready line says which) */
+    unsigned threads; /* 0: one per usable CPU (affinity and cgroup quota) */
+    unsigned bits;    /* default ?bits for /example */
     unsigned drain_timeout_ms;
     unsigned header_timeout_ms;
     unsigned idle_timeout_ms;
-    unsigned max_conns;        /* process-wide; split evenly across workers */
-    unsigned max_header;       /* request head limit = read buffer per connection */
+    unsigned max_conns;  /* process-wide; split evenly across workers */
+    unsigned max_header; /* request head limit = read buffer per connection */
     unsigned max_url;
     unsigned long max_body;
-    unsigned queue_max;        /* queued /example tasks per worker before backpressure */
-    unsigned listeners;        /* workers that accept (0: all); fewer skews load on purpose */
-    bool shared_listener;      /* one listening socket for all workers instead of SO_REUSEPORT each */
+    unsigned queue_max;   /* queued /example tasks per worker before backpressure */
+    unsigned listeners;   /* workers that accept (0: all); fewer skews load on purpose */
+    bool shared_listener; /* one listening socket for all workers instead of SO_REUSEPORT each */
     enum prime_engine engine;
     /* Workers per process at most: --threads, --listeners and every per-worker
  * table of the server are bounded by it. */
 #define CONFIG_WORKERS_MAX 1024
 
-enum dispatch_mode dispatch;
+    enum dispatch_mode dispatch;
     enum io_kind io;
     bool access_log;
 };
@@ -55,8 +55,8 @@ void config_defaults(struct config *c);
 /* Applies environment variables read through getenv_fn (getenv in main.c, a
  * table in tests), then flags, which win. Returns CONFIG_OK, CONFIG_HELP,
  * CONFIG_VERSION, or -EINVAL with a one-line reason in err. */
-int config_parse(struct config *c, int argc, char **argv,
-                 const char *(*getenv_fn)(const char *), char *err, size_t errlen);
+int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_fn)(const char *), char *err,
+                 size_t errlen);
 
 /* Writes the --help text to fd. */
 void config_usage(int fd);
@@ -66,12 +66,12 @@ bool config_has_dispatch(/* Workers per process at most: --threads, --listeners 
  * table of the server are bounded by it. */
 #define CONFIG_WORKERS_MAX 1024
 
-enum dispatch_mode m);
+                         enum dispatch_mode m);
 
 const char *config_dispatch_name(/* Workers per process at most: --threads, --listeners and every per-worker
  * table of the server are bounded by it. */
 #define CONFIG_WORKERS_MAX 1024
 
-enum dispatch_mode m);
+                                 enum dispatch_mode m);
 
 #endif

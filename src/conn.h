@@ -33,9 +33,9 @@ enum conn_state {
 };
 
 /* In-flight bits and the two conditions that cut across the states. */
-#define CONN_F_RECV 0x01u   /* a receive is in flight */
-#define CONN_F_SEND 0x02u   /* a send is in flight */
-#define CONN_F_EOF 0x04u    /* the client shut its write side */
+#define CONN_F_RECV   0x01u /* a receive is in flight */
+#define CONN_F_SEND   0x02u /* a send is in flight */
+#define CONN_F_EOF    0x04u /* the client shut its write side */
 #define CONN_F_PAUSED 0x08u /* receive not armed while dispatch is throttled (on the paused list) */
 
 /* Response buffer: every response primed writes fits in RESP_MAX (a head
@@ -43,32 +43,32 @@ enum conn_state {
  * /metrics, whose body goes out from a heap buffer (conn->ext). The parser
  * runs only while RESP_MAX bytes are free. */
 #define CONN_WBUF_SIZE 4096
-#define RESP_MAX (RESP_HEAD_MAX + HANDLERS_BODY_MAX)
+#define RESP_MAX       (RESP_HEAD_MAX + HANDLERS_BODY_MAX)
 _Static_assert(RESP_MAX <= CONN_WBUF_SIZE / 4, "a few pipelined responses fit the write buffer");
 /* /metrics bodies (64 KiB buffers) alive at once per worker, while their
  * clients read them; one more scrape on the worker gets a 503. */
-#define CONN_SCRAPES_MAX 4
-#define CONN_LINGER_MS 2000
+#define CONN_SCRAPES_MAX   4
+#define CONN_LINGER_MS     2000
 #define CONN_DRAIN_IDLE_MS 1000
 
 struct conn {
-    struct timer timer;        /* on one of the pool's timer lists, or none */
-    struct conn *free_next;    /* free list link while released */
-    struct conn *pnext;        /* paused list link (CONN_F_PAUSED) */
-    struct dispatch_job job;   /* its /example work (CONN_TASK) */
-    uint64_t req_start_ns;     /* when the current request's head was parsed */
-    int fd;                    /* owned while in use; -1 once released */
-    uint32_t gen;              /* bumped at each release: stale completions are dropped */
+    struct timer timer;      /* on one of the pool's timer lists, or none */
+    struct conn *free_next;  /* free list link while released */
+    struct conn *pnext;      /* paused list link (CONN_F_PAUSED) */
+    struct dispatch_job job; /* its /example work (CONN_TASK) */
+    uint64_t req_start_ns;   /* when the current request's head was parsed */
+    int fd;                  /* owned while in use; -1 once released */
+    uint32_t gen;            /* bumped at each release: stale completions are dropped */
     uint32_t slot;
-    uint8_t state;             /* enum conn_state */
-    uint8_t flags;             /* CONN_F_* */
+    uint8_t state;                  /* enum conn_state */
+    uint8_t flags;                  /* CONN_F_* */
     uint32_t rlen, rpos, msg_start; /* read buffer: filled, parsed, current message start */
-    uint32_t wlen, woff;       /* response buffer: filled, sent */
-    char *rbuf;                /* pool-owned arena slice, cfg->max_header bytes */
-    char *wbuf;                /* pool-owned arena slice, CONN_WBUF_SIZE bytes */
-    char *ext;                 /* cold heap body after wbuf (/metrics); owned, freed when sent */
+    uint32_t wlen, woff;            /* response buffer: filled, sent */
+    char *rbuf;                     /* pool-owned arena slice, cfg->max_header bytes */
+    char *wbuf;                     /* pool-owned arena slice, CONN_WBUF_SIZE bytes */
+    char *ext;                      /* cold heap body after wbuf (/metrics); owned, freed when sent */
     size_t ext_len, ext_off;
-    struct msghdr msg;         /* owned by the kernel while CONN_F_SEND */
+    struct msghdr msg; /* owned by the kernel while CONN_F_SEND */
     struct iovec iov[2];
     struct http http;
 };
@@ -83,26 +83,26 @@ struct conn_pool {
     struct io *io;
     struct dispatch *dispatch;
     struct metrics *metrics;
-    struct alog *alog;         /* NULL: no access log */
+    struct alog *alog; /* NULL: no access log */
     const struct handler_env *env;
     conn_scrape_fn *scrape;
     void *scrape_ctx;
-    unsigned id;               /* the worker's, for logs */
+    unsigned id; /* the worker's, for logs */
     uint32_t nslots;
 
     /* the clock: written by the owner (the worker loop, or a test) */
     uint64_t now_ms;
     char date[RESP_DATE_LEN + 1];
-    char iso_time[24];         /* access log timestamp */
-    uint64_t rng;              /* span ids; non-zero */
-    bool drain_seen;           /* conn_pool_drain() ran */
+    char iso_time[24]; /* access log timestamp */
+    uint64_t rng;      /* span ids; non-zero */
+    bool drain_seen;   /* conn_pool_drain() ran */
 
-    struct conn *conns;        /* owned table of nslots */
-    char *arena;               /* owned: read and write buffers of all slots */
-    uint32_t fresh;            /* slots [fresh, nslots) never used: not yet touched */
-    struct conn *free_conns;   /* released slots, LIFO so the hot set stays small */
-    unsigned nopen;            /* slots in use */
-    unsigned ext_live;         /* /metrics bodies not yet sent (<= CONN_SCRAPES_MAX) */
+    struct conn *conns;      /* owned table of nslots */
+    char *arena;             /* owned: read and write buffers of all slots */
+    uint32_t fresh;          /* slots [fresh, nslots) never used: not yet touched */
+    struct conn *free_conns; /* released slots, LIFO so the hot set stays small */
+    unsigned nopen;          /* slots in use */
+    unsigned ext_live;       /* /metrics bodies not yet sent (<= CONN_SCRAPES_MAX) */
     struct timer_list idle, header, linger;
     struct conn *paused;       /* connections whose receive waits for the throttle to lift */
     struct http_limits limits; /* the parser's view of cfg */

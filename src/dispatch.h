@@ -43,9 +43,9 @@ struct task {
     _Atomic bool cancelled; /* its connection is gone: skip the prime */
     uint64_t tag;           /* the job's tag at the owner */
     uint64_t queued_ns;
-    unsigned owner;         /* index of the owner in the peers array */
+    unsigned owner; /* index of the owner in the peers array */
     unsigned bits;
-    int result;             /* prime_generate()'s return, or -ECANCELED */
+    int result; /* prime_generate()'s return, or -ECANCELED */
 };
 
 enum { DISPATCH_JOB_IDLE, DISPATCH_JOB_WAITING, DISPATCH_JOB_QUEUED };
@@ -56,7 +56,7 @@ struct dispatch_job {
     struct task *task;         /* the task out for it (QUEUED), owned by whoever runs it */
     uint64_t tag;
     unsigned bits;
-    uint8_t where;             /* DISPATCH_JOB_* */
+    uint8_t where; /* DISPATCH_JOB_* */
 };
 
 /* The connection layer's side, called on the owner's thread only. */
@@ -70,8 +70,8 @@ struct dispatch_hooks {
 };
 
 struct dispatch {
-    unsigned id;                   /* index in peers */
-    bool steal;                    /* DISPATCH_STEAL */
+    unsigned id; /* index in peers */
+    bool steal;  /* DISPATCH_STEAL */
     enum prime_engine engine;
     struct prime_state *prime;     /* not owned: the worker's */
     struct io *io;                 /* not owned: the worker's; peers io_wake() it */
@@ -80,12 +80,12 @@ struct dispatch {
     unsigned npeers;
     struct dispatch_hooks hooks;
 
-    struct wsq q;                  /* steal: owned */
-    struct task *tasks;            /* steal: owned pool of queue_max */
+    struct wsq q;       /* steal: owned */
+    struct task *tasks; /* steal: owned pool of queue_max */
     struct task *task_free;
-    unsigned tasks_out;            /* tasks of ours not yet answered */
+    unsigned tasks_out; /* tasks of ours not yet answered */
     bool throttled;
-    uint64_t handoff_until_ns;     /* a woken thief gets first go at our newest task until then */
+    uint64_t handoff_until_ns;                    /* a woken thief gets first go at our newest task until then */
     struct dispatch_job *waitq_head, *waitq_tail; /* jobs waiting for a task, FIFO */
     _Alignas(64) _Atomic(struct task *) done;     /* finished tasks for us, pushed by any worker */
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */

@@ -196,8 +196,8 @@ void handlers_headers(const struct handler_env *env, const struct http_req *rq, 
         snprintf(extra + elen, cap - elen, "%s", env->revision_hdr);
 }
 
-void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq,
-                         int status, size_t bytes, uint64_t dur_ns, const struct trace *tr)
+void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq, int status,
+                         size_t bytes, uint64_t dur_ns, const struct trace *tr)
 {
     alog_printf(a, "ts=%s worker=%u method=%s path=%s status=%d bytes=%zu dur_us=%" PRIu64 " trace_id=%s", iso_time,
                 worker, rq->has_method ? llhttp_method_name((llhttp_method_t)rq->method) : "-",

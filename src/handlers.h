@@ -24,11 +24,11 @@
 
 /* What the handlers read besides the request; all pointers not owned. */
 struct handler_env {
-    _Atomic int *draining;        /* the server's flag: != 0 once SIGTERM came */
-    _Atomic uint64_t *example_n;  /* Hello_N: process-wide, never repeats */
+    _Atomic int *draining;       /* the server's flag: != 0 once SIGTERM came */
+    _Atomic uint64_t *example_n; /* Hello_N: process-wide, never repeats */
     _Atomic uint64_t *ping_n;
-    const char *app, *pod, *ns;   /* /ping */
-    const char *revision_hdr;     /* "K-Revision: ...\r\n" or "" */
+    const char *app, *pod, *ns; /* /ping */
+    const char *revision_hdr;   /* "K-Revision: ...\r\n" or "" */
 };
 
 enum handler_action {
@@ -62,7 +62,7 @@ void handlers_headers(const struct handler_env *env, const struct http_req *rq, 
                       char *extra, size_t cap);
 
 /* Appends the access-log line of one answered request to a. */
-void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq,
-                         int status, size_t bytes, uint64_t dur_ns, const struct trace *tr);
+void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq, int status,
+                         size_t bytes, uint64_t dur_ns, const struct trace *tr);
 
 #endif

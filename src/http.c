@@ -25,8 +25,17 @@ const char *http_bad_reason_name(enum bad_reason r)
     return r < BAD__COUNT ? bad_names[r] : "other";
 }
 
-enum { HDR_NONE, HDR_TRACEPARENT, HDR_B3, HDR_B3_TRACEID, HDR_B3_SPANID, HDR_B3_SAMPLED, HDR_B3_FLAGS,
-       HDR_HOST, HDR_EXPECT };
+enum {
+    HDR_NONE,
+    HDR_TRACEPARENT,
+    HDR_B3,
+    HDR_B3_TRACEID,
+    HDR_B3_SPANID,
+    HDR_B3_SAMPLED,
+    HDR_B3_FLAGS,
+    HDR_HOST,
+    HDR_EXPECT
+};
 enum { EXPECT_NONE, EXPECT_CONTINUE, EXPECT_OTHER };
 
 static struct http *of(llhttp_t *p)
@@ -110,9 +119,14 @@ static int on_header_field_complete(llhttp_t *p)
         const char *name;
         uint8_t hdr;
     } wanted[] = {
-        {"host", HDR_HOST},         {"expect", HDR_EXPECT},         {"traceparent", HDR_TRACEPARENT},
-        {"b3", HDR_B3},             {"x-b3-traceid", HDR_B3_TRACEID}, {"x-b3-spanid", HDR_B3_SPANID},
-        {"x-b3-sampled", HDR_B3_SAMPLED}, {"x-b3-flags", HDR_B3_FLAGS},
+        {"host", HDR_HOST},
+        {"expect", HDR_EXPECT},
+        {"traceparent", HDR_TRACEPARENT},
+        {"b3", HDR_B3},
+        {"x-b3-traceid", HDR_B3_TRACEID},
+        {"x-b3-spanid", HDR_B3_SPANID},
+        {"x-b3-sampled", HDR_B3_SAMPLED},
+        {"x-b3-flags", HDR_B3_FLAGS},
     };
     h->hdr = HDR_NONE;
     for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {

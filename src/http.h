@@ -16,16 +16,16 @@
 #include "route.h"
 
 /* Why a request was refused; the label of primed_bad_requests_total. */
-#define BAD_REASONS(X)                 \
-    X(BAD_NONE, "none")                \
-    X(BAD_PARSE, "parse")              \
+#define BAD_REASONS(X)                          \
+    X(BAD_NONE, "none")                         \
+    X(BAD_PARSE, "parse")                       \
     X(BAD_HEADER_TOO_LARGE, "header_too_large") \
-    X(BAD_URL_TOO_LONG, "url_too_long") \
-    X(BAD_BODY_TOO_LARGE, "body_too_large") \
-    X(BAD_TIMEOUT, "timeout")          \
-    X(BAD_QUERY, "query")              \
-    X(BAD_FRAMING, "framing")          \
-    X(BAD_HOST, "host")                \
+    X(BAD_URL_TOO_LONG, "url_too_long")         \
+    X(BAD_BODY_TOO_LARGE, "body_too_large")     \
+    X(BAD_TIMEOUT, "timeout")                   \
+    X(BAD_QUERY, "query")                       \
+    X(BAD_FRAMING, "framing")                   \
+    X(BAD_HOST, "host")                         \
     X(BAD_EXPECT, "expect")
 
 #define X_ENUM(id, name) id,
@@ -44,19 +44,19 @@ struct http_limits {
 /* Capacities of the trace header values kept per request. A longer value
  * is marked as overlong (len = cap + 1) and ignored, never truncated. */
 #define HTTP_TRACEPARENT_MAX 64 /* version 00 is 55 characters */
-#define HTTP_B3_MAX 72          /* traceid32-spanid16-s-parentspanid16: 68 */
-#define HTTP_B3_ID_MAX 32       /* X-B3-TraceId (16 or 32 hex), X-B3-SpanId (16) */
-#define HTTP_B3_FLAG_MAX 8      /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
+#define HTTP_B3_MAX          72 /* traceid32-spanid16-s-parentspanid16: 68 */
+#define HTTP_B3_ID_MAX       32 /* X-B3-TraceId (16 or 32 hex), X-B3-SpanId (16) */
+#define HTTP_B3_FLAG_MAX     8  /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
 
 /* What the worker needs of one request, filled when its head is complete.
  * Everything before traceparent_len is cleared at each message start. */
 struct http_req {
     struct route_result route;
-    uint8_t method;        /* llhttp_method_t, valid when has_method */
-    bool has_method;       /* the request line got as far as its method */
-    bool keep_alive;       /* valid once the message is complete */
-    bool head;             /* HEAD: answer without a body */
-    bool early;            /* answered at the end of its head (Expect: 100-continue
+    uint8_t method;  /* llhttp_method_t, valid when has_method */
+    bool has_method; /* the request line got as far as its method */
+    bool keep_alive; /* valid once the message is complete */
+    bool head;       /* HEAD: answer without a body */
+    bool early;      /* answered at the end of its head (Expect: 100-continue
                               with a body primed will not read): then close */
     uint8_t traceparent_len;
     uint8_t b3_len;
@@ -72,20 +72,20 @@ struct http_req {
 /* Line framing of a head or a trailer section, checked byte by byte beside
  * llhttp (which accepts a bare LF as the empty line and obs-fold). */
 enum http_lines {
-    LINES_OFF = 0,   /* not in a head or trailer section */
-    LINES_LEAD,      /* before a request line: empty lines (CRLF) allowed */
+    LINES_OFF = 0, /* not in a head or trailer section */
+    LINES_LEAD,    /* before a request line: empty lines (CRLF) allowed */
     LINES_LEAD_CR,
-    LINES_TEXT,      /* inside a line */
-    LINES_CR,        /* a CR ended a line: LF must follow */
-    LINES_BOL,       /* at the start of a field line, or of the empty line */
-    LINES_END_CR,    /* a CR at the start of a line: the empty line's LF must follow */
+    LINES_TEXT,   /* inside a line */
+    LINES_CR,     /* a CR ended a line: LF must follow */
+    LINES_BOL,    /* at the start of a field line, or of the empty line */
+    LINES_END_CR, /* a CR at the start of a line: the empty line's LF must follow */
 };
 
 enum http_status {
-    HTTP_MORE = 0,   /* consumed everything; the current message needs more bytes */
-    HTTP_MSG = 1,    /* one complete request in h->req (or, with req.early, its
+    HTTP_MORE = 0,  /* consumed everything; the current message needs more bytes */
+    HTTP_MSG = 1,   /* one complete request in h->req (or, with req.early, its
                         head: answer it, then close without reading on) */
-    HTTP_ERROR = 2,  /* refuse: answer h->err_status, then close */
+    HTTP_ERROR = 2, /* refuse: answer h->err_status, then close */
 };
 
 struct http {
@@ -94,21 +94,21 @@ struct http {
     const char *base;              /* buffer of the current feed; valid during http_feed() only */
     uint32_t url_off;              /* offset of the URL in the connection's read buffer */
     uint32_t url_len;
-    uint8_t hdr;                   /* which header the current value belongs to */
+    uint8_t hdr; /* which header the current value belongs to */
     uint8_t hname_len;
-    char hname[16];                /* lower-cased prefix of the current header name */
-    uint8_t lines;                 /* enum http_lines */
-    uint8_t hosts;                 /* Host fields in this head */
-    uint8_t expect;                /* Expect: none, 100-continue, anything else */
+    char hname[16]; /* lower-cased prefix of the current header name */
+    uint8_t lines;  /* enum http_lines */
+    uint8_t hosts;  /* Host fields in this head */
+    uint8_t expect; /* Expect: none, 100-continue, anything else */
     uint8_t expect_len;
-    char expect_val[16];           /* lower-cased Expect value */
-    bool paused_head;              /* the parser paused at the end of the head (Expect) */
-    bool paused_trailers;          /* ... at the last chunk: trailers follow */
-    bool in_message;               /* some bytes of a request have been parsed */
-    bool head_done;                /* its head is complete (the request is routed) */
+    char expect_val[16];  /* lower-cased Expect value */
+    bool paused_head;     /* the parser paused at the end of the head (Expect) */
+    bool paused_trailers; /* ... at the last chunk: trailers follow */
+    bool in_message;      /* some bytes of a request have been parsed */
+    bool head_done;       /* its head is complete (the request is routed) */
     bool upgrade;
     unsigned long body_len;
-    uint16_t err_status;           /* with HTTP_ERROR: 400, 413, 414, ... */
+    uint16_t err_status; /* with HTTP_ERROR: 400, 413, 414, ... */
     enum bad_reason bad;
     struct http_req req;
 };

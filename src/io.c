@@ -16,8 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
-int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why,
-            size_t whylen)
+int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why, size_t whylen)
 {
     memset(io, 0, sizeof(*io));
     why[0] = '\0';
@@ -35,8 +34,9 @@ int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops
             return r;
         }
         snprintf(why, whylen, "io_uring blocked (%s%s): using epoll; see docs/containers.md#seccomp",
-                 r == -ENOSYS ? "ENOSYS, seccomp filter or old kernel" :
-                 r == -EPERM ? "EPERM, kernel.io_uring_disabled" : "EACCES, io_uring_group",
+                 r == -ENOSYS  ? "ENOSYS, seccomp filter or old kernel"
+                 : r == -EPERM ? "EPERM, kernel.io_uring_disabled"
+                               : "EACCES, io_uring_group",
                  "");
     }
     r = io_epoll_backend_init(io, max_fd);
@@ -63,8 +63,14 @@ void io_close_wake(struct io *io)
     io->wake_fd = -1;
 }
 
-int io_accept(struct io *io, int lfd) { return io->ops->accept(io, lfd); }
-int io_accept_stop(struct io *io, int lfd) { return io->ops->accept_stop(io, lfd); }
+int io_accept(struct io *io, int lfd)
+{
+    return io->ops->accept(io, lfd);
+}
+int io_accept_stop(struct io *io, int lfd)
+{
+    return io->ops->accept_stop(io, lfd);
+}
 int io_conn_open(struct io *io, int fd)
 {
     if (!io->ops->close) {
@@ -74,7 +80,10 @@ int io_conn_open(struct io *io, int fd)
     return io->ops->conn_open(io, fd);
 }
 
-void io_conn_close(struct io *io, int fd) { io->ops->conn_close(io, fd); }
+void io_conn_close(struct io *io, int fd)
+{
+    io->ops->conn_close(io, fd);
+}
 
 int io_shutdown(struct io *io, int fd, int how)
 {

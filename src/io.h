@@ -20,10 +20,10 @@
 #include "config.h"
 
 enum io_op {
-    IO_OP_ACCEPT = 1,  /* res: new fd or -errno; more=false: accepting stopped, re-arm */
-    IO_OP_RECV,    /* res: bytes, 0 at EOF, or -errno */
-    IO_OP_SEND,    /* res: bytes sent (maybe short) or -errno */
-    IO_OP_WAKE,    /* io_wake() was called (possibly several times) */
+    IO_OP_ACCEPT = 1, /* res: new fd or -errno; more=false: accepting stopped, re-arm */
+    IO_OP_RECV,       /* res: bytes, 0 at EOF, or -errno */
+    IO_OP_SEND,       /* res: bytes sent (maybe short) or -errno */
+    IO_OP_WAKE,       /* io_wake() was called (possibly several times) */
     IO_OP_INTERNAL,
 };
 
@@ -31,7 +31,7 @@ struct io_event {
     uint8_t op;
     bool more;
     int32_t res;
-    uint64_t tag;  /* the caller's tag of the op (IO_TAG_BITS wide), echoed back */
+    uint64_t tag; /* the caller's tag of the op (IO_TAG_BITS wide), echoed back */
 };
 
 /* Tags are the caller's: the worker packs connection slot + generation. */
@@ -57,12 +57,12 @@ struct io_ops {
 };
 
 struct io {
-    enum io_kind kind;             /* IO_URING or IO_EPOLL once initialised */
+    enum io_kind kind; /* IO_URING or IO_EPOLL once initialised */
     const struct io_ops *ops;
-    int wake_fd;                   /* eventfd, owned; written by io_wake() from any thread */
-    uint64_t wake_buf;             /* read target for wake_fd (io_uring) */
-    void *be;                      /* backend state, owned by the backend */
-    char desc[160];                /* what runs and with which features, for the ready line */
+    int wake_fd;       /* eventfd, owned; written by io_wake() from any thread */
+    uint64_t wake_buf; /* read target for wake_fd (io_uring) */
+    void *be;          /* backend state, owned by the backend */
+    char desc[160];    /* what runs and with which features, for the ready line */
 };
 
 /* Sets up a backend: IO_URING or IO_EPOLL as asked, or with IO_AUTO io_uring
@@ -71,8 +71,7 @@ struct io {
  * the fds it will be asked about; max_ops the operations the caller may have
  * in flight at once (io_uring sizes its completion queue from it). Returns 0
  * or -errno. */
-int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why,
-            size_t whylen);
+int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why, size_t whylen);
 /* Tears the backend down; the wake eventfd stays open (see io_close_wake). */
 void io_fini(struct io *io);
 /* Closes the wake eventfd once no thread can call io_wake() on io any more. */

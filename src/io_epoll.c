@@ -21,29 +21,29 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#define EP_WAKE  (UINT64_C(1) << 62)
-#define EP_LISTEN (UINT64_C(1) << 61)
+#define EP_WAKE      (UINT64_C(1) << 62)
+#define EP_LISTEN    (UINT64_C(1) << 61)
 #define ACCEPT_BATCH 64
 
 struct ep_fd {
     uint64_t recv_tag, send_tag;
-    void *rbuf;                /* not owned: the worker's, until the completion */
+    void *rbuf; /* not owned: the worker's, until the completion */
     size_t rlen;
-    struct msghdr *msg;        /* not owned: the worker's, until the completion */
+    struct msghdr *msg; /* not owned: the worker's, until the completion */
     bool want_recv, want_send;
     bool readable, writable;
-    bool queued;               /* on the ready list */
+    bool queued; /* on the ready list */
 };
 
 struct epoll_be {
     int epfd;
     int max_fd;
-    struct ep_fd *fds;         /* owned, max_fd entries */
-    int *ready;                /* owned stack of fds with a runnable op */
+    struct ep_fd *fds; /* owned, max_fd entries */
+    int *ready;        /* owned stack of fds with a runnable op */
     int nready;
-    int lfd;                   /* the listener being accepted on, or -1 */
+    int lfd; /* the listener being accepted on, or -1 */
     bool lfd_registered;
-    bool accept_stopped;       /* owe the worker an ECANCELED accept completion */
+    bool accept_stopped; /* owe the worker an ECANCELED accept completion */
     struct epoll_event evbuf[128];
 };
 

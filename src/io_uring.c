@@ -22,11 +22,11 @@
 
 struct uring_be {
     struct io_uring ring;
-    unsigned flags;          /* setup flags granted */
-    bool multishot_accept;   /* cleared when the kernel refuses it */
+    unsigned flags;        /* setup flags granted */
+    bool multishot_accept; /* cleared when the kernel refuses it */
     bool ring_fd_registered;
-    unsigned cq_entries;     /* granted */
-    bool nodrop;             /* IORING_FEAT_NODROP: an overflowed completion is kept */
+    unsigned cq_entries; /* granted */
+    bool nodrop;         /* IORING_FEAT_NODROP: an overflowed completion is kept */
 };
 
 static inline uint64_t pack(enum io_op op, uint64_t tag)
@@ -138,7 +138,8 @@ static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
     int n = 0;
     unsigned head, seen = 0;
     struct io_uring_cqe *cqe;
-    io_uring_for_each_cqe(&u->ring, head, cqe) {
+    io_uring_for_each_cqe(&u->ring, head, cqe)
+    {
         if (n == max)
             break;
         seen++;
@@ -158,7 +159,9 @@ static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
                 break;
             }
             evs[n++] = (struct io_event){
-                .op = IO_OP_ACCEPT, .res = cqe->res, .tag = ud & IO_TAG_MASK,
+                .op = IO_OP_ACCEPT,
+                .res = cqe->res,
+                .tag = ud & IO_TAG_MASK,
                 .more = (cqe->flags & IORING_CQE_F_MORE) != 0,
             };
             break;
@@ -197,11 +200,9 @@ static const struct io_ops uring_ops = {
 
 static void describe_flags(unsigned f, char *out, size_t len)
 {
-    snprintf(out, len, "%s%s%s%s",
-             f & IORING_SETUP_SINGLE_ISSUER ? "SINGLE_ISSUER," : "",
+    snprintf(out, len, "%s%s%s%s", f & IORING_SETUP_SINGLE_ISSUER ? "SINGLE_ISSUER," : "",
              f & IORING_SETUP_DEFER_TASKRUN ? "DEFER_TASKRUN," : "",
-             f & IORING_SETUP_COOP_TASKRUN ? "COOP_TASKRUN," : "",
-             f & IORING_SETUP_SUBMIT_ALL ? "SUBMIT_ALL," : "");
+             f & IORING_SETUP_COOP_TASKRUN ? "COOP_TASKRUN," : "", f & IORING_SETUP_SUBMIT_ALL ? "SUBMIT_ALL," : "");
     size_t n = strlen(out);
     if (n)
         out[n - 1] = '\0';
@@ -228,7 +229,7 @@ int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops)
 {
     static const unsigned tries[] = {
         IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, /* >= 6.1 */
-        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL,                              /* >= 5.19 */
+        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL,                               /* >= 5.19 */
         0,
     };
     struct uring_be *u = calloc(1, sizeof(*u));

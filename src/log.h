@@ -30,10 +30,10 @@ noreturn void die(int status, const char *fmt, ...) PRINTF_LIKE(2, 3);
  * and when the buffer is full drops new lines and counts them. A fd without
  * RWF_NOWAIT (a regular file, a tty) gets plain write(2)s. */
 struct alog {
-    char *buf;  /* owned; malloc'd by alog_init(), freed by alog_fini() */
+    char *buf; /* owned; malloc'd by alog_init(), freed by alog_fini() */
     size_t len;
     size_t cap;
-    int fd;     /* not owned (stdout) */
+    int fd;                 /* not owned (stdout) */
     bool blocking;          /* fd refused RWF_NOWAIT: plain write(2) */
     unsigned long dropped;  /* lines lost: the buffer was full, or a write failed */
     unsigned long reported; /* dropped as of the last alog_report() */

@@ -126,8 +126,8 @@ static void put(struct out *o, const char *fmt, ...)
     o->len += (size_t)n;
 }
 
-static void put_histo(struct out *o, const char *name, const char *labels, const uint64_t *cum,
-                      uint64_t sum_ns, uint64_t count)
+static void put_histo(struct out *o, const char *name, const char *labels, const uint64_t *cum, uint64_t sum_ns,
+                      uint64_t count)
 {
     const char *sep = labels[0] ? "," : "";
     for (int b = 0; b < METRICS_NBUCKETS; b++)
@@ -153,8 +153,9 @@ static void put_process(struct out *o, const struct metrics_info *info)
         if (fgets(line, sizeof(line), f)) {
             /* fields after the ")" that ends comm: state is field 3 */
             char *p = strrchr(line, ')');
-            if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld %*d %*u %lu %ld",
-                            &utime, &stime, &threads, &vsize, &rss) != 5)
+            if (p &&
+                sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld %*d %*u %lu %ld",
+                       &utime, &stime, &threads, &vsize, &rss) != 5)
                 utime = stime = vsize = 0;
         }
         fclose(f);
@@ -172,27 +173,41 @@ static void put_process(struct out *o, const struct metrics_info *info)
     struct rlimit rl = {0, 0};
     getrlimit(RLIMIT_NOFILE, &rl);
 
-    put(o, "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
-           "# TYPE process_cpu_seconds_total counter\n"
-           "process_cpu_seconds_total %.2f\n", tck > 0 ? (double)(utime + stime) / (double)tck : 0.0);
-    put(o, "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-           "# TYPE process_resident_memory_bytes gauge\n"
-           "process_resident_memory_bytes %ld\n", rss * page);
-    put(o, "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
-           "# TYPE process_virtual_memory_bytes gauge\n"
-           "process_virtual_memory_bytes %lu\n", vsize);
-    put(o, "# HELP process_open_fds Number of open file descriptors.\n"
-           "# TYPE process_open_fds gauge\n"
-           "process_open_fds %ld\n", fds);
-    put(o, "# HELP process_max_fds Maximum number of open file descriptors.\n"
-           "# TYPE process_max_fds gauge\n"
-           "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
-    put(o, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
-           "# TYPE process_start_time_seconds gauge\n"
-           "process_start_time_seconds %.3f\n", info->start_time);
-    put(o, "# HELP process_threads Number of OS threads in the process.\n"
-           "# TYPE process_threads gauge\n"
-           "process_threads %ld\n", threads);
+    put(o,
+        "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+        "# TYPE process_cpu_seconds_total counter\n"
+        "process_cpu_seconds_total %.2f\n",
+        tck > 0 ? (double)(utime + stime) / (double)tck : 0.0);
+    put(o,
+        "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+        "# TYPE process_resident_memory_bytes gauge\n"
+        "process_resident_memory_bytes %ld\n",
+        rss * page);
+    put(o,
+        "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+        "# TYPE process_virtual_memory_bytes gauge\n"
+        "process_virtual_memory_bytes %lu\n",
+        vsize);
+    put(o,
+        "# HELP process_open_fds Number of open file descriptors.\n"
+        "# TYPE process_open_fds gauge\n"
+        "process_open_fds %ld\n",
+        fds);
+    put(o,
+        "# HELP process_max_fds Maximum number of open file descriptors.\n"
+        "# TYPE process_max_fds gauge\n"
+        "process_max_fds %llu\n",
+        (unsigned long long)rl.rlim_cur);
+    put(o,
+        "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+        "# TYPE process_start_time_seconds gauge\n"
+        "process_start_time_seconds %.3f\n",
+        info->start_time);
+    put(o,
+        "# HELP process_threads Number of OS threads in the process.\n"
+        "# TYPE process_threads gauge\n"
+        "process_threads %ld\n",
+        threads);
 }
 
 int metrics_render(const struct metrics_view *v, const struct metrics_info *info, char *buf, size_t cap)
@@ -205,9 +220,10 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
     metrics_escape(e[3], sizeof(e[3]), info->cc);
     metrics_escape(e[4], sizeof(e[4]), info->engine);
     metrics_escape(e[5], sizeof(e[5]), info->io);
-    put(&o, "# HELP primed_build_info Build and run-time choices of this process.\n"
-            "# TYPE primed_build_info gauge\n"
-            "primed_build_info{version=\"%s\",profile=\"%s\",dispatch=\"%s\",cc=\"%s\",engine=\"%s\",io=\"%s\"} 1\n",
+    put(&o,
+        "# HELP primed_build_info Build and run-time choices of this process.\n"
+        "# TYPE primed_build_info gauge\n"
+        "primed_build_info{version=\"%s\",profile=\"%s\",dispatch=\"%s\",cc=\"%s\",engine=\"%s\",io=\"%s\"} 1\n",
         e[0], e[1], e[2], e[3], e[4], e[5]);
 
     put(&o, "# HELP primed_http_requests_total HTTP requests answered, by path and status code.\n"
@@ -218,7 +234,8 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
                 put(&o, "primed_http_requests_total{path=\"%s\",code=\"%d\"} %" PRIu64 "\n",
                     route_name((enum route_id)r), codes[s], v->requests[r][s]);
 
-    put(&o, "# HELP primed_http_request_duration_seconds Time from a request's head being parsed to its response being queued.\n"
+    put(&o, "# HELP primed_http_request_duration_seconds Time from a request's head being parsed to its response being "
+            "queued.\n"
             "# TYPE primed_http_request_duration_seconds histogram\n");
     for (int r = 0; r < ROUTE__COUNT; r++) {
         char labels[64];
@@ -237,22 +254,32 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
         put(&o, "primed_bad_requests_total{reason=\"%s\"} %" PRIu64 "\n", http_bad_reason_name((enum bad_reason)b),
             v->bad[b]);
 
-    put(&o, "# HELP primed_connections_open Open client connections.\n"
-            "# TYPE primed_connections_open gauge\n"
-            "primed_connections_open %" PRId64 "\n", v->conns_open);
-    put(&o, "# HELP primed_connections_accepted_total Client connections accepted.\n"
-            "# TYPE primed_connections_accepted_total counter\n"
-            "primed_connections_accepted_total %" PRIu64 "\n", v->accepts);
-    put(&o, "# HELP primed_requests_in_flight Requests parsed and not yet answered.\n"
-            "# TYPE primed_requests_in_flight gauge\n"
-            "primed_requests_in_flight %" PRId64 "\n", v->in_flight);
+    put(&o,
+        "# HELP primed_connections_open Open client connections.\n"
+        "# TYPE primed_connections_open gauge\n"
+        "primed_connections_open %" PRId64 "\n",
+        v->conns_open);
+    put(&o,
+        "# HELP primed_connections_accepted_total Client connections accepted.\n"
+        "# TYPE primed_connections_accepted_total counter\n"
+        "primed_connections_accepted_total %" PRIu64 "\n",
+        v->accepts);
+    put(&o,
+        "# HELP primed_requests_in_flight Requests parsed and not yet answered.\n"
+        "# TYPE primed_requests_in_flight gauge\n"
+        "primed_requests_in_flight %" PRId64 "\n",
+        v->in_flight);
     if (info->steal) {
-        put(&o, "# HELP primed_queue_depth /example tasks queued on the work-stealing deques.\n"
-                "# TYPE primed_queue_depth gauge\n"
-                "primed_queue_depth %" PRId64 "\n", info->queue_depth < 0 ? 0 : info->queue_depth);
-        put(&o, "# HELP primed_steals_total Tasks run by a worker other than the one that queued them.\n"
-                "# TYPE primed_steals_total counter\n"
-                "primed_steals_total %" PRIu64 "\n", v->steals);
+        put(&o,
+            "# HELP primed_queue_depth /example tasks queued on the work-stealing deques.\n"
+            "# TYPE primed_queue_depth gauge\n"
+            "primed_queue_depth %" PRId64 "\n",
+            info->queue_depth < 0 ? 0 : info->queue_depth);
+        put(&o,
+            "# HELP primed_steals_total Tasks run by a worker other than the one that queued them.\n"
+            "# TYPE primed_steals_total counter\n"
+            "primed_steals_total %" PRIu64 "\n",
+            v->steals);
     }
     put_process(&o, info);
     if (o.overflow)

@@ -21,9 +21,8 @@ enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
 #undef X_ENUM
 
 /* Bucket upper bounds in seconds; +Inf is implied after the last. */
-#define METRICS_BUCKETS_S \
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
-#define METRICS_NBUCKETS 15
+#define METRICS_BUCKETS_S 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
+#define METRICS_NBUCKETS  15
 
 typedef _Atomic uint64_t mcounter;
 typedef _Atomic int64_t mgauge;
@@ -39,10 +38,10 @@ struct metrics {
     struct histo req_seconds[ROUTE__COUNT];
     struct histo prime_seconds;
     mcounter bad[BAD__COUNT];
-    mcounter steals;          /* tasks this worker ran for another worker */
+    mcounter steals; /* tasks this worker ran for another worker */
     mcounter accepts;
     mgauge conns_open;
-    mgauge in_flight;         /* requests parsed and not yet answered */
+    mgauge in_flight; /* requests parsed and not yet answered */
 } __attribute__((aligned(64)));
 
 /* Single-writer increment: only the owning worker calls these. */
@@ -68,7 +67,7 @@ struct metrics_view {
     uint64_t req_bucket[ROUTE__COUNT][METRICS_NBUCKETS + 1]; /* cumulative */
     uint64_t req_sum_ns[ROUTE__COUNT];
     uint64_t req_count[ROUTE__COUNT];
-    uint64_t prime_bucket[METRICS_NBUCKETS + 1];             /* cumulative */
+    uint64_t prime_bucket[METRICS_NBUCKETS + 1]; /* cumulative */
     uint64_t prime_sum_ns;
     uint64_t prime_count;
     uint64_t bad[BAD__COUNT];
@@ -84,9 +83,9 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
 /* What the exposition needs besides the counters. */
 struct metrics_info {
     const char *version, *profile, *dispatch, *cc, *engine, *io;
-    int64_t queue_depth;   /* < 0: no queue (inline dispatch) */
-    int steal;             /* expose steal metrics */
-    double start_time;     /* unix seconds */
+    int64_t queue_depth; /* < 0: no queue (inline dispatch) */
+    int steal;           /* expose steal metrics */
+    double start_time;   /* unix seconds */
 };
 
 /* Writes the Prometheus text format 0.0.4 for v into buf. Returns the length,

@@ -31,9 +31,9 @@
 /* Caps of the tuning knobs; the window is sized for its cap at
  * prime_state_create() so a retune never allocates. */
 #define SIEVE_PRIMES_CAP (1u << 17)
-#define WINDOW_CAP (1u << 14)
+#define WINDOW_CAP       (1u << 14)
 /* Scratch limbs: the largest next prime has PRIME_BITS_MAX + 1 bits. */
-#define SCRATCH_BITS (PRIME_BITS_MAX + 2 * GMP_NUMB_BITS)
+#define SCRATCH_BITS     (PRIME_BITS_MAX + 2 * GMP_NUMB_BITS)
 
 /* The odd primes 3, 5, 7, ... shared read-only by all threads, filled once by
  * FLINT's prime iterator. Rejected: n_primes_arr_readonly(), which keeps a
@@ -54,14 +54,14 @@ static void fill_odd_primes(void)
 }
 
 struct prime_state {
-    flint_rand_t rnd;       /* owned; its gmp_state is seeded at create */
-    mpz_t start;            /* random start (or prime_next's argument) */
-    mpz_t base;             /* first odd number > start, then window bases */
-    mpz_t cand;             /* candidate under test; the result */
-    mpz_t nm1, d, x, two;   /* strong base-2 test scratch */
-    fmpz_t f;               /* flint engine result (an mpz from FLINT's pool) */
-    unsigned tune_primes;   /* 0 = automatic (sieve_primes_for()) */
-    unsigned tune_window;   /* 0 = automatic (window_for()) */
+    flint_rand_t rnd;     /* owned; its gmp_state is seeded at create */
+    mpz_t start;          /* random start (or prime_next's argument) */
+    mpz_t base;           /* first odd number > start, then window bases */
+    mpz_t cand;           /* candidate under test; the result */
+    mpz_t nm1, d, x, two; /* strong base-2 test scratch */
+    fmpz_t f;             /* flint engine result (an mpz from FLINT's pool) */
+    unsigned tune_primes; /* 0 = automatic (sieve_primes_for()) */
+    unsigned tune_window; /* 0 = automatic (window_for()) */
     struct prime_stats stats;
     uint8_t sieve[WINDOW_CAP]; /* 1 = offset k (base + 2k) is composite */
 };
@@ -82,8 +82,10 @@ int prime_engine_parse(const char *name, enum prime_engine *out)
 const char *prime_engine_name(enum prime_engine e)
 {
     switch (e) {
-    case PRIME_ENGINE_FLINT: return "flint";
-    case PRIME_ENGINE_SIEVE: return "sieve";
+    case PRIME_ENGINE_FLINT:
+        return "flint";
+    case PRIME_ENGINE_SIEVE:
+        return "sieve";
     }
     return "unknown";
 }
@@ -93,12 +95,17 @@ const char *prime_engine_name(enum prime_engine e)
  * roughly like bits^2 because a test costs ~bits^2.x and a residue ~bits. */
 static unsigned sieve_primes_for(unsigned bits)
 {
-    if (bits <= 96) return 64;       /* B = 313 */
-    if (bits <= 192) return 256;     /* B = 1621 */
-    if (bits <= 384) return 2048;    /* B = 17881 */
-    if (bits <= 768) return 8192;    /* B = 84047 */
-    if (bits <= 1536) return 32768;  /* B = 386117 */
-    return 131072;                   /* B = 1742539 */
+    if (bits <= 96)
+        return 64; /* B = 313 */
+    if (bits <= 192)
+        return 256; /* B = 1621 */
+    if (bits <= 384)
+        return 2048; /* B = 17881 */
+    if (bits <= 768)
+        return 8192; /* B = 84047 */
+    if (bits <= 1536)
+        return 32768; /* B = 386117 */
+    return 131072;    /* B = 1742539 */
 }
 
 /* Automatic window: odd offsets sieved at once. The next prime lies on average
@@ -240,8 +247,7 @@ static int lucas(const mpz_t n)
  * kept (a second window is rare: see window_for()). Primes are packed into
  * products that fit a limb, so one mpn_mod_1() over the base serves 3-5 of
  * them; the rest is one 64-bit remainder per prime. */
-static void sieve_window(struct prime_state *st, const uint32_t *primes,
-                         unsigned np, unsigned w)
+static void sieve_window(struct prime_state *st, const uint32_t *primes, unsigned np, unsigned w)
 {
     const mp_limb_t *limbs = mpz_limbs_read(st->base);
     mp_size_t n = mpz_size(st->base);
@@ -312,8 +318,7 @@ static int write_hex(const mpz_t v, char *hex, size_t hexlen)
     return 0;
 }
 
-int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits,
-                   char *hex, size_t hexlen)
+int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, char *hex, size_t hexlen)
 {
     if (bits < PRIME_BITS_MIN || bits > PRIME_BITS_MAX)
         return -EINVAL;
@@ -339,14 +344,12 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits,
     return r < 0 ? r : (int)mpz_sizeinbase(st->cand, 2);
 }
 
-int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex,
-               char *hex, size_t hexlen)
+int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex, char *hex, size_t hexlen)
 {
     if (!start_hex || !*start_hex || strlen(start_hex) > PRIME_BITS_MAX / 4)
         return -EINVAL;
     for (const char *c = start_hex; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') ||
-              (*c >= 'A' && *c <= 'F')))
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')))
             return -EINVAL;
     if (mpz_set_str(st->start, start_hex, 16) != 0)
         return -EINVAL;

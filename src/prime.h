@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PRIME_BITS_MIN 64
-#define PRIME_BITS_MAX 4096
+#define PRIME_BITS_MIN     64
+#define PRIME_BITS_MAX     4096
 #define PRIME_BITS_DEFAULT 1000
 
 enum prime_engine {
@@ -43,8 +43,7 @@ void prime_thread_fini(void);
  * written there in lower-case hexadecimal, NUL-terminated (hexlen must be at
  * least bits/4 + 2). Returns the prime's bit length (== bits), -EINVAL for
  * bits out of range, -ENOSPC when hex is too small. */
-int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits,
-                   char *hex, size_t hexlen);
+int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, char *hex, size_t hexlen);
 
 /* Counters of one state's work, for benchmarks and tests (sieve engine only,
  * except `primes`, which counts every prime_generate() success). */
@@ -73,7 +72,6 @@ int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned win
  * prime_generate() (it must hold the result's digits and a NUL). Returns the
  * prime's bit length, -EINVAL for a malformed or out-of-range start, -ENOSPC
  * when hex is too small. */
-int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex,
-               char *hex, size_t hexlen);
+int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex, char *hex, size_t hexlen);
 
 #endif

@@ -24,20 +24,20 @@ const char *resp_reason(int status)
 
 size_t resp_format(char *buf, size_t cap, const struct resp *r, const char *date, bool with_body)
 {
-    int n = snprintf(buf, cap,
-                     "HTTP/1.1 %d %s\r\n"
-                     "Server: primed\r\n"
-                     "Date: %.*s\r\n"
-                     "%s%s%s"
-                     "%s%s%s"
-                     "%s"
-                     "Content-Length: %zu\r\n"
-                     "Connection: %s\r\n"
-                     "\r\n",
-                     r->status, resp_reason(r->status), RESP_DATE_LEN, date,
-                     r->ctype ? "Content-Type: " : "", r->ctype ? r->ctype : "", r->ctype ? "\r\n" : "",
-                     r->allow ? "Allow: " : "", r->allow ? r->allow : "", r->allow ? "\r\n" : "",
-                     r->extra ? r->extra : "", r->body_len, r->keep_alive ? "keep-alive" : "close");
+    int n =
+        snprintf(buf, cap,
+                 "HTTP/1.1 %d %s\r\n"
+                 "Server: primed\r\n"
+                 "Date: %.*s\r\n"
+                 "%s%s%s"
+                 "%s%s%s"
+                 "%s"
+                 "Content-Length: %zu\r\n"
+                 "Connection: %s\r\n"
+                 "\r\n",
+                 r->status, resp_reason(r->status), RESP_DATE_LEN, date, r->ctype ? "Content-Type: " : "",
+                 r->ctype ? r->ctype : "", r->ctype ? "\r\n" : "", r->allow ? "Allow: " : "", r->allow ? r->allow : "",
+                 r->allow ? "\r\n" : "", r->extra ? r->extra : "", r->body_len, r->keep_alive ? "keep-alive" : "close");
     if (n < 0 || (size_t)n >= cap)
         return 0;
     size_t len = (size_t)n;

@@ -73,8 +73,7 @@ static int parse_bits(const char *q, size_t len, unsigned *bits, const char **re
     return 0;
 }
 
-void route_match(int method, const char *url, size_t len, unsigned default_bits,
-                struct route_result *out)
+void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out)
 {
     out->id = ROUTE_OTHER;
     out->status = 0;

@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ROUTES(X)                         \
-    X(ROUTE_OTHER, "other", NULL)         \
+#define ROUTES(X)                             \
+    X(ROUTE_OTHER, "other", NULL)             \
     X(ROUTE_EXAMPLE, "/example", "GET, HEAD") \
     X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD") \
-    X(ROUTE_READYZ, "/readyz", "GET, HEAD") \
+    X(ROUTE_READYZ, "/readyz", "GET, HEAD")   \
     X(ROUTE_METRICS, "/metrics", "GET, HEAD") \
     X(ROUTE_PING, "/ping", "GET, HEAD")
 
@@ -21,16 +21,15 @@ enum route_id { ROUTES(X_ENUM) ROUTE__COUNT };
 #undef X_ENUM
 
 struct route_result {
-    uint8_t id;          /* enum route_id; ROUTE_OTHER for unknown paths */
-    uint16_t status;     /* 0: serve it; else answer this status (400, 404, 405) */
-    unsigned bits;       /* /example: the prime size asked for */
-    const char *reason;  /* with status 400: a one-line reason (static string) */
+    uint8_t id;         /* enum route_id; ROUTE_OTHER for unknown paths */
+    uint16_t status;    /* 0: serve it; else answer this status (400, 404, 405) */
+    unsigned bits;      /* /example: the prime size asked for */
+    const char *reason; /* with status 400: a one-line reason (static string) */
 };
 
 /* Routes one request: method is an llhttp method (HTTP_GET, ...), url the
  * request target (origin- or absolute-form). out->status says the outcome. */
-void route_match(int method, const char *url, size_t len, unsigned default_bits,
-                struct route_result *out);
+void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out);
 
 /* The path of a route ("/example", or "other"); never NULL. */
 const char *route_name(enum route_id id);

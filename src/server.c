@@ -134,8 +134,7 @@ static void format_cpu_list(struct server *s)
         if (s->cpus[i] < 0)
             off += (size_t)snprintf(s->cpu_list + off, sizeof(s->cpu_list) - off, "%sany", i ? "," : "");
         else
-            off += (size_t)snprintf(s->cpu_list + off, sizeof(s->cpu_list) - off, "%s%d", i ? "," : "",
-                                    s->cpus[i]);
+            off += (size_t)snprintf(s->cpu_list + off, sizeof(s->cpu_list) - off, "%s%d", i ? "," : "", s->cpus[i]);
     }
 }
 
@@ -194,8 +193,8 @@ int server_run(const struct config *cfg)
         char clean[128];
         size_t n = 0;
         for (const char *p = rev; *p && n < sizeof(clean) - 1; p++)
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                *p == '-' || *p == '.' || *p == '_')
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+                *p == '.' || *p == '_')
                 clean[n++] = *p;
         clean[n] = '\0';
         snprintf(s->revision_hdr, sizeof(s->revision_hdr), "K-Revision: %s\r\n", clean);
@@ -285,9 +284,9 @@ int server_run(const struct config *cfg)
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
             w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers,
-            cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns,
-            cfg->max_header, cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms,
-            cfg->idle_timeout_ms, cfg->drain_timeout_ms, cfg->access_log ? "on" : "off");
+            cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns, cfg->max_header,
+            cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,
+            cfg->drain_timeout_ms, cfg->access_log ? "on" : "off");
     pthread_barrier_wait(&worker_start_barrier);
 
     int sig;

@@ -15,20 +15,20 @@ struct worker;
 struct dispatch;
 
 struct server {
-    const struct config *cfg;      /* not owned; lives for the whole run */
+    const struct config *cfg; /* not owned; lives for the whole run */
     unsigned nworkers;
-    struct worker *workers;        /* owned array of nworkers */
+    struct worker *workers;                        /* owned array of nworkers */
     struct dispatch *dispatch[CONFIG_WORKERS_MAX]; /* dispatch[i]: worker i's (dispatch.h's peers) */
-    int cpus[CONFIG_WORKERS_MAX];                /* cpus[i]: the CPU worker i is pinned to, -1 when unpinned */
-    char cpu_list[256];            /* for the ready line */
-    int port;                      /* the bound port */
-    double start_time;             /* unix seconds */
-    _Atomic int draining;          /* 0 serving, 1 draining, 2 start-up failed; set by the main thread */
-    _Atomic uint64_t example_n;    /* Hello_N: process-wide, never repeats */
+    int cpus[CONFIG_WORKERS_MAX];                  /* cpus[i]: the CPU worker i is pinned to, -1 when unpinned */
+    char cpu_list[256];                            /* for the ready line */
+    int port;                                      /* the bound port */
+    double start_time;                             /* unix seconds */
+    _Atomic int draining;       /* 0 serving, 1 draining, 2 start-up failed; set by the main thread */
+    _Atomic uint64_t example_n; /* Hello_N: process-wide, never repeats */
     _Atomic uint64_t ping_n;
-    _Atomic int running;           /* workers that have not exited */
-    const char *pod, *ns, *app;    /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
-    char revision_hdr[160];        /* "K-Revision: ...\r\n" or "" */
+    _Atomic int running;        /* workers that have not exited */
+    const char *pod, *ns, *app; /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
+    char revision_hdr[160];     /* "K-Revision: ...\r\n" or "" */
 };
 
 /* Runs the server until SIGTERM/SIGINT and the drain. Returns the exit status

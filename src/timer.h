@@ -17,11 +17,11 @@
 struct timer {
     struct timer *prev, *next; /* links while on a list; not owned */
     uint64_t deadline_ms;
-    uint8_t list;              /* the id of the list holding it, 0: none */
+    uint8_t list; /* the id of the list holding it, 0: none */
 };
 
 struct timer_list {
-    struct timer head;         /* sentinel; head.list is the list's id */
+    struct timer head; /* sentinel; head.list is the list's id */
 };
 
 /* Called for each node due; the node is already off its list. */

@@ -139,8 +139,7 @@ static bool is_word(const char *s, size_t n, const char *w)
 }
 
 bool trace_parse_b3_multi(const char *trace_id, size_t trace_len, const char *span_id, size_t span_len,
-                          const char *sampled, size_t sampled_len, const char *flags, size_t flags_len,
-                          struct trace *t)
+                          const char *sampled, size_t sampled_len, const char *flags, size_t flags_len, struct trace *t)
 {
     memset(t, 0, sizeof(*t));
     trace_len = trim(&trace_id, trace_len);

@@ -117,8 +117,8 @@ static void on_accept(struct worker *w, const struct io_event *ev)
     w->accept_retry_ms = now + 100;
     if (now >= w->accept_err_log_ms) {
         if (resources)
-            log_msg("worker %u: accept: %s (%u connections open); pausing accept for 100 ms", w->id,
-                    strerror(-ev->res), w->pool.nopen);
+            log_msg("worker %u: accept: %s (%u connections open); pausing accept for 100 ms", w->id, strerror(-ev->res),
+                    w->pool.nopen);
         else
             log_msg("worker %u: accept: %s", w->id, strerror(-ev->res));
         w->accept_err_log_ms = now + 1000;
@@ -132,7 +132,7 @@ static void on_accept(struct worker *w, const struct io_event *ev)
 static void drain_begin(struct worker *w)
 {
     w->pool.drain_seen = true;
-    accept_update(w); /* cancels the accept */
+    accept_update(w);     /* cancels the accept */
     while (w->lfd >= 0) { /* listeners are non-blocking (server.c) */
         int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
         if (fd < 0)

@@ -17,34 +17,34 @@
 #include "server.h"
 
 struct worker {
-    struct server *srv;        /* not owned */
-    const struct config *cfg;  /* not owned */
+    struct server *srv;       /* not owned */
+    const struct config *cfg; /* not owned */
     unsigned id;
-    int cpu;                   /* pinned CPU, or -1 */
+    int cpu; /* pinned CPU, or -1 */
     pthread_t thread;
-    int lfd;                   /* listening socket, owned (worker 0's when shared) */
+    int lfd; /* listening socket, owned (worker 0's when shared) */
     struct io io;
     struct prime_state *prime; /* this thread's random state, owned */
     struct conn_pool pool;     /* its connections */
     struct dispatch dispatch;  /* its /example work; shared with the others as dispatch.h says */
     struct handler_env env;    /* the handlers' view of srv */
 
-    unsigned max_open;         /* connections at once (slots) */
-    int *park;                 /* owned ring of accepted fds waiting for a slot */
+    unsigned max_open; /* connections at once (slots) */
+    int *park;         /* owned ring of accepted fds waiting for a slot */
     unsigned park_head, npark;
-    bool want_accept;          /* the worker has a listener */
-    bool accept_armed;         /* an accept is in flight */
-    bool accept_stop_sent;     /* its cancel is in flight */
-    uint64_t accept_retry_ms;  /* EMFILE and friends: retry then */
+    bool want_accept;         /* the worker has a listener */
+    bool accept_armed;        /* an accept is in flight */
+    bool accept_stop_sent;    /* its cancel is in flight */
+    uint64_t accept_retry_ms; /* EMFILE and friends: retry then */
     uint64_t accept_err_log_ms;
 
     long date_sec;
-    struct alog alog;          /* access log, when enabled */
+    struct alog alog; /* access log, when enabled */
 
-    int init_err;              /* set by the thread before the start barrier */
+    int init_err; /* set by the thread before the start barrier */
     char init_why[200];
 
-    struct metrics metrics;    /* written by this worker only */
+    struct metrics metrics; /* written by this worker only */
 };
 
 /* Thread entry: sets up the worker, waits on the start barrier, runs until

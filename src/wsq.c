@@ -75,8 +75,7 @@ void *wsq_steal(struct wsq *q)
     if (t >= b)
         return WSQ_EMPTY;
     void *x = atomic_load_explicit(&q->buf[t & q->mask], memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst,
-                                                 memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&q->top, &t, t + 1, memory_order_seq_cst, memory_order_relaxed))
         return WSQ_ABORT;
     return x;
 }

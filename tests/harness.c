@@ -79,7 +79,10 @@ int harness_spawn(struct harness_srv *s, const char *const *args, const char *co
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
-        close(ep[0]); close(ep[1]); close(op[0]); close(op[1]);
+        close(ep[0]);
+        close(ep[1]);
+        close(op[0]);
+        close(op[1]);
         return -e;
     }
     if (pid == 0) {
@@ -244,8 +247,7 @@ int harness_stop(struct harness_srv *s, int timeout_ms)
     kill(s->pid, SIGTERM);
     int r = harness_wait_exit(s, timeout_ms);
     if (r == -ETIMEDOUT) {
-        fprintf(stderr, "harness: server did not exit %d ms after SIGTERM; killing. stderr:\n%s\n",
-                timeout_ms, s->err);
+        fprintf(stderr, "harness: server did not exit %d ms after SIGTERM; killing. stderr:\n%s\n", timeout_ms, s->err);
         harness_kill(s);
         return -ETIMEDOUT;
     }
@@ -296,8 +298,8 @@ int harness_connect(struct harness_conn *c, int port)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
         int e = errno;
         close(fd);
@@ -549,16 +551,15 @@ int harness_poll_readable(struct harness_conn *c, int timeout_ms)
     return -1;
 }
 
-int harness_request(int port, const char *method, const char *path, const char *extra_headers,
-                    struct harness_resp *r, int timeout_ms)
+int harness_request(int port, const char *method, const char *path, const char *extra_headers, struct harness_resp *r,
+                    int timeout_ms)
 {
     struct harness_conn c;
     int e = harness_connect(&c, port);
     if (e)
         return e;
     char req[8192];
-    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: t\r\n%s\r\n", method, path,
-             extra_headers ? extra_headers : "");
+    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: t\r\n%s\r\n", method, path, extra_headers ? extra_headers : "");
     e = harness_send_str(&c, req, timeout_ms);
     if (e == 0)
         e = harness_read_response(&c, r, strcmp(method, "HEAD") == 0, timeout_ms);

@@ -17,11 +17,11 @@
 #define HARNESS_LOG_MAX (256 * 1024)
 
 struct harness_srv {
-    pid_t pid;          /* 0 once reaped */
-    int port;           /* parsed from the ready line */
-    int err_fd;         /* read end of the child's stderr, -1 at EOF */
-    int out_fd;         /* read end of the child's stdout, -1 at EOF */
-    int status;         /* raw waitpid() status once reaped */
+    pid_t pid;  /* 0 once reaped */
+    int port;   /* parsed from the ready line */
+    int err_fd; /* read end of the child's stderr, -1 at EOF */
+    int out_fd; /* read end of the child's stdout, -1 at EOF */
+    int status; /* raw waitpid() status once reaped */
     size_t err_len, out_len;
     char err[HARNESS_LOG_MAX]; /* everything read from stderr so far, NUL-terminated */
     char out[HARNESS_LOG_MAX]; /* everything read from stdout so far, NUL-terminated */
@@ -63,8 +63,8 @@ int harness_free_port(void);
 
 struct harness_conn {
     int fd;
-    size_t len;         /* bytes buffered in buf, not yet consumed */
-    char *buf;          /* owned; HARNESS_CONN_BUF bytes */
+    size_t len; /* bytes buffered in buf, not yet consumed */
+    char *buf;  /* owned; HARNESS_CONN_BUF bytes */
 };
 
 #define HARNESS_CONN_BUF (128 * 1024) /* > the largest response: /metrics is capped at 64 KiB */
@@ -84,14 +84,14 @@ int harness_send_str(struct harness_conn *c, const char *s, int timeout_ms);
 
 struct harness_resp {
     int status;
-    int minor;                          /* HTTP/1.x */
+    int minor; /* HTTP/1.x */
     int nheaders;
-    char *names[HARNESS_MAX_HEADERS];   /* point into head */
+    char *names[HARNESS_MAX_HEADERS]; /* point into head */
     char *values[HARNESS_MAX_HEADERS];
-    char head[16384];                   /* the head, NUL-separated after parsing */
+    char head[16384]; /* the head, NUL-separated after parsing */
     size_t content_length;
     bool has_content_length;
-    char *body;                         /* malloc'd, NUL-terminated; NULL for HEAD */
+    char *body; /* malloc'd, NUL-terminated; NULL for HEAD */
     size_t body_len;
 };
 
@@ -118,8 +118,8 @@ int harness_poll_readable(struct harness_conn *c, int timeout_ms);
 
 /* One-shot: connect, send "METHOD path HTTP/1.1\r\nHost: t\r\n<extra>\r\n",
  * read the response, close. Returns as harness_read_response(). */
-int harness_request(int port, const char *method, const char *path, const char *extra_headers,
-                    struct harness_resp *r, int timeout_ms);
+int harness_request(int port, const char *method, const char *path, const char *extra_headers, struct harness_resp *r,
+                    int timeout_ms);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 long long harness_now_ms(void);

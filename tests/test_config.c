@@ -64,13 +64,18 @@ Test(config, help_and_version)
 Test(config, bad_values_are_one_line_errors)
 {
     static const char *const flags[][2] = {
-        {"--port", "70000"}, {"--port", "-1"}, {"--port", "80x"}, {"--port", ""},
-        {"--threads", "0"}, {"--threads", "2000"}, {"--bits", "63"}, {"--bits", "4097"},
-        {"--bits", "1e3"}, {"--drain-timeout", "soon"}, {"--drain-timeout", "-1"},
-        {"--header-timeout", "0"}, {"--idle-timeout", "5m"}, {"--max-conns", "0"},
-        {"--max-header", "100"}, {"--max-url", "8"}, {"--queue-max", "0"},
-        {"--prime-engine", "magic"}, {"--dispatch", "threads"}, {"--io", "kqueue"},
-        {"--host", "localhost"}, {"--host", "1.2.3.4.5"}, {"--access-log", "yes"},
+        {"--port", "70000"},       {"--port", "-1"},
+        {"--port", "80x"},         {"--port", ""},
+        {"--threads", "0"},        {"--threads", "2000"},
+        {"--bits", "63"},          {"--bits", "4097"},
+        {"--bits", "1e3"},         {"--drain-timeout", "soon"},
+        {"--drain-timeout", "-1"}, {"--header-timeout", "0"},
+        {"--idle-timeout", "5m"},  {"--max-conns", "0"},
+        {"--max-header", "100"},   {"--max-url", "8"},
+        {"--queue-max", "0"},      {"--prime-engine", "magic"},
+        {"--dispatch", "threads"}, {"--io", "kqueue"},
+        {"--host", "localhost"},   {"--host", "1.2.3.4.5"},
+        {"--access-log", "yes"},
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         struct config c;

@@ -26,7 +26,7 @@
 
 #include "itest.h"
 
-#define REQS 40
+#define REQS  40
 #define NCONN 3
 
 struct threads {
@@ -179,8 +179,8 @@ static void shared_worker_split(const char *mode, double *hi, double *lo)
         total += d[i];
     }
     long tck = sysconf(_SC_CLK_TCK);
-    fprintf(stderr, "dispatch_skew %s: %s and %s on worker %d; thread cpu %.2f s + %.2f s\n", mode, paths[a],
-            paths[b], w[a], (double)d[0] / (double)tck, (double)d[1] / (double)tck);
+    fprintf(stderr, "dispatch_skew %s: %s and %s on worker %d; thread cpu %.2f s + %.2f s\n", mode, paths[a], paths[b],
+            w[a], (double)d[0] / (double)tck, (double)d[1] / (double)tck);
     /* 80 primes of 1000 bits: far more than a few ticks of CPU */
     cr_assert_geq(total, tck / 10, "%s: only %lld ticks of worker CPU for %d primes", mode, total, 2 * REQS);
     double s0 = (double)d[0] / (double)total, s1 = (double)d[1] / (double)total;

@@ -10,8 +10,13 @@
 static _Atomic int draining;
 static _Atomic uint64_t example_n, ping_n;
 static struct handler_env env = {
-    .draining = &draining, .example_n = &example_n, .ping_n = &ping_n,
-    .app = "app", .pod = "pod-1", .ns = "ns", .revision_hdr = "K-Revision: r-1\r\n",
+    .draining = &draining,
+    .example_n = &example_n,
+    .ping_n = &ping_n,
+    .app = "app",
+    .pod = "pod-1",
+    .ns = "ns",
+    .revision_hdr = "K-Revision: r-1\r\n",
 };
 
 static struct http parsed(const char *req)

@@ -91,7 +91,8 @@ Test(http, pipelined_batch_of_50)
 
 Test(http, body_is_read_and_dropped)
 {
-    const char *r = "POST /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
+    const char *r =
+        "POST /healthz HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 3, &q), 2);
     cr_assert_eq(q.route.id, ROUTE_READYZ);
@@ -120,8 +121,9 @@ Test(http, keep_alive_semantics)
 
 Test(http, trace_headers_are_captured_case_insensitively)
 {
-    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nTRACEPARENT: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
-                    "x-b3-traceid: 463ac35c9f6413ad\r\n\r\n";
+    const char *r =
+        "GET /healthz HTTP/1.1\r\nHost: h\r\nTRACEPARENT: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
+        "x-b3-traceid: 463ac35c9f6413ad\r\n\r\n";
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 5, &q), 1);
     cr_assert_eq(q.traceparent_len, 55);
@@ -133,8 +135,9 @@ Test(http, trace_headers_are_captured_case_insensitively)
 Test(http, b3_forms_get_their_own_buffers)
 {
     /* a 16-hex X-B3-TraceId beside a single b3 header: both kept apart */
-    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad\r\nX-B3-SpanId: e457b5a2e4d86bd1\r\n"
-                    "X-B3-Sampled: 0\r\nb3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90\r\n\r\n";
+    const char *r =
+        "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad\r\nX-B3-SpanId: e457b5a2e4d86bd1\r\n"
+        "X-B3-Sampled: 0\r\nb3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90\r\n\r\n";
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 3, &q), 1);
     cr_assert_eq(q.b3_len, 68);
@@ -155,27 +158,28 @@ Test(http, refuses_bare_cr_and_bare_lf)
 {
     static const char *const cases[] = {
         /* CVE-2023-30589's shape: a bare CR ends a header line and hides a TE */
-        "POST /healthz HTTP/1.1\r\nHost: a\r\nX: \rxTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n",
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nX: \rxTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /readyz "
+        "HTTP/1.1\r\nHost: a\r\n\r\n",
         "GET /healthz HTTP/1.1\r\nHost: a\r\n\rZ",
-        "GET /healthz HTTP/1.1\r\nHost: a\r\n\n",                      /* bare LF as the empty line */
-        "GET /healthz HTTP/1.1\nHost: a\r\n\r\n",                      /* bare LF after the request line */
-        "GET /healthz HTTP/1.1\r\nHost: a\n\r\n",                      /* bare LF after a field */
-        "GET /healthz HTTP/1.1\rHost: a\r\n\r\n",                      /* bare CR after the request line */
-        "GET /healthz HTTP/1.1\r\nHost: a\rX: b\r\n\r\n",              /* bare CR inside the head */
-        "GET /healthz HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",       /* obs-fold */
-        "GET /healthz HTTP/1.1\r\nHost: a\r\nX: a\r\n\tb\r\n\r\n",     /* obs-fold with a tab */
-        "GET /healthz HTTP/1.1\r\n Host: a\r\n\r\n",                  /* whitespace before the first field */
-        "\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",                 /* a bare LF as the leading empty line */
-        "\r\rGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",               /* a bare CR before the request line */
-        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\rx\r\n0\r\n\r\n",   /* chunk size line */
-        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\nx\r\n0\r\n\r\n",   /* chunk size line, LF */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\n\n",                  /* bare LF as the empty line */
+        "GET /healthz HTTP/1.1\nHost: a\r\n\r\n",                  /* bare LF after the request line */
+        "GET /healthz HTTP/1.1\r\nHost: a\n\r\n",                  /* bare LF after a field */
+        "GET /healthz HTTP/1.1\rHost: a\r\n\r\n",                  /* bare CR after the request line */
+        "GET /healthz HTTP/1.1\r\nHost: a\rX: b\r\n\r\n",          /* bare CR inside the head */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",  /* obs-fold */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\nX: a\r\n\tb\r\n\r\n", /* obs-fold with a tab */
+        "GET /healthz HTTP/1.1\r\n Host: a\r\n\r\n",               /* whitespace before the first field */
+        "\nGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",              /* a bare LF as the leading empty line */
+        "\r\rGET /healthz HTTP/1.1\r\nHost: a\r\n\r\n",            /* a bare CR before the request line */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\rx\r\n0\r\n\r\n", /* chunk size line */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\nx\r\n0\r\n\r\n", /* chunk size line, LF */
         "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\rX0\r\n\r\n", /* after chunk data */
-        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\n0\r\n\r\n",  /* after chunk data, LF */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\n0\r\n\r\n", /* after chunk data, LF */
         "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\n", /* bare LF ends the trailers */
-        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\n\r\n",     /* in a trailer */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\n\r\n", /* in a trailer */
         "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\r\n u\r\n\r\n", /* obs-fold in a trailer */
-        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\r\n\rX",     /* bare CR ends the trailers */
-        "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n",       /* bare LF between messages */
+        "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: t\r\n\rX", /* bare CR ends the trailers */
+        "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", /* bare LF between messages */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t len = strlen(cases[i]);
@@ -198,8 +202,10 @@ Test(http, tolerates_what_rfc_9112_allows)
         {"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", 2},
         {"GET /healthz HTTP/1.1\r\nHost:  a \t\r\nX:\tb\r\n\r\n", 1},
         {"GET /healthz HTTP/1.1\r\nHost: a\r\nX: \xff\x80\r\n\r\n", 1},
-        {"POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;ext=1\r\nx\r\n0\r\nT: t\r\nU: u\r\n\r\n"
-         "GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", 2},
+        {"POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;ext=1\r\nx\r\n0\r\nT: t\r\nU: "
+         "u\r\n\r\n"
+         "GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n",
+         2},
         {"GET /healthz HTTP/1.0\r\n\r\n", 1}, /* HTTP/1.0 needs no Host */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -269,7 +275,10 @@ Test(http, refuses_bad_input)
         {"nul in url", "GET /a\0b HTTP/1.1\r\nHost: h\r\n\r\n", 400},
         {"bare lf in header", "GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", 400},
         {"bad chunk size", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
-        {"url too long", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: h\r\n\r\n", 414},
+        {"url too long",
+         "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\nHost: "
+         "h\r\n\r\n",
+         414},
         {"body over limit by cl", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 101\r\n\r\n", 413},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -328,7 +337,8 @@ Test(http, compact_after_empty_lines_between_messages)
     uint32_t len = 0, pos = 0, start = 0;
     struct http h;
     http_init(&h, &lim);
-    const char *steps[] = {"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n", "\r\n", "\r\nGET /exa", "mple HTTP/1.1\r\nHost: h\r\n\r\n"};
+    const char *steps[] = {"GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n", "\r\n", "\r\nGET /exa",
+                           "mple HTTP/1.1\r\nHost: h\r\n\r\n"};
     int msgs = 0;
     for (size_t i = 0; i < 4; i++) {
         memcpy(buf + len, steps[i], strlen(steps[i]));
@@ -354,7 +364,8 @@ Test(http, compact_after_empty_lines_between_messages)
 
 Test(http, bytes_after_an_upgrade_are_dropped)
 {
-    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nGET /readyz HTTP/1.1\r\nHost: h\r\n\r\n";
+    const char *r = "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nGET /readyz "
+                    "HTTP/1.1\r\nHost: h\r\n\r\n";
     struct http h;
     http_init(&h, &lim);
     size_t pos = 0;

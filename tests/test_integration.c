@@ -159,8 +159,8 @@ Test(integration, routes_and_statuses, .fini = fini, .timeout = 30)
         cr_assert_eq(x, 1, "%s %s: no response", k->method, k->path);
         cr_assert_eq(r.status, k->status, "%s %s: status %d, want %d", k->method, k->path, r.status, k->status);
         if (k->body_prefix)
-            cr_assert(strncmp(r.body, k->body_prefix, strlen(k->body_prefix)) == 0, "%s %s: body '%s'",
-                      k->method, k->path, r.body);
+            cr_assert(strncmp(r.body, k->body_prefix, strlen(k->body_prefix)) == 0, "%s %s: body '%s'", k->method,
+                      k->path, r.body);
         if (k->status == 405)
             cr_assert_str_eq(header(&r, "Allow"), "GET, HEAD", "%s %s", k->method, k->path);
         cr_assert_str_eq(header(&r, "Connection"), "keep-alive", "%s %s", k->method, k->path);
@@ -173,8 +173,8 @@ Test(integration, routes_and_statuses, .fini = fini, .timeout = 30)
 Test(integration, bad_bits_400_one_line, .fini = fini, .timeout = 30)
 {
     static const char *const bad[] = {
-        "/example?bits=abc", "/example?bits=63", "/example?bits=4097", "/example?bits=",
-        "/example?bits", "/example?bits=-1", "/example?bits=64&bits=65", "/example?bits=99999999",
+        "/example?bits=abc", "/example?bits=63", "/example?bits=4097",       "/example?bits=",
+        "/example?bits",     "/example?bits=-1", "/example?bits=64&bits=65", "/example?bits=99999999",
     };
     up(NULL);
     struct harness_conn c;
@@ -215,8 +215,7 @@ Test(integration, malformed_400_then_close, .fini = fini, .timeout = 60)
     static const struct refusal_case cases[] = {
         {"header line without colon", "GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400},
         {"Content-Length with Transfer-Encoding",
-         "POST /example HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-         400},
+         "POST /example HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400},
         {"bad Content-Length", "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n", 400},
         {"two Content-Lengths", "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
          400},
@@ -524,7 +523,8 @@ Test(integration, readyz_503_on_keepalive_after_sigterm, .fini = fini, .timeout 
     send_str(&k, "GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n");
     struct harness_resp r;
     int x = harness_read_response(&k, &r, false, 2 * T_IO); /* it may queue behind a prime */
-    cr_assert_eq(x, 1, "/readyz after SIGTERM: no response (%s)", x == 0 ? "EOF: the idle keep-alive connection was closed" : strerror(-x));
+    cr_assert_eq(x, 1, "/readyz after SIGTERM: no response (%s)",
+                 x == 0 ? "EOF: the idle keep-alive connection was closed" : strerror(-x));
     cr_assert_eq(r.status, 503, "/readyz after SIGTERM: status %d", r.status);
     cr_assert_str_eq(header(&r, "Connection"), "close");
     harness_resp_free(&r);
@@ -606,8 +606,7 @@ Test(integration, max_conns_backpressure, .fini = fini, .timeout = 60)
         harness_close(&c[i]);
         struct harness_resp r;
         int x = harness_read_response(&c[i + 4], &r, false, T_IO);
-        cr_assert_eq(x, 1, "connection %d not served after one closed (%s)", i + 4,
-                     x == 0 ? "EOF" : strerror(-x));
+        cr_assert_eq(x, 1, "connection %d not served after one closed (%s)", i + 4, x == 0 ? "EOF" : strerror(-x));
         cr_assert_eq(r.status, 200, "connection %d", i + 4);
         harness_resp_free(&r);
     }
@@ -635,9 +634,9 @@ Test(integration, accepts_again_after_queue_full, .fini = fini, .timeout = 30)
 
 struct flag_case {
     const char *args[6];
-    const char *env;    /* NAME=value or NULL */
-    const char *names;  /* what the one stderr line must mention */
-    bool port_given;    /* a free port was passed: check nothing listens there */
+    const char *env;   /* NAME=value or NULL */
+    const char *names; /* what the one stderr line must mention */
+    bool port_given;   /* a free port was passed: check nothing listens there */
 };
 
 static bool port_listening(int port)
@@ -834,13 +833,14 @@ Test(integration, traceparent_propagated, .fini = fini, .timeout = 30)
     up(NULL);
     const char *in = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     struct harness_resp r;
-    cr_assert_eq(harness_request(srv.port, "GET", "/example", "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n",
-                                 &r, T_IO), 1);
+    cr_assert_eq(harness_request(srv.port, "GET", "/example",
+                                 "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n", &r, T_IO),
+                 1);
     cr_assert_eq(r.status, 200);
     const char *out = harness_header(&r, "traceparent");
     cr_assert(out, "no traceparent in the response");
     cr_assert_eq(strlen(out), 55, "traceparent '%s'", out);
-    cr_assert(strncmp(out, in, 36) == 0, "trace id changed: '%s'", out);   /* "00-" + 32 hex + "-" */
+    cr_assert(strncmp(out, in, 36) == 0, "trace id changed: '%s'", out); /* "00-" + 32 hex + "-" */
     cr_assert(strncmp(out + 36, in + 36, 16) != 0, "span id not changed: '%s'", out);
     for (int i = 36; i < 52; i++)
         cr_assert((out[i] >= '0' && out[i] <= '9') || (out[i] >= 'a' && out[i] <= 'f'), "span id '%s'", out);

@@ -53,8 +53,8 @@ Test(lifecycle, over_max_conns_waits_never_resets, .fini = fini, .timeout = 120)
     hello_n(&r);
     harness_resp_free(&r);
     harness_close(&busy);
-    cr_assert_eq(answered, SURPLUS, "%d of %d answered, %d reset or closed unanswered, %d other", answered,
-                 SURPLUS, reset, other);
+    cr_assert_eq(answered, SURPLUS, "%d of %d answered, %d reset or closed unanswered, %d other", answered, SURPLUS,
+                 reset, other);
     down();
 }
 
@@ -65,8 +65,8 @@ Test(lifecycle, paused_connection_runs_no_timer, .fini = fini, .timeout = 120)
 {
     if (!built_with("steal"))
         cr_skip_test("built without the steal dispatch");
-    up((const char *const[]){"--threads", "2", "--listeners", "1", "--dispatch", "steal", "--queue-max", "1", "--idle-timeout", "0.2",
-                             NULL});
+    up((const char *const[]){"--threads", "2", "--listeners", "1", "--dispatch", "steal", "--queue-max", "1",
+                             "--idle-timeout", "0.2", NULL});
     for (int attempt = 0;; attempt++) {
         struct harness_conn a, b;
         struct harness_resp r;
@@ -249,7 +249,7 @@ Test(lifecycle, drain_grace_is_not_queued_behind_long_deadlines, .fini = fini, .
     up((const char *const[]){"--threads", "1", "--idle-timeout", "60", NULL});
     struct harness_conn slow, idle;
     stuck_reader(&slow, 600); /* 6.8 MB of responses: past the 4 MB send buffer */
-    harness_sleep_ms(500);   /* its sends fill the socket buffers and stall */
+    harness_sleep_ms(500);    /* its sends fill the socket buffers and stall */
     conn(&idle);
     send_str(&idle, "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
     struct harness_resp r;

@@ -10,8 +10,15 @@
 #include "metrics.h"
 
 static const struct metrics_info info = {
-    .version = "1.0", .profile = "te\"st", .dispatch = "steal", .cc = "gcc\\x", .engine = "flint",
-    .io = "io_uring", .queue_depth = 3, .steal = 1, .start_time = 1.5,
+    .version = "1.0",
+    .profile = "te\"st",
+    .dispatch = "steal",
+    .cc = "gcc\\x",
+    .engine = "flint",
+    .io = "io_uring",
+    .queue_depth = 3,
+    .steal = 1,
+    .start_time = 1.5,
 };
 
 static uint64_t value_of(const char *text, const char *series)
@@ -34,15 +41,15 @@ Test(metrics, histogram_is_cumulative_and_inf_equals_count)
 {
     static struct metrics m;
     memset(&m, 0, sizeof(m));
-    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 200000);        /* 0.2 ms */
-    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 18000000);      /* 18 ms */
+    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 200000);         /* 0.2 ms */
+    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 18000000);       /* 18 ms */
     metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 60000000000ULL); /* 60 s: +Inf only */
     struct metrics *ms[1] = {&m};
     struct metrics_view v;
     metrics_merge(ms, 1, &v);
     cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][0], 1);
-    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][4], 1);  /* le 0.01 */
-    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][5], 2);  /* le 0.025 */
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][4], 1); /* le 0.01 */
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][5], 2); /* le 0.025 */
     cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][METRICS_NBUCKETS - 1], 2);
     cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][METRICS_NBUCKETS], 3);
     cr_assert_eq(v.req_count[ROUTE_EXAMPLE], 3);

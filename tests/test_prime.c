@@ -32,13 +32,11 @@ static void fini(void)
 static void check_prime_hex(const char *hex, unsigned bits, const char *what)
 {
     for (const char *c = hex; *c; c++)
-        cr_assert((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'),
-                  "%s: not lower-case hex: %s", what, hex);
+        cr_assert((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'), "%s: not lower-case hex: %s", what, hex);
     fmpz_t p;
     fmpz_init(p);
     cr_assert_eq(fmpz_set_str(p, hex, 16), 0, "%s: unparsable %s", what, hex);
-    cr_assert_eq(fmpz_bits(p), bits, "%s: %s has %lu bits, want %u", what, hex,
-                 (unsigned long)fmpz_bits(p), bits);
+    cr_assert_eq(fmpz_bits(p), bits, "%s: %s has %lu bits, want %u", what, hex, (unsigned long)fmpz_bits(p), bits);
     if (bits <= 128)
         cr_assert_eq(fmpz_is_prime(p), 1, "%s: %s is not prime (proved)", what, hex);
     else
@@ -55,8 +53,7 @@ Test(prime, parses_engine_names, .fini = fini)
     cr_assert_eq(e, PRIME_ENGINE_SIEVE);
     static const char *const bad[] = {"", "FLINT", "gmp", "sieve ", "flin", NULL};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        cr_assert_eq(prime_engine_parse(bad[i], &e), -EINVAL, "accepted %s",
-                     bad[i] ? bad[i] : "NULL");
+        cr_assert_eq(prime_engine_parse(bad[i], &e), -EINVAL, "accepted %s", bad[i] ? bad[i] : "NULL");
     cr_assert_str_eq(prime_engine_name(PRIME_ENGINE_FLINT), "flint");
     cr_assert_str_eq(prime_engine_name(PRIME_ENGINE_SIEVE), "sieve");
     cr_assert_not_null(prime_engine_name((enum prime_engine)42));
@@ -73,8 +70,7 @@ Test(prime, exact_bits_and_prime_for_each_size, .fini = fini)
             int reps = bits <= 128 ? 20 : bits <= 1000 ? 3 : 1;
             for (int r = 0; r < reps; r++) {
                 int ret = prime_generate(st, engines[e], bits, hex, sizeof(hex));
-                cr_assert_eq(ret, (int)bits, "%s bits=%u returned %d",
-                             prime_engine_name(engines[e]), bits, ret);
+                cr_assert_eq(ret, (int)bits, "%s bits=%u returned %d", prime_engine_name(engines[e]), bits, ret);
                 cr_assert_eq(strlen(hex), (bits + 3) / 4);
                 check_prime_hex(hex, bits, prime_engine_name(engines[e]));
             }
@@ -103,8 +99,7 @@ Test(prime, thousand_outputs_are_distinct, .fini = fini)
         }
         qsort(v, N, sizeof(v[0]), cmp_str);
         for (int i = 1; i < N; i++)
-            cr_assert_str_neq(v[i - 1], v[i], "%s repeated %s", prime_engine_name(engines[e]),
-                              v[i]);
+            cr_assert_str_neq(v[i - 1], v[i], "%s repeated %s", prime_engine_name(engines[e]), v[i]);
         prime_state_destroy(st);
     }
 }
@@ -117,8 +112,7 @@ Test(prime, twenty_calls_give_twenty_primes, .fini = fini)
     for (size_t e = 0; e < 2; e++) {
         struct prime_state *st = prime_state_create(0);
         for (int i = 0; i < N; i++) {
-            cr_assert_eq(prime_generate(st, engines[e], PRIME_BITS_DEFAULT, buf[i],
-                                        sizeof(buf[i])),
+            cr_assert_eq(prime_generate(st, engines[e], PRIME_BITS_DEFAULT, buf[i], sizeof(buf[i])),
                          PRIME_BITS_DEFAULT);
             v[i] = buf[i];
         }
@@ -130,8 +124,7 @@ Test(prime, twenty_calls_give_twenty_primes, .fini = fini)
 }
 
 /* n primes of `bits` bits from a fresh state with `seed`, concatenated. */
-static void sequence(enum prime_engine e, uint64_t seed, unsigned bits, int n, char *out,
-                     size_t cap)
+static void sequence(enum prime_engine e, uint64_t seed, unsigned bits, int n, char *out, size_t cap)
 {
     struct prime_state *st = prime_state_create(seed);
     cr_assert_not_null(st);
@@ -185,10 +178,8 @@ Test(prime, engines_agree_with_extreme_tuning, .fini = fini)
         cr_assert_eq(prime_state_tune(s, tune[t][0], tune[t][1]), 0);
         for (int i = 0; i < 5; i++) {
             unsigned bits = i % 2 ? 64 : 200;
-            cr_assert_eq(prime_generate(f, PRIME_ENGINE_FLINT, bits, want, sizeof(want)),
-                         (int)bits);
-            cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits, got, sizeof(got)),
-                         (int)bits);
+            cr_assert_eq(prime_generate(f, PRIME_ENGINE_FLINT, bits, want, sizeof(want)), (int)bits);
+            cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits, got, sizeof(got)), (int)bits);
             cr_assert_str_eq(got, want, "tune %u/%u bits %u", tune[t][0], tune[t][1], bits);
         }
         prime_state_destroy(f);
@@ -264,15 +255,19 @@ Test(prime, next_prime_rejects_bad_input, .fini = fini)
     struct prime_state *st = prime_state_create(5);
     char out[HEXCAP];
     static const char *const bad[] = {
-        "", "0x8000000000000000", "800000000000000g", " 8000000000000000",
+        "",
+        "0x8000000000000000",
+        "800000000000000g",
+        " 8000000000000000",
         "7fffffffffffffff", /* 63 bits */
-        "1", "0", NULL,
+        "1",
+        "0",
+        NULL,
     };
     for (size_t e = 0; e < 2; e++)
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-            cr_assert_eq(prime_next(st, engines[e], bad[i], out, sizeof(out)), -EINVAL,
-                         "%s accepted %s", prime_engine_name(engines[e]),
-                         bad[i] ? bad[i] : "NULL");
+            cr_assert_eq(prime_next(st, engines[e], bad[i], out, sizeof(out)), -EINVAL, "%s accepted %s",
+                         prime_engine_name(engines[e]), bad[i] ? bad[i] : "NULL");
     char big[PRIME_BITS_MAX / 4 + 2];
     memset(big, 'f', PRIME_BITS_MAX / 4 + 1);
     big[PRIME_BITS_MAX / 4 + 1] = '\0';
@@ -293,15 +288,14 @@ Test(prime, rejects_bits_out_of_range_and_small_buffers, .fini = fini)
     static const unsigned bad[] = {0, 1, 2, PRIME_BITS_MIN - 1, PRIME_BITS_MAX + 1, 100000};
     for (size_t e = 0; e < 2; e++) {
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-            cr_assert_eq(prime_generate(st, engines[e], bad[i], hex, sizeof(hex)), -EINVAL,
-                         "bits=%u", bad[i]);
+            cr_assert_eq(prime_generate(st, engines[e], bad[i], hex, sizeof(hex)), -EINVAL, "bits=%u", bad[i]);
             cr_assert_eq(prime_generate(st, engines[e], bad[i], hex, 1), -EINVAL);
         }
         static const unsigned ok[] = {64, 65, 127, 128, 1000};
         for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
             unsigned need = ok[i] / 4 + 2;
-            cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, need - 1), -ENOSPC,
-                         "bits=%u hexlen=%u", ok[i], need - 1);
+            cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, need - 1), -ENOSPC, "bits=%u hexlen=%u", ok[i],
+                         need - 1);
             cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, 0), -ENOSPC);
             cr_assert_eq(prime_generate(st, engines[e], ok[i], hex, need), (int)ok[i]);
             check_prime_hex(hex, ok[i], "exact buffer");
@@ -343,8 +337,7 @@ Test(prime, threads_seeded_from_getrandom_differ, .fini = fini)
         cr_assert(a.ok && b.ok);
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
-                cr_assert_str_neq(a.hex[i], b.hex[j], "%s: threads share %s",
-                                  prime_engine_name(engines[e]), a.hex[i]);
+                cr_assert_str_neq(a.hex[i], b.hex[j], "%s: threads share %s", prime_engine_name(engines[e]), a.hex[i]);
     }
     /* Two states on one thread, seed 0 and two different fixed seeds too. */
     char x[40], y[40];
@@ -354,8 +347,7 @@ Test(prime, threads_seeded_from_getrandom_differ, .fini = fini)
         struct prime_state *s2 = prime_state_create(seeds[i][1]);
         prime_generate(s1, PRIME_ENGINE_FLINT, 128, x, sizeof(x));
         prime_generate(s2, PRIME_ENGINE_FLINT, 128, y, sizeof(y));
-        cr_assert_str_neq(x, y, "seeds %llu/%llu", (unsigned long long)seeds[i][0],
-                          (unsigned long long)seeds[i][1]);
+        cr_assert_str_neq(x, y, "seeds %llu/%llu", (unsigned long long)seeds[i][0], (unsigned long long)seeds[i][1]);
         prime_state_destroy(s1);
         prime_state_destroy(s2);
     }

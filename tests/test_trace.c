@@ -80,7 +80,11 @@ Test(trace, b3_single_forms)
 Test(trace, b3_single_rejects)
 {
     static const char *const bad[] = {
-        "0", "1", "d", "xyz", "463ac35c9f6413ad", /* no span id */
+        "0",
+        "1",
+        "d",
+        "xyz",
+        "463ac35c9f6413ad", /* no span id */
         "0000000000000000-e457b5a2e4d86bd1-1",
         "463ac35c9f6413ad-0000000000000000-1",
         "463ac35c9f6413ad-e457b5a2e4d86bd-1",

@@ -9,7 +9,7 @@
 
 #include "wsq.h"
 
-#define ITEM(i) ((void *)(uintptr_t)((i) * 4 + 8)) /* never NULL nor WSQ_ABORT */
+#define ITEM(i) ((void *)(uintptr_t)((i)*4 + 8)) /* never NULL nor WSQ_ABORT */
 
 Test(wsq, push_pop_steal_semantics)
 {

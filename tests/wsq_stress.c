@@ -12,9 +12,9 @@
 
 #include "wsq.h"
 
-#define N_ITEMS 1000000
+#define N_ITEMS   1000000
 #define N_THIEVES 3
-#define ITEM(i) ((void *)(uintptr_t)((i) * 4 + 8))
+#define ITEM(i)   ((void *)(uintptr_t)((i)*4 + 8))
 
 static struct wsq q;
 static _Atomic uint8_t *taken;
