@@ -49,14 +49,9 @@ static bool gone(const struct conn *c)
     return c->state == CONN_DEAD;
 }
 
-static void set_timer(struct conn_pool *p, struct conn *c, struct timer_list *l, uint64_t deadline)
-{
-    timer_add(l, &c->timer, deadline);
-}
-
 static void idle_timer(struct conn_pool *p, struct conn *c)
 {
-    set_timer(p, c, &p->idle, p->now_ms + p->cfg->idle_timeout_ms);
+    timer_add(&p->idle, &c->timer, p->now_ms + p->cfg->idle_timeout_ms);
 }
 
 /* Removes c from the paused list. Cold: backpressure only. */
@@ -140,7 +135,7 @@ static void conn_linger(struct conn_pool *p, struct conn *c)
         return;
     }
     io_shutdown(p->io, c->fd, SHUT_WR);
-    set_timer(p, c, &p->linger, p->now_ms + CONN_LINGER_MS);
+    timer_add(&p->linger, &c->timer, p->now_ms + CONN_LINGER_MS);
     if (!(c->flags & CONN_F_RECV))
         arm_recv(p, c, c->rbuf, p->cfg->max_header);
 }
@@ -356,14 +351,14 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
         idle_timer(p, c);
     } else if (c->http.in_message) {
         if (!timer_on(&c->timer, &p->header))
-            set_timer(p, c, &p->header, p->now_ms + p->cfg->header_timeout_ms);
+            timer_add(&p->header, &c->timer, p->now_ms + p->cfg->header_timeout_ms);
     } else {
         /* draining: a connection between requests gets a short grace to send
          * the request it may have in flight, then is closed */
         unsigned idle = p->cfg->idle_timeout_ms;
         if (p->drain_seen && idle > CONN_DRAIN_IDLE_MS)
             idle = CONN_DRAIN_IDLE_MS;
-        set_timer(p, c, &p->idle, p->now_ms + idle);
+        timer_add(&p->idle, &c->timer, p->now_ms + idle);
     }
 }
 
@@ -564,7 +559,7 @@ void conn_pool_drain(struct conn_pool *p)
         if (c->fd < 0 || !timer_on(&c->timer, &p->idle) || (c->flags & CONN_F_SEND) || c->state == CONN_FINAL)
             continue;
         if (c->timer.deadline_ms > p->now_ms + CONN_DRAIN_IDLE_MS)
-            set_timer(p, c, &p->idle, p->now_ms + CONN_DRAIN_IDLE_MS);
+            timer_add(&p->idle, &c->timer, p->now_ms + CONN_DRAIN_IDLE_MS);
     }
 }
 
