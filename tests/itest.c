@@ -99,3 +99,12 @@ bool built_with(const char *mode)
     cr_assert(seen, "%s --version does not say which dispatch modes are built", bin);
     return found;
 }
+
+void expect_serving(const char *after)
+{
+    struct harness_resp r;
+    int x = harness_request(srv.port, "GET", "/healthz", NULL, &r, T_IO);
+    cr_assert_eq(x, 1, "after %s: a new connection is not served (%s)", after, x == 0 ? "EOF" : strerror(-x));
+    cr_assert_eq(r.status, 200, "after %s: /healthz %d", after, r.status);
+    harness_resp_free(&r);
+}

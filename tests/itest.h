@@ -35,6 +35,9 @@ const char *header(const struct harness_resp *r, const char *name);
 /* The N of a "Hello_N" body; asserts a 200 with such a body. */
 unsigned long hello_n(const struct harness_resp *r);
 
+/* Asserts that a new connection still gets /healthz 200 (after: for the message). */
+void expect_serving(const char *after);
+
 /* Whether the binary under test was built with a dispatch mode ("inline",
  * "steal"): the lto-static and minimal profiles build one ("built: ..." in
  * its --version). */

@@ -1,0 +1,100 @@
+/* store_bench.c - the event store's cost per insert (docs/benchmarks.md):
+ * what a worker pays in store_add() (a lock, a copy, a wake), and how fast
+ * the store thread commits, in memory and in a WAL file.
+ *
+ *   store_bench [--events N] [--threads T] [--db PATH|:memory:]
+ *
+ * Prints one line per run: db, threads, events, ns per store_add() on the
+ * adding threads (median of the threads), and the store thread's inserts/s
+ * from the first add to the last commit.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct adder {
+    struct store *s;
+    unsigned n;
+    uint64_t ns, refused;
+};
+
+static void *add(void *arg)
+{
+    struct adder *a = arg;
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < a->n; i++)
+        a->refused += store_add(a->s, (int64_t)i, "primed-00001-deployment-5d8f7c9b4-x2x7q") == 0;
+    a->ns = now_ns() - t0;
+    return NULL;
+}
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned events = 200000, threads = 2;
+    const char *db = ":memory:";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--events"))
+            events = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--threads"))
+            threads = (unsigned)strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--db"))
+            db = argv[i + 1];
+    }
+    if (!threads || threads > 64 || !events) {
+        fprintf(stderr, "usage: store_bench [--events N] [--threads 1..64] [--db PATH|:memory:]\n");
+        return 2;
+    }
+    struct store *s;
+    char err[300];
+    /* a queue that holds the whole run: the adders measure their own cost,
+     * not the store thread's */
+    if (store_open(&s, db, events + 1, err, sizeof(err))) {
+        fprintf(stderr, "store_bench: %s\n", err);
+        return 1;
+    }
+    struct adder a[64];
+    pthread_t t[64];
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; i < threads; i++) {
+        a[i] = (struct adder){.s = s, .n = events / threads};
+        pthread_create(&t[i], NULL, add, &a[i]);
+    }
+    double per[64];
+    uint64_t refused = 0;
+    for (unsigned i = 0; i < threads; i++) {
+        pthread_join(t[i], NULL);
+        per[i] = (double)a[i].ns / a[i].n;
+        refused += a[i].refused;
+    }
+    if (store_sync(s, 600000)) {
+        fprintf(stderr, "store_bench: not committed within 600 s\n");
+        return 1;
+    }
+    double secs = (double)(now_ns() - t0) / 1e9;
+    qsort(per, threads, sizeof(per[0]), cmp);
+    unsigned total = (events / threads) * threads;
+    printf("db=%s threads=%u events=%u add_ns=%.0f commit_per_s=%.0f commit_us_per_insert=%.2f refused=%lu\n",
+           db, threads, total, per[threads / 2], total / secs, secs * 1e6 / total, (unsigned long)refused);
+    store_close(s);
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* http_response.h - an upstream's HTTP/1.1 response, parsed with llhttp in
+ * response mode into fixed buffers: the status, whether the connection can be
+ * reused, and the body (up to the caller's buffer), never more.
+ */
+#ifndef PRIMED_HTTP_RESPONSE_H
+#define PRIMED_HTTP_RESPONSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <llhttp.h>
+
+#define HTTP_RESPONSE_HEAD_MAX 8192 /* a longer status line + header section is an error */
+
+enum http_response_status {
+    HRESP_MORE = 0,  /* consumed everything; the response needs more bytes */
+    HRESP_DONE = 1,  /* the response is complete (status, body, keep_alive) */
+    HRESP_ERROR = 2, /* malformed, head over HTTP_RESPONSE_HEAD_MAX, or body over the buffer */
+};
+
+struct http_response {
+    llhttp_t p;
+    char *body;          /* not owned: the caller's buffer of body_cap bytes */
+    size_t body_cap;
+    size_t body_len;     /* bytes of the body kept (all of it, once DONE) */
+    size_t head_len;     /* bytes of the head seen so far */
+    uint16_t status;     /* valid once the head is complete */
+    bool head_done;
+    bool keep_alive;     /* valid once DONE: the connection can carry another request */
+    bool done;
+    const char *why;     /* with HRESP_ERROR: a short static reason */
+};
+
+/* Prepares r for one response into body[0, body_cap). */
+void http_response_init(struct http_response *r, char *body, size_t body_cap);
+
+/* Parses buf[0, len). *used gets the bytes consumed: with HRESP_DONE, bytes
+ * after the response (a misbehaving upstream's extra) are not consumed.
+ * Returns as the enum says. */
+enum http_response_status http_response_feed(struct http_response *r, const char *buf, size_t len, size_t *used);
+
+/* The upstream closed: completes a response delimited by the close (no
+ * Content-Length, not chunked). Returns HRESP_DONE or HRESP_ERROR (closed
+ * mid-response). */
+enum http_response_status http_response_eof(struct http_response *r);
+
+#endif

@@ -1,0 +1,264 @@
+/* store.c - the event store (store.h): a bounded FIFO of events under one
+ * mutex, drained by a store thread that owns the SQLite connection.
+ *
+ * Invariants: only the store thread calls SQLite; a worker holds the mutex
+ * for a copy into the ring and an id increment, never across a syscall other
+ * than a futex wake. Events commit in batches (one transaction each), in id
+ * order. Rejected: a connection per worker on a WAL file (writers serialise
+ * on SQLite's write lock and a busy worker would wait for another's commit),
+ * and shared-cache in-memory databases (table locks, SQLITE_LOCKED).
+ */
+#define _GNU_SOURCE
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BATCH_MAX 512
+
+struct event {
+    uint64_t id;
+    int64_t time_ms;
+    char pod[STORE_POD_MAX];
+};
+
+struct store {
+    pthread_mutex_t mu;
+    pthread_cond_t work;       /* events queued, a stats request, or stop */
+    pthread_cond_t done;       /* a batch committed, or stats answered */
+    struct event *ring;        /* owned, cap entries */
+    struct event *batch;       /* owned, BATCH_MAX entries: the store thread's copy */
+    unsigned cap, head, len;
+    uint64_t next_id;          /* the id the next event gets */
+    uint64_t committed_id;     /* every id up to this one is written (or dropped) */
+    uint64_t dropped;          /* queue full, or an insert failed */
+    bool stop;
+    bool stats_wanted, stats_ready;
+    int stats_err;
+    uint64_t stats_rows, stats_max;
+    sqlite3 *db;               /* the store thread's */
+    sqlite3_stmt *insert;
+    pthread_t thread;
+};
+
+static int exec(sqlite3 *db, const char *sql)
+{
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static void answer_stats(struct store *s)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT count(*), coalesce(max(id), 0) FROM event", -1, &q, NULL);
+    uint64_t rows = 0, max = 0;
+    if (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
+        rows = (uint64_t)sqlite3_column_int64(q, 0);
+        max = (uint64_t)sqlite3_column_int64(q, 1);
+    } else {
+        rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(q);
+    pthread_mutex_lock(&s->mu);
+    s->stats_rows = rows;
+    s->stats_max = max;
+    s->stats_err = rc == SQLITE_OK ? 0 : -EIO;
+    s->stats_wanted = false;
+    s->stats_ready = true;
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *store_main(void *arg)
+{
+    struct store *s = arg;
+    struct event *batch = s->batch;
+    pthread_setname_np(pthread_self(), "primed-store");
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->len && !s->stop && !s->stats_wanted)
+            pthread_cond_wait(&s->work, &s->mu);
+        unsigned n = s->len < BATCH_MAX ? s->len : BATCH_MAX;
+        for (unsigned i = 0; i < n; i++)
+            batch[i] = s->ring[(s->head + i) % s->cap];
+        s->head = (s->head + n) % s->cap;
+        s->len -= n;
+        bool stop = s->stop && !s->len, stats = s->stats_wanted && !s->len;
+        pthread_mutex_unlock(&s->mu);
+
+        if (n) {
+            unsigned failed = 0;
+            exec(s->db, "BEGIN");
+            for (unsigned i = 0; i < n; i++) {
+                sqlite3_bind_int64(s->insert, 1, (sqlite3_int64)batch[i].id);
+                sqlite3_bind_int64(s->insert, 2, batch[i].time_ms);
+                sqlite3_bind_text(s->insert, 3, batch[i].pod, -1, SQLITE_STATIC);
+                failed += sqlite3_step(s->insert) != SQLITE_DONE;
+                sqlite3_reset(s->insert);
+            }
+            if (exec(s->db, "COMMIT") != SQLITE_OK) {
+                exec(s->db, "ROLLBACK");
+                failed = n;
+            }
+            pthread_mutex_lock(&s->mu);
+            s->dropped += failed;
+            s->committed_id = batch[n - 1].id;
+            pthread_cond_broadcast(&s->done);
+            pthread_mutex_unlock(&s->mu);
+        }
+        if (stats)
+            answer_stats(s);
+        if (stop)
+            return NULL;
+    }
+}
+
+/* err gets "event store PATH: WHY". Returns e. */
+static int fail(char *err, size_t errlen, int e, const char *path, const char *why)
+{
+    snprintf(err, errlen, "event store %s: %s", path, why);
+    return e;
+}
+
+int store_open(struct store **out, const char *path, unsigned queue_cap, char *err, size_t errlen)
+{
+    struct store *s = calloc(1, sizeof(*s));
+    if (!s)
+        return fail(err, errlen, -ENOMEM, path, "out of memory");
+    s->cap = queue_cap ? queue_cap : STORE_QUEUE_DEFAULT;
+    s->ring = malloc((size_t)s->cap * sizeof(*s->ring)); /* touched only as events come */
+    s->batch = malloc(BATCH_MAX * sizeof(*s->batch));
+    int r = -EIO;
+    if (!s->ring || !s->batch) {
+        r = fail(err, errlen, -ENOMEM, path, "cannot allocate the queue");
+        goto out;
+    }
+    bool mem = strcmp(path, ":memory:") == 0;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto out;
+    }
+    /* A file: WAL (readers never block the writer) and synchronous=NORMAL:
+     * fsync only at checkpoints, and those run on the store thread. */
+    if ((!mem && (exec(s->db, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
+                  exec(s->db, "PRAGMA synchronous=NORMAL") != SQLITE_OK)) ||
+        exec(s->db, "CREATE TABLE IF NOT EXISTS event (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, "
+                    "pod TEXT NOT NULL)") != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert,
+                           NULL) != SQLITE_OK) {
+        r = fail(err, errlen, -EIO, path, sqlite3_errmsg(s->db));
+        goto out;
+    }
+    sqlite3_stmt *q = NULL;
+    s->next_id = 1;
+    if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM event", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        s->next_id = (uint64_t)sqlite3_column_int64(q, 0) + 1; /* ids go on increasing across restarts */
+    sqlite3_finalize(q);
+    s->committed_id = s->next_id - 1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->done, NULL);
+    int e = pthread_create(&s->thread, NULL, store_main, s);
+    if (e) {
+        r = fail(err, errlen, -e, path, "cannot start its thread");
+        goto out;
+    }
+    *out = s;
+    return 0;
+out:
+    if (s->insert)
+        sqlite3_finalize(s->insert);
+    if (s->db)
+        sqlite3_close(s->db);
+    free(s->ring);
+    free(s->batch);
+    free(s);
+    return r;
+}
+
+uint64_t store_add(struct store *s, int64_t time_ms, const char *pod)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->len == s->cap) {
+        s->dropped++;
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    struct event *e = &s->ring[(s->head + s->len) % s->cap];
+    e->id = s->next_id++;
+    e->time_ms = time_ms;
+    snprintf(e->pod, sizeof(e->pod), "%s", pod);
+    s->len++;
+    uint64_t id = e->id;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    return id;
+}
+
+int store_sync(struct store *s, int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&s->mu);
+    uint64_t want = s->next_id - 1;
+    int r = 0;
+    while (s->committed_id < want && r == 0)
+        r = pthread_cond_timedwait(&s->done, &s->mu, &until);
+    pthread_mutex_unlock(&s->mu);
+    return r == 0 ? 0 : -ETIMEDOUT;
+}
+
+int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id)
+{
+    pthread_mutex_lock(&s->mu);
+    s->stats_ready = false;
+    s->stats_wanted = true;
+    pthread_cond_signal(&s->work);
+    while (!s->stats_ready)
+        pthread_cond_wait(&s->done, &s->mu);
+    *rows = s->stats_rows;
+    *max_id = s->stats_max;
+    int r = s->stats_err;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+uint64_t store_dropped(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t n = s->dropped;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stop = true;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->thread, NULL);
+    sqlite3_finalize(s->insert);
+    sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->done);
+    free(s->ring);
+    free(s->batch);
+    free(s);
+}

@@ -1,0 +1,101 @@
+/* test_http_response.c - upstream responses: framings, splits at every byte,
+ * and what a hostile upstream sends (garbage, an endless body, a close
+ * mid-body, a huge head). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "http_response.h"
+
+/* Feeds in chunks of `chunk`; eof: then the close. Returns the final status. */
+static enum http_response_status feed(struct http_response *r, char *body, size_t cap, const char *in, size_t len,
+                                      size_t chunk, bool eof)
+{
+    http_response_init(r, body, cap);
+    enum http_response_status st = HRESP_MORE;
+    for (size_t off = 0; off < len && st == HRESP_MORE;) {
+        size_t n = len - off < chunk ? len - off : chunk, used;
+        st = http_response_feed(r, in + off, n, &used);
+        off += used;
+        if (st == HRESP_MORE)
+            cr_assert_eq(used, n);
+    }
+    if (st == HRESP_MORE && eof)
+        st = http_response_eof(r);
+    return st;
+}
+
+Test(http_response, content_length_at_every_split)
+{
+    const char *in = "HTTP/1.1 200 OK\r\nContent-Length: 23\r\nContent-Type: text/plain\r\n\r\n"
+                     "primed(id=7): p in ns\nx";
+    for (size_t chunk = 1; chunk <= strlen(in); chunk++) {
+        char body[64];
+        struct http_response r;
+        cr_assert_eq(feed(&r, body, sizeof(body), in, strlen(in), chunk, false), HRESP_DONE, "chunk %zu", chunk);
+        cr_assert_eq(r.status, 200);
+        cr_assert_eq(r.body_len, 23);
+        cr_assert(memcmp(body, "primed(id=7): p in ns\nx", 23) == 0);
+        cr_assert(r.keep_alive);
+    }
+}
+
+Test(http_response, chunked_close_delimited_and_interim)
+{
+    char body[64];
+    struct http_response r;
+    const char *ch = "HTTP/1.1 502 Bad Gateway\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+    cr_assert_eq(feed(&r, body, sizeof(body), ch, strlen(ch), 5, false), HRESP_DONE);
+    cr_assert_eq(r.status, 502);
+    cr_assert_eq(r.body_len, 5);
+    const char *cl = "HTTP/1.0 200 OK\r\n\r\nuntil the close";
+    cr_assert_eq(feed(&r, body, sizeof(body), cl, strlen(cl), 4, true), HRESP_DONE);
+    cr_assert_eq(r.body_len, strlen("until the close"));
+    cr_assert_not(r.keep_alive);
+    const char *interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
+    cr_assert_eq(feed(&r, body, sizeof(body), interim, strlen(interim), 3, false), HRESP_DONE);
+    cr_assert_eq(r.status, 204);
+}
+
+Test(http_response, bytes_after_the_response_are_not_consumed)
+{
+    char body[16];
+    struct http_response r;
+    const char *in = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA";
+    http_response_init(&r, body, sizeof(body));
+    size_t used;
+    cr_assert_eq(http_response_feed(&r, in, strlen(in), &used), HRESP_DONE);
+    cr_assert_eq(used, strlen(in) - 5);
+}
+
+Test(http_response, hostile_upstreams_are_errors)
+{
+    static char big[20000];
+    memcpy(big, "HTTP/1.1 200 OK\r\nX: ", 20);
+    memset(big + 20, 'a', sizeof(big) - 21);
+    static const struct {
+        const char *name;
+        const char *in;
+        bool eof;
+    } cases[] = {
+        {"garbage", "SSH-2.0-OpenSSH\r\n", false},
+        {"body over the buffer (Content-Length)", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", false},
+        {"endless chunked body", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n"
+                                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n", false},
+        {"close mid-body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true},
+        {"close before a byte", "", true},
+        {"close mid-head", "HTTP/1.1 200 OK\r\nContent-Le", true},
+        {"bare CR", "HTTP/1.1 200 OK\r\nContent-Length: 1\rX: y\r\n\r\nz", false},
+        {"switching protocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: upgrade\r\n\r\n", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char body[32];
+        struct http_response r;
+        enum http_response_status st = feed(&r, body, sizeof(body), cases[i].in, strlen(cases[i].in), 7, cases[i].eof);
+        cr_assert_eq(st, HRESP_ERROR, "%s: status %d", cases[i].name, st);
+        cr_assert(r.why, "%s: no reason", cases[i].name);
+    }
+    char body[32];
+    struct http_response r;
+    cr_assert_eq(feed(&r, body, sizeof(body), big, sizeof(big) - 1, 4096, false), HRESP_ERROR);
+    cr_assert_str_eq(r.why, "response head too large");
+}
