@@ -21,15 +21,15 @@ enum http_response_status {
 
 struct http_response {
     llhttp_t p;
-    char *body;          /* not owned: the caller's buffer of body_cap bytes */
+    char *body; /* not owned: the caller's buffer of body_cap bytes */
     size_t body_cap;
-    size_t body_len;     /* bytes of the body kept (all of it, once DONE) */
-    size_t head_len;     /* bytes of the head seen so far */
-    uint16_t status;     /* valid once the head is complete */
+    size_t body_len; /* bytes of the body kept (all of it, once DONE) */
+    size_t head_len; /* bytes of the head seen so far */
+    uint16_t status; /* valid once the head is complete */
     bool head_done;
-    bool keep_alive;     /* valid once DONE: the connection can carry another request */
+    bool keep_alive; /* valid once DONE: the connection can carry another request */
     bool done;
-    const char *why;     /* with HRESP_ERROR: a short static reason */
+    const char *why; /* with HRESP_ERROR: a short static reason */
 };
 
 /* Prepares r for one response into body[0, body_cap). */

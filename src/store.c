@@ -30,19 +30,19 @@ struct event {
 
 struct store {
     pthread_mutex_t mu;
-    pthread_cond_t work;       /* events queued, a stats request, or stop */
-    pthread_cond_t done;       /* a batch committed, or stats answered */
-    struct event *ring;        /* owned, cap entries */
-    struct event *batch;       /* owned, BATCH_MAX entries: the store thread's copy */
+    pthread_cond_t work; /* events queued, a stats request, or stop */
+    pthread_cond_t done; /* a batch committed, or stats answered */
+    struct event *ring;  /* owned, cap entries */
+    struct event *batch; /* owned, BATCH_MAX entries: the store thread's copy */
     unsigned cap, head, len;
-    uint64_t next_id;          /* the id the next event gets */
-    uint64_t committed_id;     /* every id up to this one is written (or dropped) */
-    uint64_t dropped;          /* queue full, or an insert failed */
+    uint64_t next_id;      /* the id the next event gets */
+    uint64_t committed_id; /* every id up to this one is written (or dropped) */
+    uint64_t dropped;      /* queue full, or an insert failed */
     bool stop;
     bool stats_wanted, stats_ready;
     int stats_err;
     uint64_t stats_rows, stats_max;
-    sqlite3 *db;               /* the store thread's */
+    sqlite3 *db; /* the store thread's */
     sqlite3_stmt *insert;
     pthread_t thread;
 };
@@ -150,8 +150,8 @@ int store_open(struct store **out, const char *path, unsigned queue_cap, char *e
                   exec(s->db, "PRAGMA synchronous=NORMAL") != SQLITE_OK)) ||
         exec(s->db, "CREATE TABLE IF NOT EXISTS event (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, "
                     "pod TEXT NOT NULL)") != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert,
-                           NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert, NULL) !=
+            SQLITE_OK) {
         r = fail(err, errlen, -EIO, path, sqlite3_errmsg(s->db));
         goto out;
     }

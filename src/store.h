@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_POD_MAX 128       /* pod names kept (Kubernetes allows 253; longer is cut) */
+#define STORE_POD_MAX       128   /* pod names kept (Kubernetes allows 253; longer is cut) */
 #define STORE_QUEUE_DEFAULT 65536 /* events queued before store_add() refuses */
 
 struct store;

@@ -13,10 +13,10 @@
 #define URL_PATH_MAX 1024 /* path and query, as sent in the request line */
 
 struct url {
-    char host[URL_HOST_MAX + 1];    /* a name, an IPv4 address, or an IPv6 one without brackets */
+    char host[URL_HOST_MAX + 1];      /* a name, an IPv4 address, or an IPv6 one without brackets */
     char authority[URL_HOST_MAX + 9]; /* for the Host header: host[:port] as given, IPv6 in brackets */
-    uint16_t port;                  /* 80 when absent */
-    char path[URL_PATH_MAX + 1];    /* "/" when absent */
+    uint16_t port;                    /* 80 when absent */
+    char path[URL_PATH_MAX + 1];      /* "/" when absent */
 };
 
 /* Parses s into *u. Only http:// (TLS is the mesh's or the ingress's job);

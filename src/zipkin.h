@@ -13,19 +13,19 @@
 enum zipkin_kind { ZIPKIN_SERVER, ZIPKIN_CLIENT };
 
 struct zipkin_span {
-    char trace_id[33];       /* 32 lower-case hex, NUL-terminated */
-    char id[17];             /* 16 lower-case hex */
-    char parent_id[17];      /* 16 hex, or "" for a root span */
+    char trace_id[33];  /* 32 lower-case hex, NUL-terminated */
+    char id[17];        /* 16 lower-case hex */
+    char parent_id[17]; /* 16 hex, or "" for a root span */
     enum zipkin_kind kind;
-    const char *name;        /* low-cardinality operation: the route ("get /caller/ping") */
-    const char *service;     /* localEndpoint.serviceName (APP_NAME) */
-    const char *remote;      /* remoteEndpoint.serviceName (the upstream's host), or NULL */
-    uint64_t timestamp_us;   /* epoch microseconds of the start */
+    const char *name;      /* low-cardinality operation: the route ("get /caller/ping") */
+    const char *service;   /* localEndpoint.serviceName (APP_NAME) */
+    const char *remote;    /* remoteEndpoint.serviceName (the upstream's host), or NULL */
+    uint64_t timestamp_us; /* epoch microseconds of the start */
     uint64_t duration_us;
-    const char *method;      /* tag http.method, or NULL */
-    const char *path;        /* tag http.path (a route name, never a raw path), or NULL */
-    int status;              /* tag http.status_code when > 0 */
-    const char *error;       /* tag error (e.g. "upstream timeout"), or NULL */
+    const char *method; /* tag http.method, or NULL */
+    const char *path;   /* tag http.path (a route name, never a raw path), or NULL */
+    int status;         /* tag http.status_code when > 0 */
+    const char *error;  /* tag error (e.g. "upstream timeout"), or NULL */
 };
 
 /* Formats spans[0, n) as a JSON array (Zipkin's ListOfSpans) into buf (cap

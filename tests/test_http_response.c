@@ -79,13 +79,16 @@ Test(http_response, hostile_upstreams_are_errors)
     } cases[] = {
         {"garbage", "SSH-2.0-OpenSSH\r\n", false},
         {"body over the buffer (Content-Length)", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", false},
-        {"endless chunked body", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n"
-                                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n", false},
+        {"endless chunked body",
+         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n"
+         "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n",
+         false},
         {"close mid-body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true},
         {"close before a byte", "", true},
         {"close mid-head", "HTTP/1.1 200 OK\r\nContent-Le", true},
         {"bare CR", "HTTP/1.1 200 OK\r\nContent-Length: 1\rX: y\r\n\r\nz", false},
-        {"switching protocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: upgrade\r\n\r\n", false},
+        {"switching protocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: upgrade\r\n\r\n",
+         false},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char body[32];

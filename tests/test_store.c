@@ -27,7 +27,7 @@ Test(store, memory_ids_start_at_one_and_rows_land)
 }
 
 #define THREADS 4
-#define PER 5000
+#define PER     5000
 
 struct adder {
     struct store *s;

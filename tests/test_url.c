@@ -8,14 +8,12 @@ Test(url, knative_cluster_local_names)
 {
     struct url u;
     char err[300];
-    cr_assert_eq(url_parse("http://callme.default.svc.cluster.local/callme/ping", &u, err, sizeof(err)), 0, "%s",
-                 err);
+    cr_assert_eq(url_parse("http://callme.default.svc.cluster.local/callme/ping", &u, err, sizeof(err)), 0, "%s", err);
     cr_assert_str_eq(u.host, "callme.default.svc.cluster.local");
     cr_assert_eq(u.port, 80);
     cr_assert_str_eq(u.path, "/callme/ping");
     cr_assert_str_eq(u.authority, "callme.default.svc.cluster.local");
-    cr_assert_eq(url_parse("http://zipkin.istio-system.svc.cluster.local:9411/api/v2/spans", &u, err, sizeof(err)),
-                 0);
+    cr_assert_eq(url_parse("http://zipkin.istio-system.svc.cluster.local:9411/api/v2/spans", &u, err, sizeof(err)), 0);
     cr_assert_eq(u.port, 9411);
     cr_assert_str_eq(u.authority, "zipkin.istio-system.svc.cluster.local:9411");
 }
@@ -41,11 +39,11 @@ Test(url, refusals_say_why)
         const char *in;
         const char *why;
     } cases[] = {
-        {"https://a/", "https"},           {"ftp://a/", "not an http"},   {"http://", "no host"},
-        {"http://u:p@a/", "user info"},     {"http://a:0/", "port"},       {"http://a:65536/", "port"},
-        {"http://a:80x/", "port"},          {"http://a:/", "port"},        {"http://a b/", "host"},
-        {"http://a/b c", "space"},          {"http://[::1/", "unclosed"},  {"http://[::1]x/", "junk"},
-        {"callme/ping", "not an http"},     {"http://a\x01/", "host"},
+        {"https://a/", "https"},        {"ftp://a/", "not an http"},  {"http://", "no host"},
+        {"http://u:p@a/", "user info"}, {"http://a:0/", "port"},      {"http://a:65536/", "port"},
+        {"http://a:80x/", "port"},      {"http://a:/", "port"},       {"http://a b/", "host"},
+        {"http://a/b c", "space"},      {"http://[::1/", "unclosed"}, {"http://[::1]x/", "junk"},
+        {"callme/ping", "not an http"}, {"http://a\x01/", "host"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct url u;

@@ -31,10 +31,11 @@ Test(zipkin, formats_a_server_span)
     size_t n = zipkin_format(buf, sizeof(buf), &s, 1);
     cr_assert_gt(n, 0);
     cr_assert_eq(strlen(buf), n);
-    cr_assert_str_eq(buf, "[{\"traceId\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"id\":\"00f067aa0ba902b7\","
-                          "\"kind\":\"SERVER\",\"name\":\"get /caller/ping\",\"timestamp\":1764580000000000,"
-                          "\"duration\":1234,\"localEndpoint\":{\"serviceName\":\"caller\"},"
-                          "\"tags\":{\"http.method\":\"GET\",\"http.path\":\"/caller/ping\",\"http.status_code\":\"200\"}}]");
+    cr_assert_str_eq(
+        buf, "[{\"traceId\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"id\":\"00f067aa0ba902b7\","
+             "\"kind\":\"SERVER\",\"name\":\"get /caller/ping\",\"timestamp\":1764580000000000,"
+             "\"duration\":1234,\"localEndpoint\":{\"serviceName\":\"caller\"},"
+             "\"tags\":{\"http.method\":\"GET\",\"http.path\":\"/caller/ping\",\"http.status_code\":\"200\"}}]");
 }
 
 Test(zipkin, escapes_strings_and_drops_bad_ids)
