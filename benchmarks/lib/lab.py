@@ -28,10 +28,10 @@ import time
 from dataclasses import dataclass, field
 
 import quiet
+import spawn
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
-LUA = os.path.join(BENCH_DIR, "lib", "wrk_report.lua")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # podman's conmon parents a container started during a window (a container target's start-up
 # runs): its processes are ours, not contamination (quiet.Window's adopt)
@@ -208,9 +208,6 @@ def safe(name):
 
 # ----------------------------------------------------------------------------- wrk
 
-WRK_RE = re.compile(r"WRKSTAT (.*)")
-
-
 def closed_loop_timeout(duration):
     """wrk's --timeout for a run of `duration` s: longer than the run, so an answer that
     arrives within the run is never counted as a timeout however long it queued (wrk's
@@ -229,9 +226,8 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     and max threads during the run; contamination of the run, quiet.Window's keys)."""
     timeout_s = timeout_s or closed_loop_timeout(duration)
     threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
-    cmd = taskset_prefix(wrk_cpus) + [
-        "wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
-        "-s", LUA, "http://127.0.0.1:%d%s" % (t.port, path)]
+    cmd = taskset_prefix(wrk_cpus) + spawn.wrk_cmd("http://127.0.0.1:%d%s" % (t.port, path), conns, duration,
+                                                   threads, timeout_s)
     pg = t.stat_pgid or t.proc.pid
     cpu0, thr0, _, _ = group_sample(pg)
     maxthr = [thr0]
@@ -255,10 +251,9 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     cpu1, thr1, hwm, _ = group_sample(pg)
     t.max_threads = max(t.max_threads, maxthr[0], thr1)
     t.peak_rss_kb = max(t.peak_rss_kb, hwm)
-    m = WRK_RE.search(p.stdout)
-    if not m:
+    kv = spawn.wrk_stats(p.stdout)
+    if kv is None:
         return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
-    kv = dict(x.split("=", 1) for x in m.group(1).split())
     dur = int(kv["duration_us"]) / 1e6
     nreq = int(kv["requests"])
     ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
