@@ -74,15 +74,8 @@ def group_pids(pgid):
     """All live pids whose process group is pgid (a target's server and its workers)."""
     out = []
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                s = f.read()
-        except OSError:
-            continue
-        rest = s[s.rfind(")") + 2:].split()
-        if int(rest[2]) == pgid:       # fields after comm: state ppid pgrp ...
+        st = quiet.proc_stat(d) if d.isdigit() else None
+        if st is not None and int(st[1][2]) == pgid:       # fields after comm: state ppid pgrp ...
             out.append(int(d))
     return out
 
@@ -94,9 +87,7 @@ def group_sample(pgid):
     thr = hwm = rss = 0
     for pid in group_pids(pgid):
         try:
-            with open("/proc/%d/stat" % pid) as f:
-                s = f.read()
-            rest = s[s.rfind(")") + 2:].split()
+            rest = quiet.proc_stat(pid)[1]
             cpu += (int(rest[11]) + int(rest[12])) / CLK_TCK   # utime stime
             with open("/proc/%d/status" % pid) as f:
                 for line in f:
@@ -106,7 +97,7 @@ def group_sample(pgid):
                         hwm += int(line.split()[1])
                     elif line.startswith("VmRSS:"):
                         rss += int(line.split()[1])
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError, ValueError, TypeError):    # TypeError: gone (proc_stat None)
             continue
     return cpu, thr, hwm, rss
 
