@@ -2,10 +2,11 @@
 
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
-(SIGTERM, bounded wait, SIGKILL); and building, running and parsing one wrk run through
-wrk_report.lua's WRKSTAT line. Used by tests/fault (through faultlib), tests/knative,
-tests/monitoring, benchmarks/modes, benchmarks/k6 and profiles/compare; benchmarks/lib/lab.py
-runs its targets its own way (process groups, fixed ports) but builds and parses wrk here.
+(SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; and building and
+parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
+tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
+benchmarks/containers and profiles/compare; benchmarks/lib/lab.py runs its targets its own way
+(process groups, fixed ports) but builds and parses wrk here.
 It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
 measurement lock the fault suite takes too; wrk_report.lua, which wrk() needs).
 Never installs, builds or measures anything itself. Standard library only.
@@ -15,12 +16,20 @@ import os
 import re
 import resource
 import signal
+import socket
 import subprocess
 import threading
 import time
 
 LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk_report.lua")
 WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago, for a server that cannot take --port 0."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class NotReady(RuntimeError):
