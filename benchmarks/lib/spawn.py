@@ -8,7 +8,7 @@ tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k
 benchmarks/containers and profiles/compare; benchmarks/lib/lab.py runs its targets its own way
 (process groups, fixed ports) but builds and parses wrk here.
 It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
-measurement lock the fault suite takes too; wrk_report.lua, which wrk() needs).
+measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() names).
 Never installs, builds or measures anything itself. Standard library only.
 """
 
@@ -142,16 +142,14 @@ class Primed:
         return "\n".join(l for _, l in lines)
 
 
-def wrk_cmd(url, conns, secs, threads=2, timeout_s=10, lua=LUA, headers=()):
+def wrk_cmd(url, conns, secs, threads=2, timeout_s=10, lua=LUA, extra=()):
     """wrk's argv: threads capped at conns, timeout_s in s (or wrk's own "10s"), wrk_report.lua's
-    WRKSTAT line unless lua is another script or None."""
+    WRKSTAT line unless lua is another script or None, extra flags (-H ..., --latency) last."""
     cmd = ["wrk", "-t%d" % max(1, min(threads, conns)), "-c%d" % conns, "-d%ds" % secs,
            "--timeout", timeout_s if isinstance(timeout_s, str) else "%gs" % timeout_s]
     if lua:
         cmd += ["-s", lua]
-    for h in headers:
-        cmd += ["-H", h]
-    return cmd + [url]
+    return cmd + list(extra) + [url]
 
 
 def wrk_stats(out):
