@@ -62,19 +62,7 @@ class Server(spawn.Primed):
 
     def metrics(self):
         """primed's /metrics as {series line key: value} (labels kept in the key)."""
-        import http.client
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            c.request("GET", "/metrics")
-            text = c.getresponse().read().decode()
-        finally:
-            c.close()
-        out = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                k, _, v = line.rpartition(" ")
-                out[k] = float(v)
-        return out
+        return spawn.parse_metrics(spawn.http_get(self.port, "/metrics")[1])
 
     def memory_kib(self):
         """(VmRSS, VmHWM) in KiB from /proc/PID/status."""

@@ -2,8 +2,8 @@
 
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
-(SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; and building and
-parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
+(SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
+/metrics text as a dict; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
 tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
 benchmarks/containers and profiles/compare; benchmarks/lib/lab.py runs its targets its own way
 (process groups, fixed ports) but builds and parses wrk here.
@@ -12,6 +12,7 @@ measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() name
 Never installs, builds or measures anything itself. Standard library only.
 """
 
+import http.client
 import os
 import re
 import resource
@@ -30,6 +31,30 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def http_get(port, path, timeout=10.0):
+    """GET http://127.0.0.1:port/path on a fresh connection: (status, body text); raises OSError."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        c.close()
+
+
+def parse_metrics(text):
+    """A /metrics body as {series as written, labels and all: value}; comments and bad lines skipped."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, val = line.rpartition(" ")
+            try:
+                out[key] = float(val)
+            except ValueError:
+                pass
+    return out
 
 
 class NotReady(RuntimeError):

@@ -140,16 +140,7 @@ def metrics(port, timeout=5.0):
     st, _, body = get(port, "/metrics", timeout)
     if st != 200:
         raise RuntimeError(f"/metrics answered {st}")
-    out = {}
-    for line in body.decode().splitlines():
-        if not line or line.startswith("#"):
-            continue
-        key, _, val = line.rpartition(" ")
-        try:
-            out[key] = float(val)
-        except ValueError:
-            pass
-    return out
+    return spawn.parse_metrics(body.decode())
 
 
 def metric_sum(m, name, **labels):
