@@ -641,6 +641,11 @@ def contamination_meta(meta):
     return over
 
 
+def section(title, window):
+    """table.md lines that open a section: its title, then the contamination of its window."""
+    return ["", "## " + title, "", quiet.header(window), ""]
+
+
 def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
     # aggregate rounds: medians of per-round figures, sums of errors
     agg = {}
@@ -821,11 +826,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("")
         for t in notes:
             L.append("- %s: %s" % (t.name, t.note))
-    L.append("")
-    L.append("## Every run (medians over rounds)")
-    L.append("")
-    L.append(quiet.header(cs["load"]))
-    L.append("")
+    L += section("Every run (medians over rounds)", cs["load"])
     L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | refused | reset | non-2xx | timeouts "
              "| availability | CPU % | threads | % of ceiling | req per CPU-s | other CPU % | steal % |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -844,11 +845,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
              "CPU time bought, whatever share of the shared machine it got; the physical limit's is "
              "1e6 / prime cost. other CPU % and steal %: the worst round's contamination (runs.csv has "
              "every round's, with the busiest other processes by name).")
-    L.append("")
-    L.append("## Start-up (ms from exec; each phase polled after the previous one answered)")
-    L.append("")
-    L.append(quiet.header(cs["startup"]))
-    L.append("")
+    L += section("Start-up (ms from exec; each phase polled after the previous one answered)", cs["startup"])
     L.append("| target | /healthz 200 median | min | p10 | p90 | max | /readyz 200 median | first /example median |")
     L.append("|---|---|---|---|---|---|---|---|")
     for t in targets:
@@ -861,11 +858,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             fmt(t.startup.get("readyz", {}).get("median_ms"), "%.1f", "not offered"),
             fmt(t.startup.get("example", {}).get("median_ms"), "%.1f")))
     if open_runs:
-        L.append("")
-        L.append("## Open loop: constant arrival rate on /example")
-        L.append("")
-        L.append(quiet.header(cs["open"]))
-        L.append("")
+        L += section("Open loop: constant arrival rate on /example", cs["open"])
         L.append("`benchmarks/openloop` (k6's constant-arrival-rate: request i starts at i/rate whether or not "
                  "earlier ones finished; latency from the scheduled start, so queueing is not hidden), %d s per "
                  "run, at %s %% of each target's capacity = its best closed-loop /example req/s above; up to 1024 "
@@ -890,11 +883,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                  "never sent (the generator fell behind); late starts: sent over 1 ms after due (no free "
                  "connection), their wait is in their latency; availability: 2xx/3xx ÷ scheduled.")
     if siege_runs:
-        L.append("")
-        L.append("## siege -r 10 -c 10 on /example (as seed 003 ran it)")
-        L.append("")
-        L.append(quiet.header(cs["siege"]))
-        L.append("")
+        L += section("siege -r 10 -c 10 on /example (as seed 003 ran it)", cs["siege"])
         L.append("`siege -R benchmarks/lib/siegerc -r 10 -c 10 URL`: 10 users x 10 repetitions, a new connection "
                  "per transaction, no delay, 30 s socket timeout (siege 4.0.7's defaults, written out).")
         L.append("")
