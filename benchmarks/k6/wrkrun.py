@@ -8,15 +8,15 @@ import json
 import os
 import platform
 import re
-import select
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
+import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop; wrk's argv)
 LUA = os.path.join(HERE, "wrk-checks.lua")
 
 
@@ -46,81 +46,32 @@ def ensure_binary(path):
     return path
 
 
-class Server:
-    """primed on 127.0.0.1:<ephemeral>; .port, .pid; use as a context manager."""
+class Server(spawn.Primed):
+    """primed on 127.0.0.1:<ephemeral> without our PRIMED_* variables; use as a context manager."""
 
     def __init__(self, exe, env_extra=None, args=()):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PRIMED_")}
         env.update(env_extra or {})
-        self.proc = subprocess.Popen([exe, "--host", "127.0.0.1", "--port", "0", *args], env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        t0 = time.monotonic()
-        self.pid = self.proc.pid
-        self.ready_line = None
-        deadline = time.monotonic() + 10
-        lines = []
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
-            if not r:
-                continue
-            line = self.proc.stderr.readline()
-            lines.append(line.rstrip())
-            m = re.search(r"port=(\d+)", line)
-            if "primed: ready" in line and m:
-                self.port = int(m.group(1))
-                self.ready_line = line.strip()
-                self.start_ms = (time.monotonic() - t0) * 1e3     # exec to "ready", incl. fork
-                # Keep draining stderr so a chatty server never blocks on a full pipe.
-                self._drain = subprocess.Popen(["cat"], stdin=self.proc.stderr,
-                                               stdout=subprocess.DEVNULL)
-                return
-        self.proc.kill()
-        self.proc.wait()
-        die("primed did not print 'primed: ready ... port=N' within 10 s:\n" + "\n".join(lines[-10:]))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.send_signal(signal.SIGTERM)
         try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._drain.wait()
+            super().__init__(exe, args, env=env, ready_timeout=10)
+        except spawn.NotReady as err:
+            die(f"primed did not print its ready line: {err}")
 
     def url(self, path="/example"):
         return f"http://127.0.0.1:{self.port}{path}"
 
     def metrics(self):
         """primed's /metrics as {series line key: value} (labels kept in the key)."""
-        import http.client
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            c.request("GET", "/metrics")
-            text = c.getresponse().read().decode()
-        finally:
-            c.close()
-        out = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                k, _, v = line.rpartition(" ")
-                out[k] = float(v)
-        return out
+        return spawn.parse_metrics(spawn.http_get(self.port, "/metrics")[1])
 
     def memory_kib(self):
         """(VmRSS, VmHWM) in KiB from /proc/PID/status."""
-        with open(f"/proc/{self.pid}/status") as f:
-            s = f.read()
-        return tuple(int(re.search(rf"^{k}:\s+(\d+) kB", s, re.M).group(1)) for k in ("VmRSS", "VmHWM"))
+        return self.status_kib("VmRSS"), self.status_kib("VmHWM")
 
 
 def wrk(url, connections, seconds, threads=2, timeout_s=10):
     """One wrk run; returns the WRK_RESULT dict (plus req_per_s)."""
-    t = max(1, min(threads, connections))
-    cmd = ["wrk", "-t", str(t), "-c", str(connections), "-d", f"{seconds}s",
-           "--timeout", f"{timeout_s}s", "-s", LUA, url]
+    cmd = spawn.wrk_cmd(url, connections, seconds, threads, timeout_s, lua=LUA)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + timeout_s + 30)
     m = re.search(r"^WRK_RESULT (\{.*\})$", p.stdout, re.M)
     if p.returncode != 0 or not m:

@@ -28,10 +28,10 @@ import time
 from dataclasses import dataclass, field
 
 import quiet
+import spawn
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
-LUA = os.path.join(BENCH_DIR, "lib", "wrk_report.lua")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # podman's conmon parents a container started during a window (a container target's start-up
 # runs): its processes are ours, not contamination (quiet.Window's adopt)
@@ -74,15 +74,8 @@ def group_pids(pgid):
     """All live pids whose process group is pgid (a target's server and its workers)."""
     out = []
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                s = f.read()
-        except OSError:
-            continue
-        rest = s[s.rfind(")") + 2:].split()
-        if int(rest[2]) == pgid:       # fields after comm: state ppid pgrp ...
+        st = quiet.proc_stat(d) if d.isdigit() else None
+        if st is not None and int(st[1][2]) == pgid:       # fields after comm: state ppid pgrp ...
             out.append(int(d))
     return out
 
@@ -94,9 +87,7 @@ def group_sample(pgid):
     thr = hwm = rss = 0
     for pid in group_pids(pgid):
         try:
-            with open("/proc/%d/stat" % pid) as f:
-                s = f.read()
-            rest = s[s.rfind(")") + 2:].split()
+            rest = quiet.proc_stat(pid)[1]
             cpu += (int(rest[11]) + int(rest[12])) / CLK_TCK   # utime stime
             with open("/proc/%d/status" % pid) as f:
                 for line in f:
@@ -106,7 +97,7 @@ def group_sample(pgid):
                         hwm += int(line.split()[1])
                     elif line.startswith("VmRSS:"):
                         rss += int(line.split()[1])
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError, ValueError, TypeError):    # TypeError: gone (proc_stat None)
             continue
     return cpu, thr, hwm, rss
 
@@ -208,9 +199,6 @@ def safe(name):
 
 # ----------------------------------------------------------------------------- wrk
 
-WRK_RE = re.compile(r"WRKSTAT (.*)")
-
-
 def closed_loop_timeout(duration):
     """wrk's --timeout for a run of `duration` s: longer than the run, so an answer that
     arrives within the run is never counted as a timeout however long it queued (wrk's
@@ -229,9 +217,8 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     and max threads during the run; contamination of the run, quiet.Window's keys)."""
     timeout_s = timeout_s or closed_loop_timeout(duration)
     threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
-    cmd = taskset_prefix(wrk_cpus) + [
-        "wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % duration, "--timeout", "%ds" % timeout_s,
-        "-s", LUA, "http://127.0.0.1:%d%s" % (t.port, path)]
+    cmd = taskset_prefix(wrk_cpus) + spawn.wrk_cmd("http://127.0.0.1:%d%s" % (t.port, path), conns, duration,
+                                                   threads, timeout_s)
     pg = t.stat_pgid or t.proc.pid
     cpu0, thr0, _, _ = group_sample(pg)
     maxthr = [thr0]
@@ -255,10 +242,9 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     cpu1, thr1, hwm, _ = group_sample(pg)
     t.max_threads = max(t.max_threads, maxthr[0], thr1)
     t.peak_rss_kb = max(t.peak_rss_kb, hwm)
-    m = WRK_RE.search(p.stdout)
-    if not m:
+    kv = spawn.wrk_stats(p.stdout)
+    if kv is None:
         return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
-    kv = dict(x.split("=", 1) for x in m.group(1).split())
     dur = int(kv["duration_us"]) / 1e6
     nreq = int(kv["requests"])
     ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
@@ -655,6 +641,11 @@ def contamination_meta(meta):
     return over
 
 
+def section(title, window):
+    """table.md lines that open a section: its title, then the contamination of its window."""
+    return ["", "## " + title, "", quiet.header(window), ""]
+
+
 def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
     # aggregate rounds: medians of per-round figures, sums of errors
     agg = {}
@@ -835,11 +826,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("")
         for t in notes:
             L.append("- %s: %s" % (t.name, t.note))
-    L.append("")
-    L.append("## Every run (medians over rounds)")
-    L.append("")
-    L.append(quiet.header(cs["load"]))
-    L.append("")
+    L += section("Every run (medians over rounds)", cs["load"])
     L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | refused | reset | non-2xx | timeouts "
              "| availability | CPU % | threads | % of ceiling | req per CPU-s | other CPU % | steal % |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -858,11 +845,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
              "CPU time bought, whatever share of the shared machine it got; the physical limit's is "
              "1e6 / prime cost. other CPU % and steal %: the worst round's contamination (runs.csv has "
              "every round's, with the busiest other processes by name).")
-    L.append("")
-    L.append("## Start-up (ms from exec; each phase polled after the previous one answered)")
-    L.append("")
-    L.append(quiet.header(cs["startup"]))
-    L.append("")
+    L += section("Start-up (ms from exec; each phase polled after the previous one answered)", cs["startup"])
     L.append("| target | /healthz 200 median | min | p10 | p90 | max | /readyz 200 median | first /example median |")
     L.append("|---|---|---|---|---|---|---|---|")
     for t in targets:
@@ -875,11 +858,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             fmt(t.startup.get("readyz", {}).get("median_ms"), "%.1f", "not offered"),
             fmt(t.startup.get("example", {}).get("median_ms"), "%.1f")))
     if open_runs:
-        L.append("")
-        L.append("## Open loop: constant arrival rate on /example")
-        L.append("")
-        L.append(quiet.header(cs["open"]))
-        L.append("")
+        L += section("Open loop: constant arrival rate on /example", cs["open"])
         L.append("`benchmarks/openloop` (k6's constant-arrival-rate: request i starts at i/rate whether or not "
                  "earlier ones finished; latency from the scheduled start, so queueing is not hidden), %d s per "
                  "run, at %s %% of each target's capacity = its best closed-loop /example req/s above; up to 1024 "
@@ -904,11 +883,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                  "never sent (the generator fell behind); late starts: sent over 1 ms after due (no free "
                  "connection), their wait is in their latency; availability: 2xx/3xx ÷ scheduled.")
     if siege_runs:
-        L.append("")
-        L.append("## siege -r 10 -c 10 on /example (as seed 003 ran it)")
-        L.append("")
-        L.append(quiet.header(cs["siege"]))
-        L.append("")
+        L += section("siege -r 10 -c 10 on /example (as seed 003 ran it)", cs["siege"])
         L.append("`siege -R benchmarks/lib/siegerc -r 10 -c 10 URL`: 10 users x 10 repetitions, a new connection "
                  "per transaction, no delay, 30 s socket timeout (siege 4.0.7's defaults, written out).")
         L.append("")

@@ -69,21 +69,27 @@ def _cpu_line():
     return user + nice + system, steal, user + nice + system + idle + iowait + irq + softirq + steal
 
 
+def proc_stat(pid):
+    """(comm, [the fields after comm]) from /proc/PID/stat, or None once the process is gone.
+    Fields after comm, from 0: state ppid pgrp session tty tpgid flags ... utime(11) stime(12)."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            s = f.read()
+    except OSError:
+        return None
+    r = s.rfind(")")
+    return s[s.find("(") + 1:r], s[r + 2:].split()
+
+
 def _procs():
     """{pid: (ppid, pgrp, own_ticks, children_ticks, is_kthread, comm, starttime)} for every
     process (starttime tells a reused pid apart)."""
     out = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
+        st = proc_stat(d) if d.isdigit() else None
+        if st is None:
             continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                s = f.read()
-        except OSError:
-            continue
-        r = s.rfind(")")
-        comm = s[s.find("(") + 1:r]
-        f = s[r + 2:].split()
+        comm, f = st
         try:
             # after comm: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
             #             utime stime cutime cstime

@@ -1,20 +1,21 @@
-"""faultlib.py - shared pieces of the fault suite (tests/fault/*): start primed on
-127.0.0.1 with an ephemeral port, read its ready line, talk raw HTTP/1.1, read
-/metrics and the process' RSS, and report checks.
+"""faultlib.py - shared pieces of the fault suite (tests/fault/*): primed under test
+(benchmarks/lib/spawn.py starts it on 127.0.0.1 with an ephemeral port and reads its
+ready line), raw HTTP/1.1, /metrics, and the checks' report.
 
 Every script runs under /usr/bin/python3, needs PRIMED_BIN (the binary under test)
 and ends with check.finish(): exit 0 when every check held, 1 otherwise, 77 (meson:
 skip) when the environment cannot run it.
 """
 import os
-import re
 import resource
 import signal
 import socket
-import subprocess
 import sys
-import threading
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks", "lib"))
+import spawn  # noqa: E402  (start / ready line / stop, shared with the other scripts)
 
 SKIP = 77
 
@@ -65,90 +66,26 @@ def raise_nofile(n=None):
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-class Server:
-    """One primed process on 127.0.0.1:ephemeral; stderr lines kept in .lines."""
+class Server(spawn.Primed):
+    """primed under test (PRIMED_BIN) on 127.0.0.1:ephemeral, our environment plus env, no PORT."""
 
     def __init__(self, args=(), env=None, nofile=None, ready_timeout=15):
         e = dict(os.environ)
         e.update(env or {})
         e.pop("PORT", None)
-
-        def pre():
-            if nofile:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
-        cmd = [primed_bin(), "--host", "127.0.0.1", "--port", "0", *args]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=e, preexec_fn=pre)
-        self.lines = []
-        self.ready_line = None
-        self.port = None
-        got = threading.Event()
-
-        def reader():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append((time.monotonic(), line))
-                if self.port is None and "primed: ready" in line:
-                    m = re.search(r"port=(\d+)", line)
-                    if m:
-                        self.ready_line = line
-                        self.port = int(m.group(1))
-                        got.set()
-            got.set()
-
-        self.reader = threading.Thread(target=reader, daemon=True)
-        self.reader.start()
-        if not got.wait(ready_timeout) or self.port is None:
-            self.kill()
-            tail = "\n".join(l for _, l in self.lines[-10:])
-            raise RuntimeError(f"primed did not print its ready line: {' '.join(cmd)}\n{tail}")
-        self.pid = self.proc.pid
+        try:
+            super().__init__(primed_bin(), args, env=e, ready_timeout=ready_timeout, nofile=nofile)
+        except spawn.NotReady as err:
+            raise RuntimeError(f"primed did not print its ready line: {err}") from None
 
     def dispatch(self):
-        m = re.search(r"dispatch=(\w+)", self.ready_line or "")
-        return m.group(1) if m else "?"
-
-    def alive(self):
-        return self.proc.poll() is None
+        return self.ready("dispatch") or "?"
 
     def rss_kib(self):
-        try:
-            with open(f"/proc/{self.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1])
-        except OSError:
-            return None
-        return None
-
-    def signal(self, sig=signal.SIGTERM):
-        if self.alive():
-            self.proc.send_signal(sig)
-
-    def wait(self, timeout):
-        """Exit status, or None when still running after timeout seconds."""
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def kill(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        return self.status_kib("VmRSS")
 
     def stop(self, timeout=10):
-        """SIGTERM, wait; returns the exit status (killed: None)."""
-        self.signal(signal.SIGTERM)
-        rc = self.wait(timeout)
-        if rc is None:
-            self.kill()
-        self.reader.join(2)
-        return rc
-
-    def stderr_text(self):
-        return "\n".join(l for _, l in self.lines)
+        return super().stop(timeout)
 
     def describe_exit(self):
         rc = self.proc.poll()
@@ -203,16 +140,7 @@ def metrics(port, timeout=5.0):
     st, _, body = get(port, "/metrics", timeout)
     if st != 200:
         raise RuntimeError(f"/metrics answered {st}")
-    out = {}
-    for line in body.decode().splitlines():
-        if not line or line.startswith("#"):
-            continue
-        key, _, val = line.rpartition(" ")
-        try:
-            out[key] = float(val)
-        except ValueError:
-            pass
-    return out
+    return spawn.parse_metrics(body.decode())
 
 
 def metric_sum(m, name, **labels):

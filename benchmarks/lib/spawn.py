@@ -1,0 +1,186 @@
+"""benchmarks/lib/spawn.py - one primed process and one wrk run, for every Python script.
+
+Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
+line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
+(SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
+/metrics text as a dict; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
+tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
+benchmarks/containers and profiles/compare; benchmarks/lib/lab.py runs its targets its own way
+(process groups, fixed ports) but builds and parses wrk here.
+It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
+measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() names).
+Never installs, builds or measures anything itself. Standard library only.
+"""
+
+import http.client
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk_report.lua")
+WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago, for a server that cannot take --port 0."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(port, path, timeout=10.0):
+    """GET http://127.0.0.1:port/path on a fresh connection: (status, body text); raises OSError."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        c.close()
+
+
+def parse_metrics(text):
+    """A /metrics body as {series as written, labels and all: value}; comments and bad lines skipped."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, val = line.rpartition(" ")
+            try:
+                out[key] = float(val)
+            except ValueError:
+                pass
+    return out
+
+
+class NotReady(RuntimeError):
+    """primed exited or stayed silent before its ready line; the message holds its stderr tail."""
+
+
+class Primed:
+    """One primed on host:ephemeral. .port, .pid, .ready_line, .lines [(monotonic, line)],
+    .start_ms (exec to ready line). args go after `--host H --port 0` unless args_first (then
+    the listener flags win over the caller's); env is the whole environment (default: ours);
+    log_path, when given, receives every stderr line too; nofile caps the child's fd limit."""
+
+    def __init__(self, exe, args=(), env=None, args_first=False, ready_timeout=15, nofile=None,
+                 log_path=None, host="127.0.0.1"):
+        listen = ["--host", host, "--port", "0"]
+        self.cmd = [exe, *args, *listen] if args_first else [exe, *listen, *args]
+
+        def pre():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre if nofile else None)
+        self.pid = self.proc.pid
+        self.lines = []
+        self.ready_line = None
+        self.port = None
+        self.start_ms = None
+        got = threading.Event()
+        log = open(log_path, "w") if log_path else None
+
+        def reader():
+            for raw in self.proc.stderr:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self.lines.append((time.monotonic(), line))
+                if log:
+                    log.write(line + "\n")
+                    log.flush()
+                if self.port is None and "primed: ready" in line:
+                    m = re.search(r"port=(\d+)", line)
+                    if m:
+                        self.start_ms = (time.monotonic() - t0) * 1e3
+                        self.ready_line = line
+                        self.port = int(m.group(1))
+                        got.set()
+            if log:
+                log.close()
+            got.set()
+
+        self.reader = threading.Thread(target=reader, daemon=True)
+        self.reader.start()
+        if not got.wait(ready_timeout) or self.port is None:
+            self.kill()
+            raise NotReady(f"no 'primed: ready ... port=N' line within {ready_timeout:g} s: "
+                           f"{' '.join(self.cmd)}\n{self.stderr_text(10)}")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def ready(self, key):
+        """The word after key= on the ready line (io=io_uring(...) gives io_uring; "" when absent)."""
+        m = re.search(rf"\b{key}=(\w+)", self.ready_line or "")
+        return m.group(1) if m else ""
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def status_kib(self, field):
+        """One kB field of /proc/PID/status (VmRSS, VmHWM), or None once the process is gone."""
+        try:
+            with open(f"/proc/{self.pid}/status") as f:
+                for line in f:
+                    if line.startswith(field + ":"):
+                        return int(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+    def signal(self, sig=signal.SIGTERM):
+        if self.alive():
+            self.proc.send_signal(sig)
+
+    def wait(self, timeout):
+        """Exit status, or None when still running after timeout seconds."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self, timeout=15):
+        """SIGTERM, wait up to timeout s, else SIGKILL; returns the exit status (killed: None)."""
+        self.signal(signal.SIGTERM)
+        rc = self.wait(timeout)
+        if rc is None:
+            self.kill()
+        self.reader.join(2)
+        return rc
+
+    def stderr_text(self, last=None):
+        lines = self.lines if last is None else self.lines[-last:]
+        return "\n".join(l for _, l in lines)
+
+
+def wrk_cmd(url, conns, secs, threads=2, timeout_s=10, lua=LUA, extra=()):
+    """wrk's argv: threads capped at conns, timeout_s in s (or wrk's own "10s"), wrk_report.lua's
+    WRKSTAT line unless lua is another script or None, extra flags (-H ..., --latency) last."""
+    cmd = ["wrk", "-t%d" % max(1, min(threads, conns)), "-c%d" % conns, "-d%ds" % secs,
+           "--timeout", timeout_s if isinstance(timeout_s, str) else "%gs" % timeout_s]
+    if lua:
+        cmd += ["-s", lua]
+    return cmd + list(extra) + [url]
+
+
+def wrk_stats(out):
+    """wrk_report.lua's WRKSTAT line as {key: int or float}, or None when wrk printed none."""
+    m = WRKSTAT_RE.search(out)
+    if not m:
+        return None
+    kv = dict(x.split("=", 1) for x in m.group(1).split())
+    return {k: float(v) if "." in v else int(v) for k, v in kv.items()}
