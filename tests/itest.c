@@ -108,3 +108,19 @@ void expect_serving(const char *after)
     cr_assert_eq(r.status, 200, "after %s: /healthz %d", after, r.status);
     harness_resp_free(&r);
 }
+
+void expect_refusal(const char *what, const char *req, size_t len, int status)
+{
+    struct harness_conn c;
+    conn(&c);
+    int s = harness_send(&c, req, len, T_IO);
+    cr_assert(s == 0 || s == -ECONNRESET || s == -EPIPE, "%s: send: %s", what, strerror(-s));
+    struct harness_resp r;
+    int x = harness_read_response(&c, &r, false, T_IO);
+    cr_assert_eq(x, 1, "%s: no response (%s)", what, x == 0 ? "EOF" : strerror(-x));
+    cr_assert_eq(r.status, status, "%s: status %d, want %d (body '%s')", what, r.status, status, r.body);
+    cr_assert_str_eq(header(&r, "Connection"), "close", "%s", what);
+    harness_resp_free(&r);
+    expect_eof(&c, what); /* EOF, not a second response */
+    harness_close(&c);
+}

@@ -35,6 +35,11 @@ const char *header(const struct harness_resp *r, const char *name);
 /* The N of a "Hello_N" body; asserts a 200 with such a body. */
 unsigned long hello_n(const struct harness_resp *r);
 
+/* Sends req (len bytes) on a new connection and expects exactly one response,
+ * with `status` and Connection: close, then EOF: no second response, whatever
+ * the bytes hid. */
+void expect_refusal(const char *what, const char *req, size_t len, int status);
+
 /* Asserts that a new connection still gets /healthz 200 (after: for the message). */
 void expect_serving(const char *after);
 

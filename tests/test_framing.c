@@ -12,22 +12,9 @@
 
 #include "itest.h"
 
-/* Sends raw bytes and expects exactly one response with `status`, then EOF:
- * no second response, whatever the bytes hid. */
 static void expect_one_then_close(const char *what, const char *req, int status)
 {
-    struct harness_conn c;
-    conn(&c);
-    int s = harness_send(&c, req, strlen(req), T_IO);
-    cr_assert(s == 0 || s == -ECONNRESET || s == -EPIPE, "%s: send: %s", what, strerror(-s));
-    struct harness_resp r;
-    int x = harness_read_response(&c, &r, false, T_IO);
-    cr_assert_eq(x, 1, "%s: no response (%s)", what, x == 0 ? "EOF" : strerror(-x));
-    cr_assert_eq(r.status, status, "%s: status %d, want %d (body '%s')", what, r.status, status, r.body);
-    cr_assert_str_eq(header(&r, "Connection"), "close", "%s", what);
-    harness_resp_free(&r);
-    expect_eof(&c, what); /* EOF, not a second response */
-    harness_close(&c);
+    expect_refusal(what, req, strlen(req), status);
 }
 
 Test(framing, bare_cr_cannot_hide_a_request, .fini = fini, .timeout = 60)

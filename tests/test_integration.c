@@ -242,23 +242,6 @@ Test(integration, malformed_400_then_close, .fini = fini, .timeout = 60)
     down();
 }
 
-/* Sends `req` (len bytes) and expects `status` then a close. */
-static void expect_refusal(const char *what, const char *req, size_t len, int status)
-{
-    struct harness_conn c;
-    conn(&c);
-    int s = harness_send(&c, req, len, T_IO);
-    cr_assert(s == 0 || s == -ECONNRESET || s == -EPIPE, "%s: send: %s", what, strerror(-s));
-    struct harness_resp r;
-    int x = harness_read_response(&c, &r, false, T_IO);
-    cr_assert_eq(x, 1, "%s: no response (%s)", what, x == 0 ? "EOF" : strerror(-x));
-    cr_assert_eq(r.status, status, "%s: status %d, want %d (body '%s')", what, r.status, status, r.body);
-    cr_assert_str_eq(header(&r, "Connection"), "close", "%s", what);
-    harness_resp_free(&r);
-    expect_eof(&c, what);
-    harness_close(&c);
-}
-
 Test(integration, limits_431_414_413, .fini = fini, .timeout = 60)
 {
     up((const char *const[]){"--max-body", "1024", NULL});
