@@ -269,18 +269,18 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
         "# TYPE primed_requests_in_flight gauge\n"
         "primed_requests_in_flight %" PRId64 "\n",
         v->in_flight);
-    if (info->steal) {
-        put(&o,
-            "# HELP primed_queue_depth /example tasks queued on the work-stealing deques.\n"
-            "# TYPE primed_queue_depth gauge\n"
-            "primed_queue_depth %" PRId64 "\n",
-            info->queue_depth < 0 ? 0 : info->queue_depth);
-        put(&o,
-            "# HELP primed_steals_total Tasks run by a worker other than the one that queued them.\n"
-            "# TYPE primed_steals_total counter\n"
-            "primed_steals_total %" PRIu64 "\n",
-            v->steals);
-    }
+    /* In both dispatch modes (0 under inline), so that a dashboard's queries
+     * return data whichever mode a pod runs. */
+    put(&o,
+        "# HELP primed_queue_depth /example tasks queued on the work-stealing deques (0: inline dispatch).\n"
+        "# TYPE primed_queue_depth gauge\n"
+        "primed_queue_depth %" PRId64 "\n",
+        info->queue_depth < 0 ? 0 : info->queue_depth);
+    put(&o,
+        "# HELP primed_steals_total Tasks run by a worker other than the one that queued them (0: inline dispatch).\n"
+        "# TYPE primed_steals_total counter\n"
+        "primed_steals_total %" PRIu64 "\n",
+        v->steals);
     put_process(&o, info);
     if (o.overflow)
         return -ENOSPC;

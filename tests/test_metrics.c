@@ -120,3 +120,22 @@ Test(metrics, status_index)
     cr_assert_eq(metrics_status_index(431), STATUS_IDX_431);
     cr_assert_eq(metrics_status_index(299), -1);
 }
+
+/* Every gauge exists in both dispatch modes: an inline pod reports a queue
+ * depth of 0 rather than no series, so dashboard queries return data. */
+Test(metrics, queue_gauges_exist_under_inline_dispatch)
+{
+    struct metrics m;
+    memset(&m, 0, sizeof(m));
+    struct metrics *ms[1] = {&m};
+    struct metrics_info inl = info;
+    inl.dispatch = "inline";
+    inl.steal = 0;
+    inl.queue_depth = -1;
+    char *out = NULL;
+    int n = metrics_scrape(ms, 1, &inl, &out);
+    cr_assert_gt(n, 0);
+    cr_assert_not_null(strstr(out, "\nprimed_queue_depth 0\n"), "no primed_queue_depth 0 under inline");
+    cr_assert_not_null(strstr(out, "\nprimed_steals_total 0\n"));
+    free(out);
+}
