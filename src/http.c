@@ -397,14 +397,6 @@ static bool lines_check(struct http *h, const char *buf, size_t from, size_t len
     return true;
 }
 
-static enum http_status framing_error(struct http *h, size_t *pos, size_t len)
-{
-    h->err_status = 400;
-    h->bad = BAD_FRAMING;
-    *pos = len;
-    return HTTP_ERROR;
-}
-
 enum http_status http_feed(struct http *h, const char *buf, size_t *pos, size_t len)
 {
     if (h->upgrade) {
@@ -419,8 +411,11 @@ enum http_status http_feed(struct http *h, const char *buf, size_t *pos, size_t 
             return HTTP_MORE;
         if (!h->in_message && h->lines == LINES_OFF)
             h->lines = LINES_LEAD; /* a new message (or the empty lines before it) */
-        if (h->lines != LINES_OFF && !lines_check(h, buf, *pos, len))
-            return framing_error(h, pos, len);
+        if (h->lines != LINES_OFF && !lines_check(h, buf, *pos, len)) {
+            refuse(h, 400, BAD_FRAMING);
+            *pos = len;
+            return HTTP_ERROR;
+        }
         const char *start = buf + *pos;
         llhttp_errno_t e = llhttp_execute(&h->p, start, len - *pos);
         switch (e) {

@@ -37,16 +37,22 @@ static unsigned hexval(char c)
     return c <= '9' ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10);
 }
 
+/* Drops optional whitespace (OWS) around a value: moves *s, returns the new length. */
+static size_t trim(const char **s, size_t len)
+{
+    while (len && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        len--;
+    }
+    while (len && ((*s)[len - 1] == ' ' || (*s)[len - 1] == '\t'))
+        len--;
+    return len;
+}
+
 bool trace_parse_traceparent(const char *s, size_t len, struct trace *t)
 {
     memset(t, 0, sizeof(*t));
-    /* trim optional whitespace (OWS) */
-    while (len && (*s == ' ' || *s == '\t')) {
-        s++;
-        len--;
-    }
-    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-        len--;
+    len = trim(&s, len);
     if (len < 55 || !hexrun(s, 2, false) || s[2] != '-' || s[35] != '-' || s[52] != '-')
         return false;
     if (s[0] == 'f' && s[1] == 'f')
@@ -65,17 +71,6 @@ bool trace_parse_traceparent(const char *s, size_t len, struct trace *t)
     t->flags = (uint8_t)(hexval(s[53]) << 4 | hexval(s[54]));
     t->valid = true;
     return true;
-}
-
-static size_t trim(const char **s, size_t len)
-{
-    while (len && (**s == ' ' || **s == '\t')) {
-        (*s)++;
-        len--;
-    }
-    while (len && ((*s)[len - 1] == ' ' || (*s)[len - 1] == '\t'))
-        len--;
-    return len;
 }
 
 /* A B3 trace id (16 or 32 hex, either case, not all zero) into t->trace_id;

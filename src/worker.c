@@ -65,10 +65,25 @@ static void accept_update(struct worker *w)
  * reset clients that did nothing wrong. */
 #define PARK_MAX (SOMAXCONN + MAX_EVENTS)
 
+/* Whether a connection can start now: under the limit, with a free slot. */
+static bool room(struct worker *w)
+{
+    return w->pool.nopen < w->max_open && conn_pool_has_slot(&w->pool);
+}
+
+/* The oldest parked fd (npark > 0). */
+static int park_pop(struct worker *w)
+{
+    int fd = w->park[w->park_head];
+    w->park_head = (w->park_head + 1) % PARK_MAX;
+    w->npark--;
+    return fd;
+}
+
 static void take_connection(struct worker *w, int fd)
 {
     struct conn_pool *p = &w->pool;
-    if (w->npark == 0 && p->nopen < w->max_open && conn_pool_has_slot(p)) {
+    if (w->npark == 0 && room(w)) {
         conn_start(p, fd);
         return;
     }
@@ -91,13 +106,8 @@ static void take_connection(struct worker *w, int fd)
  * look at it). */
 static void admit_parked(struct worker *w)
 {
-    struct conn_pool *p = &w->pool;
-    while (w->npark && p->nopen < w->max_open && conn_pool_has_slot(p)) {
-        int fd = w->park[w->park_head];
-        w->park_head = (w->park_head + 1) % PARK_MAX;
-        w->npark--;
-        conn_start(p, fd);
-    }
+    while (w->npark && room(w))
+        conn_start(&w->pool, park_pop(w));
 }
 
 static void on_accept(struct worker *w, const struct io_event *ev)
@@ -293,11 +303,8 @@ static int worker_setup(struct worker *w)
 
 static void worker_teardown(struct worker *w)
 {
-    while (w->npark) { /* only after a drain timeout: nothing else is left */
-        close(w->park[w->park_head]);
-        w->park_head = (w->park_head + 1) % PARK_MAX;
-        w->npark--;
-    }
+    while (w->npark) /* only after a drain timeout: nothing else is left */
+        close(park_pop(w));
     free(w->park);
     w->park = NULL;
     if (w->cfg->access_log)
