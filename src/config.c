@@ -40,6 +40,9 @@ void config_defaults(struct config *c)
     c->dispatch = PRIMED_HAVE_STEAL ? DISPATCH_STEAL : DISPATCH_INLINE;
     c->io = IO_AUTO;
     c->access_log = false;
+    c->upstream_timeout_ms = 3000;
+    c->upstream_conns = 64;
+    strcpy(c->db, ":memory:");
 }
 
 bool config_has_dispatch(enum dispatch_mode m)
@@ -117,6 +120,11 @@ enum opt_id {
     OPT_DISPATCH,
     OPT_IO,
     OPT_ACCESS_LOG,
+    OPT_CALLME_URL,
+    OPT_ZIPKIN_URL,
+    OPT_UPSTREAM_TIMEOUT,
+    OPT_UPSTREAM_CONNS,
+    OPT_DB,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -160,6 +168,17 @@ static const struct opt opts[] = {
      "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
     {"io", "PRIMED_IO", OPT_IO, true, "uring, epoll or auto (default auto)"},
     {"access-log", "PRIMED_ACCESS_LOG", OPT_ACCESS_LOG, true, "1 to log each request on stdout (default 0)"},
+    {"callme-url", "CALLME_URL", OPT_CALLME_URL, true,
+     "full http:// URL GET /caller/ping calls, e.g. http://callme.default.svc.cluster.local/callme/ping "
+     "(default: none, /caller/ping answers 404)"},
+    {"zipkin-url", "PRIMED_ZIPKIN_URL", OPT_ZIPKIN_URL, true,
+     "Zipkin v2 collector to POST spans to, e.g. http://zipkin.istio-system.svc.cluster.local:9411/api/v2/spans "
+     "(default: none)"},
+    {"upstream-timeout", "PRIMED_UPSTREAM_TIMEOUT", OPT_UPSTREAM_TIMEOUT, true,
+     "seconds an upstream call may take, connect to last byte, before 504 (default 3)"},
+    {"upstream-conns", "PRIMED_UPSTREAM_CONNS", OPT_UPSTREAM_CONNS, true,
+     "connections (calls in flight) per worker per upstream, 1..1024; more calls wait in order (default 64)"},
+    {"db", "PRIMED_DB", OPT_DB, true, "event store: :memory: or a SQLite file path, WAL (default :memory:)"},
     {"help", NULL, OPT_HELP, false, "print this help and exit"},
     {"version", NULL, OPT_VERSION, false, "print version and build profile and exit"},
 };
@@ -177,7 +196,8 @@ void config_usage(int fd)
         dprintf(fd, "  %-22s %s%s%s%s\n", left, opts[i].help, opts[i].env ? " [" : "", opts[i].env ? opts[i].env : "",
                 opts[i].env ? "]" : "");
     }
-    dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping\n");
+    dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
+                "           /callme/ping, /caller/ping (with --callme-url)\n");
 }
 
 static int apply(struct config *c, const struct opt *o, const char *v, const char *src, char *err, size_t errlen)
@@ -288,6 +308,32 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             c->access_log = false;
         else
             return fail(err, errlen, "%s: '%s' is not 0 or 1", src, v);
+        return 0;
+    case OPT_CALLME_URL:
+    case OPT_ZIPKIN_URL: {
+        struct url *dst = o->id == OPT_CALLME_URL ? &c->callme : &c->zipkin;
+        char why[160];
+        if (*v == '\0') {
+            dst->host[0] = '\0'; /* an empty variable is unset */
+            return 0;
+        }
+        if (url_parse(v, dst, why, sizeof(why)))
+            return fail(err, errlen, "%s: '%.300s': %s", src, v, why);
+        return 0;
+    }
+    case OPT_UPSTREAM_TIMEOUT:
+        if (parse_ms(v, 10, 3600 * 1000, &c->upstream_timeout_ms))
+            return fail(err, errlen, "%s: '%s' is not a duration (0.01..3600 s, e.g. 3 or 300ms)", src, v);
+        return 0;
+    case OPT_UPSTREAM_CONNS:
+        if (parse_ulong(v, 1, 1024, &u))
+            return fail(err, errlen, "%s: '%s' is not a connection count (1..1024)", src, v);
+        c->upstream_conns = (unsigned)u;
+        return 0;
+    case OPT_DB:
+        if (*v == '\0' || strlen(v) >= sizeof(c->db))
+            return fail(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..255 bytes)", src, v);
+        strcpy(c->db, v);
         return 0;
     case OPT_HELP:
     case OPT_VERSION:

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "prime.h"
+#include "url.h"
 
 /* Workers per process at most: --threads, --listeners and every per-worker
  * table of the server are bounded by it. */
@@ -34,13 +35,16 @@ struct config {
     unsigned listeners;   /* workers that accept (0: all); fewer skews load on purpose */
     bool shared_listener; /* one listening socket for all workers instead of SO_REUSEPORT each */
     enum prime_engine engine;
-    /* Workers per process at most: --threads, --listeners and every per-worker
- * table of the server are bounded by it. */
-#define CONFIG_WORKERS_MAX 1024
-
     enum dispatch_mode dispatch;
     enum io_kind io;
     bool access_log;
+
+    /* the chain (upstream.h, store.h, spans.h); a URL with host[0] == '\0' is unset */
+    struct url callme;            /* --callme-url: GET /caller/ping calls it */
+    struct url zipkin;            /* --zipkin-url: spans are POSTed there */
+    unsigned upstream_timeout_ms; /* a call's whole deadline: connect, send, answer */
+    unsigned upstream_conns;      /* connections (= calls in flight) per worker per upstream */
+    char db[256];                 /* the event store: ":memory:" or a file path */
 };
 
 enum {
@@ -62,16 +66,8 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
 void config_usage(int fd);
 
 /* Whether this binary was built with a dispatch mode. */
-bool config_has_dispatch(/* Workers per process at most: --threads, --listeners and every per-worker
- * table of the server are bounded by it. */
-#define CONFIG_WORKERS_MAX 1024
+bool config_has_dispatch(enum dispatch_mode m);
 
-                         enum dispatch_mode m);
-
-const char *config_dispatch_name(/* Workers per process at most: --threads, --listeners and every per-worker
- * table of the server are bounded by it. */
-#define CONFIG_WORKERS_MAX 1024
-
-                                 enum dispatch_mode m);
+const char *config_dispatch_name(enum dispatch_mode m);
 
 #endif

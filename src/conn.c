@@ -11,7 +11,9 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -106,9 +108,14 @@ static void conn_abort(struct conn_pool *p, struct conn *c)
 {
     if (!gone(c)) {
         bool task = c->state == CONN_TASK;
+        bool call = c->state == CONN_CALL;
         c->state = CONN_DEAD;
         if (task && dispatch_cancel(p->dispatch, &c->job))
             metrics_gauge_add(&p->metrics->in_flight, -1); /* never answered: the client went away */
+        if (call) {
+            upstream_cancel(p->up, &c->call);
+            metrics_gauge_add(&p->metrics->in_flight, -1);
+        }
         if (c->flags & (CONN_F_RECV | CONN_F_SEND))
             io_shutdown(p->io, c->fd, SHUT_RDWR);
     }
@@ -160,14 +167,44 @@ static void conn_flush(struct conn_pool *p, struct conn *c)
         conn_abort(p, c);
 }
 
+static uint64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Hands one span of c's request to the exporter (strings: static or the
+ * worker's, as spans.h asks). */
+static void record_span(struct conn_pool *p, struct conn *c, enum zipkin_kind kind, uint64_t id, const char *parent,
+                        uint64_t start_us, uint64_t dur_us, int status, const char *error)
+{
+    const struct http_req *rq = &c->http.req;
+    struct zipkin_span z = {
+        .kind = kind,
+        .name = route_name((enum route_id)rq->route.id),
+        .service = p->env->app,
+        .remote = kind == ZIPKIN_CLIENT ? p->env->callme : NULL,
+        .timestamp_us = start_us,
+        .duration_us = dur_us ? dur_us : 1,
+        .method = rq->has_method ? llhttp_method_name((llhttp_method_t)rq->method) : NULL,
+        .path = route_name((enum route_id)rq->route.id),
+        .status = status,
+        .error = error,
+    };
+    snprintf(z.trace_id, sizeof(z.trace_id), "%s", c->tr.trace_id);
+    snprintf(z.id, sizeof(z.id), "%016" PRIx64, id ? id : 1);
+    snprintf(z.parent_id, sizeof(z.parent_id), "%s", parent);
+    spans_add(p->spans, &z);
+}
+
 /* Queues one response in c's buffer (body from r, or from ext_body when not
  * NULL, which c then owns), records metrics and the access log line. */
 static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *ext_body)
 {
     struct http_req *rq = &c->http.req;
-    struct trace tr;
     char extra[RESP_EXTRA_MAX];
-    handlers_headers(p->env, rq, &p->rng, &tr, extra, sizeof(extra));
+    handlers_headers(p->env, &c->tr, c->span, extra, sizeof(extra));
     r->extra = extra[0] ? extra : NULL;
     r->head = rq->head;
 
@@ -201,7 +238,10 @@ static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *e
     metrics_observe(&p->metrics->req_seconds[route], dur);
     metrics_gauge_add(&p->metrics->in_flight, -1);
     if (p->alog)
-        handlers_access_log(p->alog, p->iso_time, p->id, rq, r->status, r->head ? 0 : r->body_len, dur, &tr);
+        handlers_access_log(p->alog, p->iso_time, p->id, rq, r->status, r->head ? 0 : r->body_len, dur, &c->tr);
+    if (p->spans && (c->tr.flags & 1) && c->tr.valid && route != ROUTE_HEALTHZ && route != ROUTE_READYZ &&
+        route != ROUTE_METRICS)
+        record_span(p, c, ZIPKIN_SERVER, c->span, c->tr.parent_id, c->req_wall_us, dur / 1000, r->status, NULL);
 }
 
 static void respond_example(struct conn_pool *p, struct conn *c, int result)
@@ -226,10 +266,77 @@ static void respond_metrics(struct conn_pool *p, struct conn *c)
         free(body);
 }
 
-static void handle_request(struct conn_pool *p, struct conn *c)
+/* A request starts: its clock, its in-flight count, its trace context (a new
+ * trace for the chain's routes, which call or are called). */
+static void begin_request(struct conn_pool *p, struct conn *c, bool start_trace)
 {
     c->req_start_ns = mono_ns();
+    c->req_wall_us = p->spans ? wall_us() : 0;
     metrics_gauge_add(&p->metrics->in_flight, 1);
+    handlers_trace(&c->http.req, &p->rng, start_trace, &c->tr, &c->span);
+}
+
+static void conn_process(struct conn_pool *p, struct conn *c);
+
+/* upstream_done_fn of /caller/ping's call. */
+static void on_call_done(struct upstream_call *call, enum upstream_result res, int err, int status,
+                         const char *up_body, size_t up_len)
+{
+    struct conn_pool *p = call->ctx;
+    struct conn *c = (struct conn *)((char *)call - offsetof(struct conn, call));
+    c->state = CONN_READING;
+    if (p->spans && c->tr.valid && (c->tr.flags & 1)) {
+        char parent[17];
+        snprintf(parent, sizeof(parent), "%016" PRIx64, c->span ? c->span : 1);
+        uint64_t dur = (mono_ns() - call->start_ns) / 1000;
+        record_span(p, c, ZIPKIN_CLIENT, c->client_span, parent,
+                    c->call_wall_us, dur, res == UPSTREAM_OK ? status : 0,
+                    res == UPSTREAM_OK ? NULL : upstream_result_text(res));
+    }
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_caller(p->env, &c->http, c->event_id, res, err, call->why, status, up_body, up_len, &r, body,
+                    sizeof(body));
+    respond(p, c, &r, NULL);
+    if (!c->calling)
+        conn_process(p, c); /* else the conn_process() that started the call goes on */
+}
+
+/* /caller/ping: store the caller's event, then call callme with the trace
+ * continued (a CLIENT span whose parent is this request's SERVER span). */
+static void start_call(struct conn_pool *p, struct conn *c)
+{
+    c->event_id = handlers_event(p->env, 0);
+    struct upstream_call *call = &c->call;
+    enum upstream_result res = UPSTREAM_ERROR;
+    if (c->event_id) {
+        c->client_span = handlers_rand(&p->rng);
+        call->method = "GET";
+        call->ctype = NULL;
+        call->body = NULL;
+        call->body_len = 0;
+        trace_format_outbound(&c->tr, c->span, c->client_span, call->extra, sizeof(call->extra));
+        call->done = on_call_done;
+        call->ctx = p;
+        c->call_wall_us = p->spans ? wall_us() : 0;
+        c->state = CONN_CALL;
+        c->calling = true;
+        bool started = upstream_start(p->up, (unsigned)p->callme_up, call, &res);
+        c->calling = false;
+        if (started)
+            return; /* answered in on_call_done(), maybe already */
+        c->state = CONN_READING;
+    }
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_caller(p->env, &c->http, c->event_id, res, 0, NULL, 0, NULL, 0, &r, body, sizeof(body));
+    respond(p, c, &r, NULL);
+}
+
+static void handle_request(struct conn_pool *p, struct conn *c)
+{
+    uint8_t route = c->http.req.route.id;
+    begin_request(p, c, route == ROUTE_CALLER || route == ROUTE_CALLME);
     if (c->http.req.route.status == 400)
         metrics_add(&p->metrics->bad[BAD_QUERY], 1);
     struct resp r;
@@ -248,6 +355,9 @@ static void handle_request(struct conn_pool *p, struct conn *c)
         else
             c->state = CONN_TASK; /* answered in on_task_done() */
         break;
+    case HANDLER_CALL:
+        start_call(p, c);
+        break;
     }
 }
 
@@ -255,9 +365,8 @@ static void respond_refusal(struct conn_pool *p, struct conn *c, int status, enu
 {
     struct resp r;
     metrics_add(&p->metrics->bad[why], 1);
+    begin_request(p, c, false);
     handlers_refusal(&c->http.req, status, why, &r);
-    c->req_start_ns = mono_ns();
-    metrics_gauge_add(&p->metrics->in_flight, 1);
     respond(p, c, &r, NULL);
 }
 
@@ -299,7 +408,7 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
     if (gone(c) || c->state == CONN_LINGER)
         return;
     bool unsent = (c->flags & CONN_F_SEND) || c->woff < c->wlen || c->ext;
-    bool busy = c->state == CONN_TASK;
+    bool busy = c->state == CONN_TASK || c->state == CONN_CALL;
 
     if (c->state == CONN_FINAL) {
         if (!unsent)

@@ -21,12 +21,16 @@
 #include "log.h"
 #include "metrics.h"
 #include "resp.h"
+#include "spans.h"
 #include "timer.h"
+#include "trace.h"
+#include "upstream.h"
 
 /* Where a connection is. Exactly one at a time. */
 enum conn_state {
     CONN_READING, /* reading and answering requests (responses may be unsent) */
     CONN_TASK,    /* a request waits on its /example task (queued or in the wait queue) */
+    CONN_CALL,    /* a request waits on its upstream call (/caller/ping) */
     CONN_FINAL,   /* its last response is queued: send it, then linger */
     CONN_LINGER,  /* write side shut; reading and dropping until EOF or timeout */
     CONN_DEAD,    /* aborted: released once nothing is in flight; stays DEAD once released */
@@ -44,7 +48,7 @@ enum conn_state {
  * runs only while RESP_MAX bytes are free. */
 #define CONN_WBUF_SIZE 4096
 #define RESP_MAX       (RESP_HEAD_MAX + HANDLERS_BODY_MAX)
-_Static_assert(RESP_MAX <= CONN_WBUF_SIZE / 4, "a few pipelined responses fit the write buffer");
+_Static_assert(RESP_MAX <= CONN_WBUF_SIZE / 3, "a few pipelined responses fit the write buffer");
 /* /metrics bodies (64 KiB buffers) alive at once per worker, while their
  * clients read them; one more scrape on the worker gets a 503. */
 #define CONN_SCRAPES_MAX   4
@@ -57,11 +61,19 @@ struct conn {
     struct conn *pnext;      /* paused list link (CONN_F_PAUSED) */
     struct dispatch_job job; /* its /example work (CONN_TASK) */
     uint64_t req_start_ns;   /* when the current request's head was parsed */
+    uint64_t req_wall_us;    /* the same, epoch microseconds (spans) */
+    struct trace tr;         /* the current request's trace context */
+    uint64_t span;           /* its SERVER span id */
+    uint64_t client_span;    /* /caller/ping: its call's CLIENT span id */
+    uint64_t event_id;       /* /caller/ping: the event it stored */
+    uint64_t call_wall_us;   /* /caller/ping: when its call started (the CLIENT span) */
+    struct upstream_call call; /* /caller/ping's call (CONN_CALL) */
     int fd;                  /* owned while in use; -1 once released */
     uint32_t gen;            /* bumped at each release: stale completions are dropped */
     uint32_t slot;
     uint8_t state;                  /* enum conn_state */
     uint8_t flags;                  /* CONN_F_* */
+    bool calling;                   /* inside upstream_start(): its done must not re-enter conn_process */
     uint32_t rlen, rpos, msg_start; /* read buffer: filled, parsed, current message start */
     uint32_t wlen, woff;            /* response buffer: filled, sent */
     char *rbuf;                     /* pool-owned arena slice, cfg->max_header bytes */
@@ -87,6 +99,9 @@ struct conn_pool {
     const struct handler_env *env;
     conn_scrape_fn *scrape;
     void *scrape_ctx;
+    struct upstream_client *up; /* the worker's client, or NULL */
+    int callme_up;              /* callme's index in up, or -1 */
+    struct spans *spans;        /* the span exporter, or NULL (no --zipkin-url) */
     unsigned id; /* the worker's, for logs */
     uint32_t nslots;
 

@@ -10,8 +10,14 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
+#include "build_info.h"
 #include "route.h"
+#include "upstream.h"
+#if PRIMED_HAVE_STORE
+#include "store.h"
+#endif
 
 static const char TEXT[] = "text/plain; charset=utf-8";
 
@@ -68,6 +74,22 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
         else
             text(r, h, 200, "ready\n", ka);
         break;
+    case ROUTE_CALLME: {
+        uint64_t id = handlers_event(env, 0);
+        if (id == 0) {
+            text(r, h, 503, "event store is behind; retry\n", ka);
+            break;
+        }
+        snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, id, env->pod, env->ns);
+        text(r, h, 200, body, ka);
+        break;
+    }
+    case ROUTE_CALLER:
+        if (!env->callme) {
+            text(r, h, 404, "not found: /caller/ping needs --callme-url (CALLME_URL)\n", ka);
+            break;
+        }
+        return HANDLER_CALL;
     case ROUTE_PING: {
         uint64_t n = atomic_fetch_add_explicit(env->ping_n, 1, memory_order_relaxed) + 1;
         /* values come from the pod spec, not the request: still bounded (at
@@ -81,6 +103,57 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
         break;
     }
     return HANDLER_RESPOND;
+}
+
+uint64_t handlers_event(const struct handler_env *env, int64_t now_ms)
+{
+#if PRIMED_HAVE_STORE
+    if (env->store) {
+        if (now_ms == 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        }
+        return store_add(env->store, now_ms, env->pod);
+    }
+#endif
+    (void)now_ms;
+    return atomic_fetch_add_explicit(env->event_n, 1, memory_order_relaxed) + 1;
+}
+
+void handlers_caller(const struct handler_env *env, const struct http *h, uint64_t id, int res, int err,
+                     const char *why, int status, const char *up_body, size_t up_len, struct resp *r, char *body,
+                     size_t cap)
+{
+    bool ka = handlers_keep_alive(env, h);
+    if (id == 0) {
+        text(r, h, 503, "event store is behind; retry\n", ka);
+        return;
+    }
+    if (res == UPSTREAM_OK && status >= 200 && status < 300) {
+        int n = snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s is calling ", env->app, id, env->pod,
+                         env->ns);
+        if (n > 0 && (size_t)n + up_len < cap) {
+            memcpy(body + n, up_body, up_len);
+            body[(size_t)n + up_len] = '\0';
+            *r = (struct resp){.status = 200, .ctype = TEXT, .body = body, .body_len = (size_t)n + up_len, .keep_alive = ka};
+            return;
+        }
+        snprintf(body, cap, "upstream %s: answer too long to forward (%zu bytes)\n", env->callme, up_len);
+        text(r, h, 502, body, ka);
+        return;
+    }
+    if (res == UPSTREAM_OK)
+        snprintf(body, cap, "upstream %s: answered %d\n", env->callme, status);
+    else if (res == UPSTREAM_TIMEOUT)
+        snprintf(body, cap, "upstream %s: no answer within the timeout\n", env->callme);
+    else if (err)
+        snprintf(body, cap, "upstream %s: %s: %s\n", env->callme, upstream_result_text((enum upstream_result)res),
+                 strerror(-err));
+    else
+        snprintf(body, cap, "upstream %s: %s\n", env->callme,
+                 why ? why : upstream_result_text((enum upstream_result)res));
+    text(r, h, res == UPSTREAM_TIMEOUT ? 504 : 502, body, ka);
 }
 
 void handlers_example(const struct handler_env *env, const struct http *h, int result, struct resp *r, char *body,
@@ -170,7 +243,7 @@ static void request_trace(const struct http_req *rq, struct trace *tr)
                              rq->xb3_sampled_len, rq->xb3_flags, rq->xb3_flags_len, tr);
 }
 
-static uint64_t rng_next(uint64_t *state)
+uint64_t handlers_rand(uint64_t *state)
 {
     /* xorshift64*: span ids only need to be unique-ish, not secret */
     uint64_t x = *state;
@@ -181,15 +254,23 @@ static uint64_t rng_next(uint64_t *state)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-void handlers_headers(const struct handler_env *env, const struct http_req *rq, uint64_t *rng, struct trace *tr,
-                      char *extra, size_t cap)
+void handlers_trace(const struct http_req *rq, uint64_t *rng, bool start, struct trace *tr, uint64_t *span)
+{
+    request_trace(rq, tr);
+    if (!tr->valid && start) {
+        uint64_t hi = handlers_rand(rng);
+        trace_start(tr, hi, handlers_rand(rng));
+    }
+    *span = handlers_rand(rng);
+}
+
+void handlers_headers(const struct handler_env *env, const struct trace *tr, uint64_t span, char *extra, size_t cap)
 {
     size_t elen = 0;
     extra[0] = '\0';
-    request_trace(rq, tr);
     if (tr->valid) {
         char tp[56];
-        trace_format_traceparent(tr, rng_next(rng), tp);
+        trace_format_traceparent(tr, span, tp);
         elen = (size_t)snprintf(extra, cap, "traceparent: %s\r\n", tp);
     }
     if (env->revision_hdr && env->revision_hdr[0])

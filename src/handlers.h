@@ -19,8 +19,9 @@
 #include "resp.h"
 #include "trace.h"
 
-/* Longest inline body: /ping's (at most 288 bytes). */
-#define HANDLERS_BODY_MAX 320
+/* Longest inline body: /caller/ping's (its own 288-byte /ping-style prefix
+ * plus " is calling " plus callme's answer, which must fit what is left). */
+#define HANDLERS_BODY_MAX 640
 
 /* What the handlers read besides the request; all pointers not owned. */
 struct handler_env {
@@ -29,12 +30,18 @@ struct handler_env {
     _Atomic uint64_t *ping_n;
     const char *app, *pod, *ns; /* /ping */
     const char *revision_hdr;   /* "K-Revision: ...\r\n" or "" */
+    struct store *store;        /* the event store, or NULL (built without it) */
+    _Atomic uint64_t *event_n;  /* event ids without a store */
+    const char *callme;         /* --callme-url's host:port, or NULL: /caller/ping is 404 */
 };
+
+struct store;
 
 enum handler_action {
     HANDLER_RESPOND, /* r is filled: send it */
     HANDLER_PRIME,   /* /example: run a prime of rq->route.bits, then handlers_example() */
     HANDLER_METRICS, /* /metrics: render the scrape, then handlers_metrics() */
+    HANDLER_CALL,    /* /caller/ping: store an event, call callme, then handlers_caller() */
 };
 
 /* Whether the answer to the request h just parsed may keep the connection. */
@@ -55,11 +62,29 @@ void handlers_metrics(const struct handler_env *env, const struct http *h, const
  * request counts under "other", keeping its method for the access log. */
 void handlers_refusal(struct http_req *rq, int status, enum bad_reason why, struct resp *r);
 
-/* The request's trace context into tr, and the extra header lines of its
- * answer into extra (cap >= RESP_EXTRA_MAX): traceparent with a new span id
- * from *rng when traced, K-Revision when configured. */
-void handlers_headers(const struct handler_env *env, const struct http_req *rq, uint64_t *rng, struct trace *tr,
-                      char *extra, size_t cap);
+/* Stores one event (now, the pod) and returns its id, or 0 when the store
+ * is too far behind to take it. */
+uint64_t handlers_event(const struct handler_env *env, int64_t now_ms);
+
+/* /caller/ping's answer once its call to callme is over: id is the event the
+ * caller stored; res (an enum upstream_result), err (-errno or 0) and why (a
+ * static detail or NULL) say how the call ended, status and body what callme
+ * answered. 200 with the chain's body, else 502 or 504 naming the upstream.
+ * body as above. */
+void handlers_caller(const struct handler_env *env, const struct http *h, uint64_t id, int res, int err,
+                     const char *why, int status, const char *up_body, size_t up_len, struct resp *r, char *body,
+                     size_t cap);
+
+/* The request's trace context into tr (a new sampled trace when it has none
+ * and start is set) and a new span id for this server's span into *span,
+ * from *rng. */
+void handlers_trace(const struct http_req *rq, uint64_t *rng, bool start, struct trace *tr, uint64_t *span);
+/* A random id from *rng (span ids: unique-ish, not secret). */
+uint64_t handlers_rand(uint64_t *rng);
+
+/* The extra header lines of an answer into extra (cap >= RESP_EXTRA_MAX):
+ * traceparent with span when tr is valid, K-Revision when configured. */
+void handlers_headers(const struct handler_env *env, const struct trace *tr, uint64_t span, char *extra, size_t cap);
 
 /* Appends the access-log line of one answered request to a. */
 void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq, int status,

@@ -100,6 +100,19 @@ void io_close(struct io *io, int fd)
         close(fd);
 }
 
+int io_socket(struct io *io, int family)
+{
+    /* io_uring: a blocking socket, as accepted ones are (its ops never block
+     * the thread; a non-blocking one would only add EAGAIN round trips) */
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | (io->kind == IO_EPOLL ? SOCK_NONBLOCK : 0), 0);
+    return fd >= 0 ? fd : -errno;
+}
+
+int io_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len)
+{
+    return io->ops->connect(io, fd, tag, sa, len);
+}
+
 int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
 {
     return io->ops->recv(io, fd, tag, buf, len);

@@ -1,6 +1,7 @@
 /* io.h - the I/O backend seam: a tiny completion-style event API.
  *
- * The worker asks for accepts, receives and sends and gets completions back;
+ * The worker asks for accepts, connects, receives and sends and gets
+ * completions back;
  * it never knows whether io_uring runs them or an epoll loop emulates them
  * (io_uring.c, io_epoll.c). Like redis' ae.c: one small API, a backend per file,
  * chosen in one place (io_init()).
@@ -24,6 +25,7 @@ enum io_op {
     IO_OP_RECV,       /* res: bytes, 0 at EOF, or -errno */
     IO_OP_SEND,       /* res: bytes sent (maybe short) or -errno */
     IO_OP_WAKE,       /* io_wake() was called (possibly several times) */
+    IO_OP_CONNECT,    /* res: 0 connected, or -errno (ECONNREFUSED, ...) */
     IO_OP_INTERNAL,
 };
 
@@ -48,6 +50,7 @@ struct io_ops {
     void (*conn_close)(struct io *io, int fd);
     int (*recv)(struct io *io, int fd, uint64_t tag, void *buf, size_t len);
     int (*send)(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
+    int (*connect)(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len);
     int (*wait)(struct io *io, struct io_event *evs, int max, int timeout_ms);
     void (*fini)(struct io *io);
     /* A scripted backend (tests/io_script.c): its fds are not sockets, and
@@ -91,6 +94,15 @@ void io_conn_close(struct io *io, int fd);
  * when it has them. io_shutdown returns 0 or -errno. */
 int io_shutdown(struct io *io, int fd, int how);
 void io_close(struct io *io, int fd);
+
+/* A TCP socket of family for an outgoing connection, as the backend wants
+ * it (non-blocking for epoll); register it with io_conn_open() before
+ * io_connect(). Returns the fd (owned by the caller) or -errno. */
+int io_socket(struct io *io, int family);
+/* Connects fd to sa (which stays valid until the completion). At most one
+ * connect in flight per fd, and no receive or send before it completes.
+ * Returns 0 or -errno (then no completion comes). */
+int io_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len);
 
 /* Receives up to len bytes into buf. Returns 0 or -errno (then no completion comes). */
 int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len);

@@ -26,11 +26,14 @@
 #define ACCEPT_BATCH 64
 
 struct ep_fd {
-    uint64_t recv_tag, send_tag;
+    uint64_t recv_tag, send_tag, connect_tag;
     void *rbuf; /* not owned: the worker's, until the completion */
     size_t rlen;
     struct msghdr *msg; /* not owned: the worker's, until the completion */
     bool want_recv, want_send;
+    bool want_connect; /* a connect in progress: done when writable (SO_ERROR) */
+    bool connect_done; /* connect() itself finished: connect_res is the result */
+    int connect_res;
     bool readable, writable;
     bool queued; /* on the ready list */
 };
@@ -130,10 +133,55 @@ static int e_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
     return 0;
 }
 
+static int e_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len)
+{
+    struct epoll_be *e = io->be;
+    if (fd < 0 || fd >= e->max_fd)
+        return -EBADF;
+    struct ep_fd *f = &e->fds[fd];
+    f->want_connect = true;
+    f->connect_tag = tag;
+    f->connect_done = false;
+    if (connect(fd, sa, len) == 0) {
+        f->connect_done = true; /* loopback often completes at once */
+        f->connect_res = 0;
+    } else if (errno == EINPROGRESS) {
+        f->writable = false; /* the edge of EPOLLOUT says it finished */
+        return 0;
+    } else {
+        f->connect_done = true;
+        f->connect_res = -errno;
+    }
+    mark_ready(e, fd);
+    return 0;
+}
+
 /* Runs what fd wants and is ready for; appends completions. */
 static int run_fd(struct epoll_be *e, int fd, struct io_event *evs, int n, int max)
 {
     struct ep_fd *f = &e->fds[fd];
+    if (n < max && f->want_connect && (f->connect_done || f->writable)) {
+        int res = f->connect_res;
+        if (!f->connect_done) {
+            int err = 0;
+            socklen_t elen = sizeof(err);
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+                err = errno;
+            struct sockaddr_storage peer;
+            socklen_t plen = sizeof(peer);
+            if (err == 0 && getpeername(fd, (struct sockaddr *)&peer, &plen) < 0 && errno == ENOTCONN) {
+                /* a stale edge: the EPOLLHUP an unconnected socket reports
+                 * when it is added; the real one comes when the handshake ends */
+                f->writable = false;
+                return n;
+            }
+            res = -err;
+        }
+        f->want_connect = f->connect_done = false;
+        f->writable = res == 0;
+        evs[n++] = (struct io_event){.op = IO_OP_CONNECT, .res = res, .tag = f->connect_tag};
+        return n;
+    }
     if (n < max && f->want_send && f->writable) {
         size_t total = 0;
         for (size_t i = 0; i < f->msg->msg_iovlen; i++)
@@ -216,7 +264,7 @@ static int e_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
             f->readable = true;
         if (what & (EPOLLOUT | EPOLLHUP | EPOLLERR))
             f->writable = true;
-        if ((f->want_recv && f->readable) || (f->want_send && f->writable))
+        if ((f->want_recv && f->readable) || (f->want_send && f->writable) || (f->want_connect && f->writable))
             mark_ready(e, fd);
     }
     /* run ready fds; what does not fit in evs stays for the next call */
@@ -250,6 +298,7 @@ static const struct io_ops epoll_ops = {
     .conn_close = e_conn_close,
     .recv = e_recv,
     .send = e_send,
+    .connect = e_connect,
     .wait = e_wait,
     .fini = e_fini,
 };

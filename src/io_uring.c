@@ -116,6 +116,17 @@ static int u_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
     return 0;
 }
 
+static int u_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_connect(sqe, fd, sa, len);
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_CONNECT, tag));
+    return 0;
+}
+
 static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
 {
     struct uring_be *u = io->be;
@@ -167,6 +178,7 @@ static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
             break;
         case IO_OP_RECV:
         case IO_OP_SEND:
+        case IO_OP_CONNECT:
             evs[n++] = (struct io_event){.op = (uint8_t)op, .res = cqe->res, .tag = ud & IO_TAG_MASK};
             break;
         default:
@@ -194,6 +206,7 @@ static const struct io_ops uring_ops = {
     .conn_close = u_conn_close,
     .recv = u_recv,
     .send = u_send,
+    .connect = u_connect,
     .wait = u_wait,
     .fini = u_fini,
 };

@@ -71,6 +71,13 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
         v->accepts += ld(&m->accepts);
         v->conns_open += atomic_load_explicit(&m->conns_open, memory_order_relaxed);
         v->in_flight += atomic_load_explicit(&m->in_flight, memory_order_relaxed);
+        for (int u = 0; u < METRICS_UPSTREAMS; u++) {
+            for (int r = 0; r < METRICS_UPSTREAM_RESULTS; r++)
+                v->upstream_calls[u][r] += ld(&m->upstream_calls[u][r]);
+            merge_histo(&m->upstream_seconds[u], v->up_bucket[u], &v->up_sum_ns[u], &v->up_count[u]);
+        }
+        v->spans_sent += ld(&m->spans_sent);
+        v->spans_dropped += ld(&m->spans_dropped);
     }
     /* Buckets were summed per bucket; make them cumulative. The +Inf bucket
      * then equals the count of the same snapshot, by construction. */
@@ -82,6 +89,11 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
     for (int b = 1; b <= METRICS_NBUCKETS; b++)
         v->prime_bucket[b] += v->prime_bucket[b - 1];
     v->prime_count = v->prime_bucket[METRICS_NBUCKETS];
+    for (int u = 0; u < METRICS_UPSTREAMS; u++) {
+        for (int b = 1; b <= METRICS_NBUCKETS; b++)
+            v->up_bucket[u][b] += v->up_bucket[u][b - 1];
+        v->up_count[u] = v->up_bucket[u][METRICS_NBUCKETS];
+    }
 }
 
 size_t metrics_escape(char *out, size_t cap, const char *s)
@@ -210,6 +222,43 @@ static void put_process(struct out *o, const struct metrics_info *info)
         threads);
 }
 
+static void put_upstreams(struct out *o, const struct metrics_view *v, const struct metrics_info *info)
+{
+    bool any = false;
+    for (int u = 0; u < METRICS_UPSTREAMS; u++)
+        any |= info->upstream_names[u] != NULL;
+    if (any && info->upstream_results) {
+        put(o, "# HELP primed_upstream_calls_total Calls to upstreams, by upstream role and how they ended.\n"
+               "# TYPE primed_upstream_calls_total counter\n");
+        for (int u = 0; u < METRICS_UPSTREAMS; u++)
+            for (int r = 0; info->upstream_names[u] && r < METRICS_UPSTREAM_RESULTS; r++)
+                put(o, "primed_upstream_calls_total{upstream=\"%s\",result=\"%s\"} %" PRIu64 "\n",
+                    info->upstream_names[u], info->upstream_results[r], v->upstream_calls[u][r]);
+        put(o, "# HELP primed_upstream_call_duration_seconds Time from a call's start to its end, any result.\n"
+               "# TYPE primed_upstream_call_duration_seconds histogram\n");
+        for (int u = 0; u < METRICS_UPSTREAMS; u++) {
+            if (!info->upstream_names[u])
+                continue;
+            char labels[64];
+            snprintf(labels, sizeof(labels), "upstream=\"%s\"", info->upstream_names[u]);
+            put_histo(o, "primed_upstream_call_duration_seconds", labels, v->up_bucket[u], v->up_sum_ns[u],
+                      v->up_count[u]);
+        }
+    }
+    put(o,
+        "# HELP primed_zipkin_spans_total Spans handed to the Zipkin exporter: sent (a 2xx answer) or dropped.\n"
+        "# TYPE primed_zipkin_spans_total counter\n"
+        "primed_zipkin_spans_total{result=\"sent\"} %" PRIu64 "\n"
+        "primed_zipkin_spans_total{result=\"dropped\"} %" PRIu64 "\n",
+        v->spans_sent, v->spans_dropped);
+    if (info->store)
+        put(o,
+            "# HELP primed_store_events_dropped_total Events the store refused (queue full) or failed to insert.\n"
+            "# TYPE primed_store_events_dropped_total counter\n"
+            "primed_store_events_dropped_total %" PRIu64 "\n",
+            info->store_dropped);
+}
+
 int metrics_render(const struct metrics_view *v, const struct metrics_info *info, char *buf, size_t cap)
 {
     struct out o = {buf, cap, 0, 0};
@@ -281,6 +330,7 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
         "# TYPE primed_steals_total counter\n"
         "primed_steals_total %" PRIu64 "\n",
         v->steals);
+    put_upstreams(&o, v, info);
     put_process(&o, info);
     if (o.overflow)
         return -ENOSPC;

@@ -24,6 +24,11 @@ enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
 #define METRICS_BUCKETS_S 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
 #define METRICS_NBUCKETS  15
 
+/* Upstreams a worker calls, by role (labels of primed_upstream_*), and the
+ * ways a call ends (upstream.h's UPSTREAM_RESULTS, which asserts the count). */
+enum metrics_upstream { METRICS_UP_CALLME, METRICS_UP_ZIPKIN, METRICS_UPSTREAMS };
+#define METRICS_UPSTREAM_RESULTS 9
+
 typedef _Atomic uint64_t mcounter;
 typedef _Atomic int64_t mgauge;
 
@@ -42,6 +47,9 @@ struct metrics {
     mcounter accepts;
     mgauge conns_open;
     mgauge in_flight; /* requests parsed and not yet answered */
+    mcounter upstream_calls[METRICS_UPSTREAMS][METRICS_UPSTREAM_RESULTS];
+    struct histo upstream_seconds[METRICS_UPSTREAMS]; /* start of a call to its end, any result */
+    mcounter spans_sent, spans_dropped;
 } __attribute__((aligned(64)));
 
 /* Single-writer increment: only the owning worker calls these. */
@@ -75,6 +83,11 @@ struct metrics_view {
     uint64_t accepts;
     int64_t conns_open;
     int64_t in_flight;
+    uint64_t upstream_calls[METRICS_UPSTREAMS][METRICS_UPSTREAM_RESULTS];
+    uint64_t up_bucket[METRICS_UPSTREAMS][METRICS_NBUCKETS + 1]; /* cumulative */
+    uint64_t up_sum_ns[METRICS_UPSTREAMS];
+    uint64_t up_count[METRICS_UPSTREAMS];
+    uint64_t spans_sent, spans_dropped;
 };
 
 /* Merges n workers' metrics into v. */
@@ -86,6 +99,11 @@ struct metrics_info {
     int64_t queue_depth; /* < 0: no queue (inline dispatch) */
     int steal;           /* expose steal metrics */
     double start_time;   /* unix seconds */
+    /* the upstream series: written for the roles configured (names[i] != NULL) */
+    const char *upstream_names[METRICS_UPSTREAMS];
+    const char *const *upstream_results; /* METRICS_UPSTREAM_RESULTS labels */
+    int store;                           /* 1: built with the event store (its series are written) */
+    uint64_t store_dropped;              /* events refused (queue full) or that failed to insert */
 };
 
 /* Writes the Prometheus text format 0.0.4 for v into buf. Returns the length,

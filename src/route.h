@@ -14,7 +14,9 @@
     X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD") \
     X(ROUTE_READYZ, "/readyz", "GET, HEAD")   \
     X(ROUTE_METRICS, "/metrics", "GET, HEAD") \
-    X(ROUTE_PING, "/ping", "GET, HEAD")
+    X(ROUTE_PING, "/ping", "GET, HEAD")                 \
+    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD")        \
+    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD")
 
 #define X_ENUM(id, path, allow) id,
 enum route_id { ROUTES(X_ENUM) ROUTE__COUNT };

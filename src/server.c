@@ -27,6 +27,9 @@
 #include "cgroup.h"
 #include "log.h"
 #include "worker.h"
+#if PRIMED_HAVE_STORE
+#include "store.h"
+#endif
 
 /* CPUs this process may use: the affinity mask, capped by a cgroup CPU quota
  * (rounded up); at least 1. Fills cpus (up to max) with the allowed CPU ids
@@ -200,6 +203,30 @@ int server_run(const struct config *cfg)
         snprintf(s->revision_hdr, sizeof(s->revision_hdr), "K-Revision: %s\r\n", clean);
     }
 
+    /* the chain: names resolved now (a failure is not fatal: Knative may
+     * create callme after the caller), the event store opened */
+    resolver_init(&s->resolver);
+    if (cfg->callme.host[0])
+        s->callme_target = resolver_add(&s->resolver, &cfg->callme);
+    if (cfg->zipkin.host[0])
+        s->zipkin_target = resolver_add(&s->resolver, &cfg->zipkin);
+    for (unsigned i = 0; i < s->resolver.n; i++) {
+        const struct resolver_target *t = &s->resolver.targets[i];
+        if (!t->resolved)
+            log_msg("cannot resolve %s (%s): calls to it fail with 502 until it resolves; retrying every %d ms",
+                    t->url->host, t->err, RESOLVER_RETRY_MS);
+    }
+    if (resolver_start(&s->resolver))
+        die(1, "cannot start the resolver thread");
+#if PRIMED_HAVE_STORE
+    char serr[200];
+    if (store_open(&s->store, cfg->db, 0, serr, sizeof(serr)))
+        die(1, "event store --db %s: %s", cfg->db, serr);
+#else
+    if (strcmp(cfg->db, ":memory:") != 0)
+        die(1, "--db %s: this binary is built without the event store (-Dstore=disabled)", cfg->db);
+#endif
+
     unsigned quota = 0;
     unsigned usable = usable_cpus(s->cpus, CONFIG_WORKERS_MAX, &quota);
     unsigned ncpu_mask = usable;
@@ -280,13 +307,16 @@ int server_run(const struct config *cfg)
         snprintf(quota_txt, sizeof(quota_txt), "%u", quota);
     log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
             "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
-            "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s",
+            "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s callme=%s zipkin=%s "
+            "upstream_timeout=%ums upstream_conns=%u db=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
             w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers,
             cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns, cfg->max_header,
             cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,
-            cfg->drain_timeout_ms, cfg->access_log ? "on" : "off");
+            cfg->drain_timeout_ms, cfg->access_log ? "on" : "off", cfg->callme.host[0] ? cfg->callme.authority : "none",
+            cfg->zipkin.host[0] ? cfg->zipkin.authority : "none", cfg->upstream_timeout_ms, cfg->upstream_conns,
+            PRIMED_HAVE_STORE ? cfg->db : "none");
     pthread_barrier_wait(&worker_start_barrier);
 
     int sig;
@@ -312,6 +342,11 @@ int server_run(const struct config *cfg)
     for (unsigned i = 0; i < s->nworkers; i++) {
         io_close_wake(&s->workers[i].io);
     }
+#if PRIMED_HAVE_STORE
+    store_close(s->store); /* writes what is queued */
+    s->store = NULL;
+#endif
+    resolver_fini(&s->resolver);
     uint64_t served = atomic_load(&s->example_n);
     log_msg("drained: exiting (/example answered %llu times)", (unsigned long long)served);
     return 0;

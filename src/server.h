@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "resolver.h"
 
 struct worker;
 struct dispatch;
@@ -29,6 +30,10 @@ struct server {
     _Atomic int running;        /* workers that have not exited */
     const char *pod, *ns, *app; /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
     char revision_hdr[160];     /* "K-Revision: ...\r\n" or "" */
+    _Atomic uint64_t event_n;   /* event ids when built without the store */
+    struct store *store;        /* the event store, owned; NULL when built without it */
+    struct resolver resolver;   /* upstream names, owned */
+    struct resolver_target *callme_target, *zipkin_target; /* in resolver, or NULL */
 };
 
 /* Runs the server until SIGTERM/SIGINT and the drain. Returns the exit status

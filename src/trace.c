@@ -167,3 +167,27 @@ int trace_format_traceparent(const struct trace *t, uint64_t span, char out[56])
         span = 1; /* an all-zero span id is invalid */
     return snprintf(out, 56, "00-%.32s-%016llx-%02x", t->trace_id, (unsigned long long)span, t->flags);
 }
+
+void trace_start(struct trace *t, uint64_t hi, uint64_t lo)
+{
+    if ((hi | lo) == 0)
+        lo = 1; /* an all-zero trace id is invalid */
+    memset(t, 0, sizeof(*t));
+    t->valid = true;
+    snprintf(t->trace_id, sizeof(t->trace_id), "%016llx%016llx", (unsigned long long)hi, (unsigned long long)lo);
+    t->flags = 1;
+}
+
+size_t trace_format_outbound(const struct trace *t, uint64_t parent, uint64_t span, char *out, size_t cap)
+{
+    if (span == 0)
+        span = 1;
+    char tp[56];
+    trace_format_traceparent(t, span, tp);
+    int n = snprintf(out, cap,
+                     "traceparent: %s\r\nX-B3-TraceId: %.32s\r\nX-B3-SpanId: %016llx\r\nX-B3-ParentSpanId: "
+                     "%016llx\r\nX-B3-Sampled: %c\r\n",
+                     tp, t->trace_id, (unsigned long long)span, (unsigned long long)parent,
+                     (t->flags & 1) ? '1' : '0');
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}

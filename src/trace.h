@@ -40,4 +40,15 @@ bool trace_parse_b3_multi(const char *trace_id, size_t trace_len, const char *sp
  * span id. Returns 55. */
 int trace_format_traceparent(const struct trace *t, uint64_t span, char out[56]);
 
+/* Starts a new sampled trace (no incoming context) with id hi:lo. */
+void trace_start(struct trace *t, uint64_t hi, uint64_t lo);
+
+/* The context of an outbound call continuing t: span is the call's (the
+ * CLIENT span) and parent the caller's SERVER span. Writes the header lines
+ * traceparent, X-B3-TraceId, X-B3-SpanId, X-B3-ParentSpanId and X-B3-Sampled
+ * (each ending "\r\n") into out. Returns the length, 0 when cap is short
+ * (TRACE_OUTBOUND_MAX is enough). */
+#define TRACE_OUTBOUND_MAX 200
+size_t trace_format_outbound(const struct trace *t, uint64_t parent, uint64_t span, char *out, size_t cap);
+
 #endif

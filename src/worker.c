@@ -22,6 +22,9 @@
 
 #include "build_info.h"
 #include "prime.h"
+#if PRIMED_HAVE_STORE
+#include "store.h"
+#endif
 
 pthread_barrier_t worker_start_barrier;
 
@@ -154,6 +157,7 @@ static void drain_begin(struct worker *w)
     w->lfd = -1;
     admit_parked(w);
     conn_pool_drain(&w->pool);
+    upstream_drain(&w->up);
 }
 
 /* ---- time ----------------------------------------------------------------- */
@@ -183,6 +187,9 @@ static int next_timeout_ms(struct worker *w)
     uint64_t now = w->pool.now_ms;
     uint64_t next = now + 1000 - (now % 1000); /* the Date header's second */
     next = conn_pool_next_deadline(&w->pool, next);
+    next = upstream_next_deadline(&w->up, next);
+    if (w->spans)
+        next = spans_next_deadline(w->spans, next);
     if (w->accept_retry_ms > now && w->accept_retry_ms < next)
         next = w->accept_retry_ms;
     return next > now ? (int)(next - now) : 0;
@@ -208,7 +215,15 @@ static int scrape(void *ctx, char **out)
         .queue_depth = dispatch_queue_depth(&w->dispatch),
         .steal = w->dispatch.steal,
         .start_time = s->start_time,
+        .upstream_names = {[METRICS_UP_CALLME] = w->cfg->callme.host[0] ? "callme" : NULL,
+                           [METRICS_UP_ZIPKIN] = w->cfg->zipkin.host[0] ? "zipkin" : NULL},
+        .upstream_results = upstream_result_labels(),
+        .store = PRIMED_HAVE_STORE,
     };
+#if PRIMED_HAVE_STORE
+    if (s->store)
+        info.store_dropped = store_dropped(s->store);
+#endif
     return metrics_scrape(ms, s->nworkers, &info, out);
 }
 
@@ -244,8 +259,10 @@ static int worker_setup(struct worker *w)
     char why[160];
     unsigned listening = cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers;
     w->max_open = (cfg->max_conns + listening - 1) / listening; /* accepts past it are parked */
-    /* in flight at once: a receive and a send per slot, the accept, the wake */
-    int r = io_init(&w->io, cfg->io, 1024, 2 * w->max_open + 8, max_fd, why, sizeof(why));
+    /* in flight at once: a receive and a send per slot and per upstream
+     * connection, the accept, the wake */
+    unsigned up_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns;
+    int r = io_init(&w->io, cfg->io, 1024, 2 * w->max_open + up_ops + 8, max_fd, why, sizeof(why));
     if (r) {
         snprintf(w->init_why, sizeof(w->init_why), "%s: %s%s", cfg->io == IO_EPOLL ? "epoll" : "io_uring_setup",
                  strerror(-r),
@@ -277,7 +294,35 @@ static int worker_setup(struct worker *w)
         .pod = s->pod,
         .ns = s->ns,
         .revision_hdr = s->revision_hdr,
+        .store = s->store,
+        .event_n = &s->event_n,
+        .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
     };
+    /* the upstream client: callme's and the collector's pools */
+    w->up.io = &w->io;
+    w->up.now_ms = &w->pool.now_ms;
+    w->up.max_conns = cfg->upstream_conns;
+    w->up.timeout_ms = cfg->upstream_timeout_ms;
+    w->up.user_agent = "primed/" PRIMED_VERSION;
+    int callme_up = -1, zipkin_up = -1;
+    if (s->callme_target)
+        callme_up = upstream_add(&w->up, &cfg->callme, s->callme_target, &w->metrics, METRICS_UP_CALLME);
+    if (s->zipkin_target)
+        zipkin_up = upstream_add(&w->up, &cfg->zipkin, s->zipkin_target, &w->metrics, METRICS_UP_ZIPKIN);
+    if (upstream_client_init(&w->up))
+        return setup_fail(w, -ENOMEM, "allocate the upstream connections: out of memory");
+    if (zipkin_up >= 0) {
+        w->spans = calloc(1, sizeof(*w->spans));
+        if (w->spans) {
+            w->spans->client = &w->up;
+            w->spans->up = (unsigned)zipkin_up;
+            w->spans->metrics = &w->metrics;
+            w->spans->now_ms = &w->pool.now_ms;
+            w->spans->worker = w->id;
+        }
+        if (!w->spans || spans_init(w->spans))
+            return setup_fail(w, -ENOMEM, "allocate the span exporter: out of memory");
+    }
     struct conn_pool *p = &w->pool;
     p->cfg = cfg;
     p->io = &w->io;
@@ -287,6 +332,9 @@ static int worker_setup(struct worker *w)
     p->env = &w->env;
     p->scrape = scrape;
     p->scrape_ctx = w;
+    p->up = &w->up;
+    p->callme_up = callme_up;
+    p->spans = w->spans;
     p->id = w->id;
     p->nslots = w->max_open;
     if (getrandom(&p->rng, sizeof(p->rng), 0) != sizeof(p->rng) || p->rng == 0)
@@ -303,6 +351,12 @@ static int worker_setup(struct worker *w)
 
 static void worker_teardown(struct worker *w)
 {
+    upstream_client_fini(&w->up);
+    if (w->spans) {
+        spans_fini(w->spans);
+        free(w->spans);
+        w->spans = NULL;
+    }
     while (w->npark) /* only after a drain timeout: nothing else is left */
         close(park_pop(w));
     free(w->park);
@@ -340,6 +394,8 @@ void *worker_main(void *arg)
         for (int i = 0; i < n; i++) {
             if (evs[i].op == IO_OP_ACCEPT)
                 on_accept(w, &evs[i]);
+            else if (evs[i].tag & UPSTREAM_TAG)
+                upstream_on_event(&w->up, &evs[i]);
             else if (evs[i].op == IO_OP_RECV)
                 conn_on_recv(p, evs[i].tag, evs[i].res);
             else if (evs[i].op == IO_OP_SEND)
@@ -348,6 +404,9 @@ void *worker_main(void *arg)
         }
         dispatch_poll(&w->dispatch);
         conn_pool_expire(p);
+        upstream_expire(&w->up);
+        if (w->spans)
+            spans_poll(w->spans, p->drain_seen);
         if (w->npark)
             admit_parked(w);
         if (w->accept_retry_ms && p->now_ms >= w->accept_retry_ms)
@@ -355,8 +414,13 @@ void *worker_main(void *arg)
         if (!p->drain_seen && draining(w))
             drain_begin(w);
         accept_update(w);
-        if (p->drain_seen && p->nopen == 0 && w->npark == 0 && dispatch_out(&w->dispatch) == 0)
-            break;
+        if (p->drain_seen && p->nopen == 0 && w->npark == 0 && dispatch_out(&w->dispatch) == 0 &&
+            (!w->spans || (w->spans->n == 0 && !spans_busy(w->spans)))) {
+            /* the last spans have left; cut what the pool still holds */
+            upstream_drain(&w->up);
+            if (upstream_busy(&w->up) == 0)
+                break;
+        }
     }
     worker_teardown(w);
     return NULL;

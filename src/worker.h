@@ -15,6 +15,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "server.h"
+#include "spans.h"
+#include "upstream.h"
 
 struct worker {
     struct server *srv;       /* not owned */
@@ -28,6 +30,8 @@ struct worker {
     struct conn_pool pool;     /* its connections */
     struct dispatch dispatch;  /* its /example work; shared with the others as dispatch.h says */
     struct handler_env env;    /* the handlers' view of srv */
+    struct upstream_client up; /* its calls to callme and the collector */
+    struct spans *spans;       /* owned span exporter, or NULL (no --zipkin-url) */
 
     unsigned max_open; /* connections at once (slots) */
     int *park;         /* owned ring of accepted fds waiting for a slot */

@@ -107,9 +107,25 @@ Test(handlers, headers_carry_trace_and_revision)
                            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
     struct trace tr;
     char extra[RESP_EXTRA_MAX];
-    uint64_t rng = 1;
-    handlers_headers(&env, &h.req, &rng, &tr, extra, sizeof(extra));
+    uint64_t rng = 1, span;
+    handlers_trace(&h.req, &rng, false, &tr, &span);
     cr_assert(tr.valid);
+    handlers_headers(&env, &tr, span, extra, sizeof(extra));
     cr_assert(strstr(extra, "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-"), "%s", extra);
     cr_assert(strstr(extra, "K-Revision: r-1\r\n"));
+}
+
+Test(handlers, trace_starts_only_when_asked)
+{
+    struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct trace tr;
+    uint64_t rng = 7, span;
+    handlers_trace(&h.req, &rng, false, &tr, &span);
+    cr_assert(!tr.valid, "no incoming context, not asked: no trace");
+    handlers_trace(&h.req, &rng, true, &tr, &span);
+    cr_assert(tr.valid);
+    cr_assert_eq(strlen(tr.trace_id), 32);
+    cr_assert_eq(tr.flags, 1, "a started trace is sampled");
+    cr_assert_str_eq(tr.parent_id, "", "a root span has no parent");
+    cr_assert_neq(span, 0);
 }
