@@ -35,6 +35,7 @@ struct ep_fd {
     bool connect_done; /* connect() itself finished: connect_res is the result */
     int connect_res;
     bool readable, writable;
+    bool hup; /* the peer's FIN (or an error) was seen: reads never block again */
     bool queued; /* on the ready list */
 };
 
@@ -179,6 +180,7 @@ static int run_fd(struct epoll_be *e, int fd, struct io_event *evs, int n, int m
         }
         f->want_connect = f->connect_done = false;
         f->writable = res == 0;
+        f->hup = false; /* an unconnected socket's EPOLLHUP said nothing of the peer */
         evs[n++] = (struct io_event){.op = IO_OP_CONNECT, .res = res, .tag = f->connect_tag};
         return n;
     }
@@ -201,7 +203,9 @@ static int run_fd(struct epoll_be *e, int fd, struct io_event *evs, int n, int m
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             f->readable = false;
         } else {
-            if (r > 0 && (size_t)r < f->rlen)
+            /* a short read drained the socket, unless the FIN came with the
+             * data: then no edge will follow, and the next read returns 0 */
+            if (r > 0 && (size_t)r < f->rlen && !f->hup)
                 f->readable = false;
             f->want_recv = false;
             evs[n++] = (struct io_event){.op = IO_OP_RECV, .res = r < 0 ? -errno : (int32_t)r, .tag = f->recv_tag};
@@ -262,6 +266,8 @@ static int e_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
         struct ep_fd *f = &e->fds[fd];
         if (what & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
             f->readable = true;
+        if (what & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+            f->hup = true;
         if (what & (EPOLLOUT | EPOLLHUP | EPOLLERR))
             f->writable = true;
         if ((f->want_recv && f->readable) || (f->want_send && f->writable) || (f->want_connect && f->writable))

@@ -27,8 +27,8 @@ struct resolver_target {
     struct sockaddr_storage addr;
     socklen_t len;
     bool resolved;
-    char err[128];       /* why the last lookup failed, "" when it did not */
-    _Atomic bool stale;  /* set by a worker, cleared by the resolver thread */
+    char err[128];      /* why the last lookup failed, "" when it did not */
+    _Atomic bool stale; /* set by a worker, cleared by the resolver thread */
 };
 
 struct resolver {

@@ -12,8 +12,8 @@
 
 #include "log.h"
 
-static void on_export_done(struct upstream_call *call, enum upstream_result res, int err, int status,
-                           const char *body, size_t len)
+static void on_export_done(struct upstream_call *call, enum upstream_result res, int err, int status, const char *body,
+                           size_t len)
 {
     (void)body;
     (void)len;

@@ -32,8 +32,8 @@ struct spans {
 
     struct zipkin_span *pending; /* owned, SPANS_PENDING; strings are static or outlive the worker */
     unsigned n;
-    uint64_t first_ms; /* when pending[0] was added */
-    char *json;        /* owned: the batch in flight */
+    uint64_t first_ms;  /* when pending[0] was added */
+    char *json;         /* owned: the batch in flight */
     unsigned in_flight; /* spans in the POST in flight, 0: none */
     uint64_t log_ms;    /* next time a failed export may be logged */
     struct upstream_call call;

@@ -48,7 +48,7 @@ void trace_start(struct trace *t, uint64_t hi, uint64_t lo);
  * traceparent, X-B3-TraceId, X-B3-SpanId, X-B3-ParentSpanId and X-B3-Sampled
  * (each ending "\r\n") into out. Returns the length, 0 when cap is short
  * (TRACE_OUTBOUND_MAX is enough). */
-#define TRACE_OUTBOUND_MAX 200
+#define TRACE_OUTBOUND_MAX 256 /* the five lines take 203 bytes */
 size_t trace_format_outbound(const struct trace *t, uint64_t parent, uint64_t span, char *out, size_t cap);
 
 #endif

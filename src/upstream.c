@@ -36,21 +36,22 @@ enum upc_state {
 #define UPC_F_CONNECT 0x04u
 
 struct up_conn {
-    struct timer timer; /* idle deadline while pooled */
-    struct up_conn *next; /* idle list / free list */
+    struct timer timer;         /* idle deadline while pooled */
+    struct up_conn *next;       /* idle list / free list */
     struct upstream_call *call; /* the call it carries, or NULL */
     int fd;
     uint32_t gen, slot;
     unsigned up;
     uint8_t state, flags;
-    bool reused;            /* carried a call before this one */
-    bool got_bytes;         /* the current call's response has begun */
-    size_t wlen, woff;      /* request head + body: total, sent */
-    struct msghdr msg;      /* the kernel's while UPC_F_SEND */
+    bool reused;                  /* carried a call before this one */
+    bool got_bytes;               /* the current call's response has begun */
+    size_t wlen, woff;            /* request head + body: total, sent */
+    struct sockaddr_storage addr; /* the kernel's while UPC_F_CONNECT: io_uring reads it at submission */
+    struct msghdr msg;            /* the kernel's while UPC_F_SEND */
     struct iovec iov[2];
     struct http_response resp;
     char whead[UPSTREAM_HEAD_MAX];
-    char rbuf[UPSTREAM_RBUF];   /* the kernel's while UPC_F_RECV */
+    char rbuf[UPSTREAM_RBUF]; /* the kernel's while UPC_F_RECV */
     char body[UPSTREAM_BODY_MAX];
 };
 
@@ -122,8 +123,8 @@ static void count(struct upstream_client *c, unsigned up, enum upstream_result r
 
 /* Hands the call back to its owner: off every list first, since done may
  * start another call on the same struct. */
-static void finish(struct upstream_client *c, struct upstream_call *call, enum upstream_result res, int err,
-                   int status, const char *body, size_t len)
+static void finish(struct upstream_client *c, struct upstream_call *call, enum upstream_result res, int err, int status,
+                   const char *body, size_t len)
 {
     timer_remove(&call->timer);
     call->where = UPCALL_IDLE;
@@ -247,13 +248,14 @@ static void carry(struct upstream_client *c, struct up_conn *u, struct upstream_
     http_response_init(&u->resp, u->body, sizeof(u->body));
     int n;
     if (call->body)
-        n = snprintf(u->whead, sizeof(u->whead),
-                     "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%sContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-                     call->method, up->url->path, up->url->authority, c->user_agent, call->extra,
-                     call->ctype ? call->ctype : "application/octet-stream", call->body_len);
+        n = snprintf(
+            u->whead, sizeof(u->whead),
+            "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%sContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+            call->method, up->url->path, up->url->authority, c->user_agent, call->extra,
+            call->ctype ? call->ctype : "application/octet-stream", call->body_len);
     else
-        n = snprintf(u->whead, sizeof(u->whead), "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%s\r\n",
-                     call->method, up->url->path, up->url->authority, c->user_agent, call->extra);
+        n = snprintf(u->whead, sizeof(u->whead), "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%s\r\n", call->method,
+                     up->url->path, up->url->authority, c->user_agent, call->extra);
     if (n < 0 || (size_t)n >= sizeof(u->whead)) {
         fail(c, u, UPSTREAM_ERROR, -ENOSPC); /* cannot happen: url.h and extra are bounded */
         return;
@@ -304,8 +306,8 @@ static bool dial(struct upstream_client *c, unsigned upi, struct upstream_call *
     timer_init(&u->timer);
     up->nconns++;
     u->state = UPC_CONNECTING;
-    if (io_conn_open(c->io, fd) < 0 ||
-        io_connect(c->io, fd, tag_of(u), (struct sockaddr *)&addr, alen) < 0) {
+    u->addr = addr;
+    if (io_conn_open(c->io, fd) < 0 || io_connect(c->io, fd, tag_of(u), (struct sockaddr *)&u->addr, alen) < 0) {
         kill_conn(c, u);
         *res = UPSTREAM_ERROR;
         return false;

@@ -22,17 +22,18 @@
 #include "metrics.h"
 #include "resolver.h"
 #include "timer.h"
+#include "trace.h"
 
 /* Tags of upstream connections carry this bit: the worker hands their
  * completions to upstream_on_event(), the others to conn.c. */
 #define UPSTREAM_TAG (UINT64_C(1) << 55)
 
-#define UPSTREAM_MAX       2    /* upstreams per client: callme, zipkin */
-#define UPSTREAM_BODY_MAX  1024 /* response body kept; a longer one is an error */
-#define UPSTREAM_RBUF      4096 /* receive buffer (the head may span several) */
-#define UPSTREAM_HEAD_MAX  1536 /* the request head primed writes */
-#define UPSTREAM_EXTRA_MAX 320  /* extra request header lines (trace context) */
-#define UPSTREAM_IDLE_MS   15000 /* an idle pooled connection is closed after this */
+#define UPSTREAM_MAX       2                  /* upstreams per client: callme, zipkin */
+#define UPSTREAM_BODY_MAX  1024               /* response body kept; a longer one is an error */
+#define UPSTREAM_RBUF      4096               /* receive buffer (the head may span several) */
+#define UPSTREAM_HEAD_MAX  1536               /* the request head primed writes */
+#define UPSTREAM_EXTRA_MAX TRACE_OUTBOUND_MAX /* extra request header lines: the trace context */
+#define UPSTREAM_IDLE_MS   15000              /* an idle pooled connection is closed after this */
 
 /* How a call ended. Labels of primed_upstream_calls_total{result}. */
 #define UPSTREAM_RESULTS(X)                                                 \
@@ -64,9 +65,9 @@ enum { UPCALL_IDLE, UPCALL_QUEUED, UPCALL_ACTIVE };
  * unchanged until done runs or upstream_cancel() returns. */
 struct upstream_call {
     /* public */
-    const char *method;             /* "GET", "POST" */
-    const char *ctype;              /* Content-Type of body, or NULL */
-    const char *body;               /* not owned; NULL: none */
+    const char *method; /* "GET", "POST" */
+    const char *ctype;  /* Content-Type of body, or NULL */
+    const char *body;   /* not owned; NULL: none */
     size_t body_len;
     char extra[UPSTREAM_EXTRA_MAX]; /* header lines, each ending "\r\n" */
     upstream_done_fn *done;

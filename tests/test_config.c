@@ -75,7 +75,11 @@ Test(config, bad_values_are_one_line_errors)
         {"--queue-max", "0"},      {"--prime-engine", "magic"},
         {"--dispatch", "threads"}, {"--io", "kqueue"},
         {"--host", "localhost"},   {"--host", "1.2.3.4.5"},
-        {"--access-log", "yes"},
+        {"--access-log", "yes"},   {"--callme-url", "https://callme/ping"},
+        {"--callme-url", "callme"}, {"--zipkin-url", "http://:9411/"},
+        {"--upstream-timeout", "0"}, {"--upstream-timeout", "5ms"},
+        {"--upstream-conns", "0"}, {"--upstream-conns", "1025"},
+        {"--db", ""},
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         struct config c;
@@ -123,4 +127,39 @@ Test(config, dispatch_must_be_built)
         else
             cr_assert_eq(r, -EINVAL);
     }
+}
+
+Test(config, chain_flags_and_their_environment)
+{
+    struct config c;
+    char err[256];
+    const char *argv[] = {"primed"};
+    cr_assert_eq(parse(&c, NULL, 1, argv, err), CONFIG_OK);
+    cr_assert_eq(c.callme.host[0], '\0', "no --callme-url: /caller/ping is off");
+    cr_assert_eq(c.zipkin.host[0], '\0');
+    cr_assert_eq(c.upstream_timeout_ms, 3000);
+    cr_assert_eq(c.upstream_conns, 64);
+    cr_assert_str_eq(c.db, ":memory:");
+
+    const char *env[] = {"CALLME_URL", "http://callme.default.svc.cluster.local/callme/ping",
+                         "PRIMED_ZIPKIN_URL", "http://zipkin.istio-system:9411/api/v2/spans",
+                         "PRIMED_UPSTREAM_TIMEOUT", "250ms", "PRIMED_UPSTREAM_CONNS", "8",
+                         "PRIMED_DB", "/data/events.db", NULL};
+    cr_assert_eq(parse(&c, env, 1, argv, err), CONFIG_OK, "%s", err);
+    cr_assert_str_eq(c.callme.host, "callme.default.svc.cluster.local");
+    cr_assert_eq(c.callme.port, 80);
+    cr_assert_str_eq(c.callme.path, "/callme/ping");
+    cr_assert_str_eq(c.zipkin.authority, "zipkin.istio-system:9411");
+    cr_assert_eq(c.upstream_timeout_ms, 250);
+    cr_assert_eq(c.upstream_conns, 8);
+    cr_assert_str_eq(c.db, "/data/events.db");
+
+    const char *argv2[] = {"primed", "--callme-url", "http://127.0.0.1:9/x", "--upstream-timeout", "2"};
+    cr_assert_eq(parse(&c, env, 5, argv2, err), CONFIG_OK, "%s", err);
+    cr_assert_str_eq(c.callme.authority, "127.0.0.1:9", "the flag wins");
+    cr_assert_eq(c.upstream_timeout_ms, 2000, "seconds, like every duration flag");
+
+    const char *empty[] = {"CALLME_URL", "", NULL};
+    cr_assert_eq(parse(&c, empty, 1, argv, err), CONFIG_OK);
+    cr_assert_eq(c.callme.host[0], '\0', "an empty variable is unset");
 }

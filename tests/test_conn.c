@@ -20,7 +20,7 @@ static struct dispatch *peers[1];
 static struct conn_pool P;
 static struct handler_env E;
 static _Atomic int draining;
-static _Atomic uint64_t example_n, ping_n;
+static _Atomic uint64_t example_n, ping_n, event_n;
 static struct prime_state *prime;
 static struct io_event evs[64];
 
@@ -53,6 +53,7 @@ static void setup_mode(enum dispatch_mode mode, unsigned queue_max, unsigned max
     E = (struct handler_env){.draining = &draining,
                              .example_n = &example_n,
                              .ping_n = &ping_n,
+                             .event_n = &event_n,
                              .app = "app",
                              .pod = "pod",
                              .ns = "ns",

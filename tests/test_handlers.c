@@ -3,16 +3,19 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "handlers.h"
+#include "upstream.h"
 
 static _Atomic int draining;
-static _Atomic uint64_t example_n, ping_n;
+static _Atomic uint64_t example_n, ping_n, event_n;
 static struct handler_env env = {
     .draining = &draining,
     .example_n = &example_n,
     .ping_n = &ping_n,
+    .event_n = &event_n,
     .app = "app",
     .pod = "pod-1",
     .ns = "ns",
@@ -128,4 +131,75 @@ Test(handlers, trace_starts_only_when_asked)
     cr_assert_eq(tr.flags, 1, "a started trace is sampled");
     cr_assert_str_eq(tr.parent_id, "", "a root span has no parent");
     cr_assert_neq(span, 0);
+}
+
+Test(handlers, callme_stores_and_names_its_event)
+{
+    struct http h = parsed("GET /callme/ping HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    uint64_t before = atomic_load(&event_n);
+    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 200);
+    char want[64];
+    snprintf(want, sizeof(want), "app(id=%llu): pod-1 in ns\n", (unsigned long long)before + 1);
+    cr_assert_str_eq(r.body, want);
+}
+
+Test(handlers, caller_needs_an_upstream)
+{
+    struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 404, "no --callme-url");
+    cr_assert(strstr(r.body, "--callme-url"), "says what is missing: %s", r.body);
+    struct handler_env with = env;
+    with.callme = "callme:80";
+    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_CALL);
+}
+
+Test(handlers, caller_answers_each_outcome)
+{
+    struct handler_env e = env;
+    e.callme = "callme:80";
+    struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    const char *up = "callme(id=9): pod-2 in ns2\n";
+    handlers_caller(&e, &h, 4, UPSTREAM_OK, 0, NULL, 200, up, strlen(up), &r, body, sizeof(body));
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "app(id=4): pod-1 in ns is calling callme(id=9): pod-2 in ns2\n");
+    cr_assert_eq(r.body_len, strlen(r.body));
+
+    static const struct {
+        int res, err, status;
+        const char *why;
+        int want;
+        const char *text;
+    } cases[] = {
+        {UPSTREAM_CONNECT, -ECONNREFUSED, 0, NULL, 502, "upstream callme:80: connect failed: Connection refused\n"},
+        {UPSTREAM_RESET, -ECONNRESET, 0, NULL, 502, "upstream callme:80: connection reset: Connection reset by peer\n"},
+        {UPSTREAM_TOO_LARGE, 0, 0, "response body too large", 502, "upstream callme:80: response body too large\n"},
+        {UPSTREAM_CLOSED, 0, 0, NULL, 502, "upstream callme:80: closed before a complete answer\n"},
+        {UPSTREAM_UNRESOLVED, 0, 0, NULL, 502, "upstream callme:80: name not resolved\n"},
+        {UPSTREAM_TIMEOUT, 0, 0, NULL, 504, "upstream callme:80: no answer within the timeout\n"},
+        {UPSTREAM_OK, 0, 503, NULL, 502, "upstream callme:80: answered 503\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        handlers_caller(&e, &h, 5, cases[i].res, cases[i].err, cases[i].why, cases[i].status, "x", 1, &r, body,
+                        sizeof(body));
+        cr_assert_eq(r.status, cases[i].want, "case %zu", i);
+        cr_assert_str_eq(r.body, cases[i].text, "case %zu", i);
+        cr_assert(r.keep_alive, "an upstream's failure is not the client's: keep the connection");
+    }
+    /* an answer that would not fit the inline body is refused, never cut */
+    char big[HANDLERS_BODY_MAX];
+    memset(big, 'x', sizeof(big));
+    handlers_caller(&e, &h, 6, UPSTREAM_OK, 0, NULL, 200, big, sizeof(big) - 20, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 502);
+    cr_assert(strstr(r.body, "too long to forward"), "%s", r.body);
+    /* the store behind: 503, no call was made */
+    handlers_caller(&e, &h, 0, UPSTREAM_ERROR, 0, NULL, 0, NULL, 0, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 503);
 }

@@ -117,3 +117,33 @@ Test(trace, b3_multi_headers)
     cr_assert_not(trace_parse_b3_multi("463ac35c9f6413ad", 16, "e457b5a2e4d86bd1", 16, "yes", 3, "", 0, &t));
     cr_assert_not(trace_parse_b3_multi("0000000000000000", 16, "", 0, "", 0, "", 0, &t));
 }
+
+Test(trace, outbound_carries_both_styles)
+{
+    struct trace t;
+    cr_assert(trace_parse_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", 55, &t));
+    char out[TRACE_OUTBOUND_MAX];
+    size_t n = trace_format_outbound(&t, 0x1111222233334444ULL, 0xaaaabbbbccccddddULL, out, sizeof(out));
+    cr_assert_gt(n, 0);
+    cr_assert_str_eq(out, "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-aaaabbbbccccdddd-01\r\n"
+                          "X-B3-TraceId: 4bf92f3577b34da6a3ce929d0e0e4736\r\n"
+                          "X-B3-SpanId: aaaabbbbccccdddd\r\n"
+                          "X-B3-ParentSpanId: 1111222233334444\r\n"
+                          "X-B3-Sampled: 1\r\n");
+    cr_assert_eq(trace_format_outbound(&t, 1, 2, out, 50), 0, "a short buffer is refused, not cut");
+    t.flags = 0;
+    trace_format_outbound(&t, 1, 2, out, sizeof(out));
+    cr_assert(strstr(out, "-00\r\n") && strstr(out, "X-B3-Sampled: 0\r\n"), "the decision is kept: %s", out);
+}
+
+Test(trace, start_makes_a_sampled_root)
+{
+    struct trace t;
+    trace_start(&t, 0, 0);
+    cr_assert(t.valid);
+    cr_assert_str_eq(t.trace_id, "00000000000000000000000000000001", "never all zero");
+    trace_start(&t, 0x0123456789abcdefULL, 0xfedcba9876543210ULL);
+    cr_assert_str_eq(t.trace_id, "0123456789abcdeffedcba9876543210");
+    cr_assert_eq(t.flags, 1);
+    cr_assert_str_eq(t.parent_id, "");
+}

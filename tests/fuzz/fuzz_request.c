@@ -172,7 +172,7 @@ static struct conn_pool P;
 static struct handler_env E;
 static struct alog A;
 static _Atomic int draining;
-static _Atomic uint64_t example_n, ping_n;
+static _Atomic uint64_t example_n, ping_n, event_n;
 
 static int no_scrape(void *ctx, char **out)
 {
@@ -280,6 +280,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     E = (struct handler_env){.draining = &draining,
                              .example_n = &example_n,
                              .ping_n = &ping_n,
+                             .event_n = &event_n,
                              .app = "app",
                              .pod = "pod",
                              .ns = "ns",
