@@ -203,8 +203,30 @@ int server_run(const struct config *cfg)
         snprintf(s->revision_hdr, sizeof(s->revision_hdr), "K-Revision: %s\r\n", clean);
     }
 
+    unsigned quota = 0;
+    unsigned usable = usable_cpus(s->cpus, CONFIG_WORKERS_MAX, &quota);
+    unsigned ncpu_mask = usable;
+    s->nworkers = cfg->threads ? cfg->threads : usable;
+    if (s->nworkers > CONFIG_WORKERS_MAX)
+        s->nworkers = CONFIG_WORKERS_MAX;
+    /* Pin worker i to the i-th allowed CPU; more workers than CPUs wrap. With
+     * a quota smaller than the mask, the kernel still schedules us on any of
+     * the mask's CPUs: pinning to the first `quota` ones keeps them apart. */
+    for (unsigned i = ncpu_mask; i < s->nworkers; i++)
+        s->cpus[i] = s->cpus[i % ncpu_mask];
+    format_cpu_list(s);
+
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every worker and helper thread */
+
     /* the chain: names resolved now (a failure is not fatal: Knative may
-     * create callme after the caller), the event store opened */
+     * create callme after the caller), the event store opened. After the
+     * mask: their threads must not take SIGTERM (its default action would
+     * kill the process instead of draining it). */
     resolver_init(&s->resolver);
     if (cfg->callme.host[0])
         s->callme_target = resolver_add(&s->resolver, &cfg->callme);
@@ -227,25 +249,6 @@ int server_run(const struct config *cfg)
         die(1, "--db %s: this binary is built without the event store (-Dstore=disabled)", cfg->db);
 #endif
 
-    unsigned quota = 0;
-    unsigned usable = usable_cpus(s->cpus, CONFIG_WORKERS_MAX, &quota);
-    unsigned ncpu_mask = usable;
-    s->nworkers = cfg->threads ? cfg->threads : usable;
-    if (s->nworkers > CONFIG_WORKERS_MAX)
-        s->nworkers = CONFIG_WORKERS_MAX;
-    /* Pin worker i to the i-th allowed CPU; more workers than CPUs wrap. With
-     * a quota smaller than the mask, the kernel still schedules us on any of
-     * the mask's CPUs: pinning to the first `quota` ones keeps them apart. */
-    for (unsigned i = ncpu_mask; i < s->nworkers; i++)
-        s->cpus[i] = s->cpus[i % ncpu_mask];
-    format_cpu_list(s);
-
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every worker */
 
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
     if (!s->workers)
