@@ -306,7 +306,7 @@ static void on_call_done(struct upstream_call *call, enum upstream_result res, i
  * continued (a CLIENT span whose parent is this request's SERVER span). */
 static void start_call(struct conn_pool *p, struct conn *c)
 {
-    c->event_id = handlers_event(p->env, 0);
+    c->event_id = handlers_event(p->env);
     struct upstream_call *call = &c->call;
     enum upstream_result res = UPSTREAM_ERROR;
     if (c->event_id) {

@@ -75,7 +75,7 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
             text(r, h, 200, "ready\n", ka);
         break;
     case ROUTE_CALLME: {
-        uint64_t id = handlers_event(env, 0);
+        uint64_t id = handlers_event(env);
         if (id == 0) {
             text(r, h, 503, "event store is behind; retry\n", ka);
             break;
@@ -105,19 +105,15 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     return HANDLER_RESPOND;
 }
 
-uint64_t handlers_event(const struct handler_env *env, int64_t now_ms)
+uint64_t handlers_event(const struct handler_env *env)
 {
 #if PRIMED_HAVE_STORE
     if (env->store) {
-        if (now_ms == 0) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-        }
-        return store_add(env->store, now_ms, env->pod);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return store_add(env->store, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, env->pod);
     }
 #endif
-    (void)now_ms;
     return atomic_fetch_add_explicit(env->event_n, 1, memory_order_relaxed) + 1;
 }
 

@@ -64,7 +64,7 @@ void handlers_refusal(struct http_req *rq, int status, enum bad_reason why, stru
 
 /* Stores one event (now, the pod) and returns its id, or 0 when the store
  * is too far behind to take it. */
-uint64_t handlers_event(const struct handler_env *env, int64_t now_ms);
+uint64_t handlers_event(const struct handler_env *env);
 
 /* /caller/ping's answer once its call to callme is over: id is the event the
  * caller stored; res (an enum upstream_result), err (-errno or 0) and why (a

@@ -7,6 +7,7 @@
  */
 #include "spans.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,7 @@ int spans_init(struct spans *s)
     s->call.ctx = s;
     if (!s->pending || !s->json) {
         spans_fini(s);
-        return -1;
+        return -ENOMEM;
     }
     return 0;
 }

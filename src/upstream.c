@@ -317,6 +317,15 @@ static bool dial(struct upstream_client *c, unsigned upi, struct upstream_call *
     return true;
 }
 
+/* The most recently pooled connection of up (LIFO keeps the warm ones busy). */
+static struct up_conn *idle_pop(struct upstream *up)
+{
+    struct up_conn *u = up->idle;
+    up->idle = u->next;
+    u->next = NULL;
+    return u;
+}
+
 /* Starts waiting calls while connections are free or can be opened. */
 static void pump(struct upstream_client *c, unsigned upi)
 {
@@ -324,11 +333,8 @@ static void pump(struct upstream_client *c, unsigned upi)
     while (up->wait_head) {
         struct upstream_call *call = up->wait_head;
         if (up->idle) {
-            struct up_conn *u = up->idle;
-            up->idle = u->next;
-            u->next = NULL;
             wait_unlink(up, call);
-            carry(c, u, call);
+            carry(c, idle_pop(up), call);
             continue;
         }
         if (up->nconns >= c->max_conns)
@@ -351,11 +357,8 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
     call->start_ns = mono_ns();
     timer_init(&call->timer);
     if (up->idle) {
-        struct up_conn *u = up->idle;
-        up->idle = u->next;
-        u->next = NULL;
         timer_add(&c->deadlines, &call->timer, *c->now_ms + c->timeout_ms);
-        carry(c, u, call);
+        carry(c, idle_pop(up), call);
         return true;
     }
     if (up->nconns < c->max_conns) {
