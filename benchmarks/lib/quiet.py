@@ -21,6 +21,9 @@ Contamination of a window (Window.stop()):
   load1          the 1-minute load average at the start and the end (context only: our own
                  load raises it, so it is not judged).
   top            the three busiest other processes by name, e.g. "cc1 1.9s, make 0.1s".
+With adopt (a window that starts containers), the children time that init (or conmon's other
+reaper) collects during the window counts as ours: a container started and stopped inside the
+window exits through conmon, which init reaps; on a quiet machine nothing else is orphaned.
 
 Thresholds (THRESHOLDS; documented in docs/benchmarks.md "Quiet machine"): a run is
 contaminated when other_cpu_pct > 5 (a twentieth of one core taken from a 2-core lab that
@@ -163,6 +166,16 @@ class Window:
 
         # ours: own + reaped children's time (wrk is reaped by us inside the window)
         ours = sum(delta(pid, True) for pid in ours1 | (ours0 & set(s1.procs)))
+        if self.adopt:
+            # an adopted process (conmon) double-forks away from us: when it and its container
+            # exit inside the window, their time lands in the children time of whoever reaps
+            # them (init, or a subreaper), not in any process we can see
+            reapers = {p[0] for pid, p in list(s0.procs.items()) + list(s1.procs.items()) if p[5] in self.adopt}
+            reapers.add(1)
+            for pid in reapers - ours1:
+                p0, p1 = s0.procs.get(pid), s1.procs.get(pid)
+                if p0 and p1 and p0[6] == p1[6]:
+                    ours += max(0, p1[3] - p0[3])
         kthr = sum(delta(pid, False) for pid, p in s1.procs.items() if p[4])
         busy = s1.busy - s0.busy
         other = max(0, busy - ours - kthr)
