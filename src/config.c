@@ -15,6 +15,32 @@
 #include <arpa/inet.h>
 
 #include "build_info.h"
+#include "resp.h"
+
+/* What --fault-abort may answer: the statuses of resp.h's table from 400 up
+ * (each has its reason phrase and its metric label). */
+#define X_CODE(code, text) code,
+static const int statuses[] = {HTTP_STATUSES(X_CODE)};
+#undef X_CODE
+
+static bool abort_code(unsigned long u)
+{
+    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+        if (statuses[i] >= 400 && (unsigned long)statuses[i] == u)
+            return true;
+    return false;
+}
+
+/* Those statuses as "400 401 ..." into out. */
+static const char *abort_codes(char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]) && n + 5 < cap; i++)
+        if (statuses[i] >= 400)
+            n += (size_t)snprintf(out + n, cap - n, "%s%d", n ? " " : "", statuses[i]);
+    return out;
+}
 
 /* The sieve engine is the default: same contract and strength as FLINT's
  * fmpz_randprime, ~0.6x its time (docs/prime.md). */
@@ -43,6 +69,9 @@ void config_defaults(struct config *c)
     c->upstream_timeout_ms = 3000;
     c->upstream_conns = 64;
     strcpy(c->db, ":memory:");
+    c->fault_delay_pct = 100.0;
+    c->fault_abort_pct = 100.0;
+    strcpy(c->fault_path, "/");
 }
 
 bool config_has_dispatch(enum dispatch_mode m)
@@ -73,6 +102,20 @@ static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsign
     char *end;
     unsigned long v = strtoul(s, &end, 10);
     if (errno || *end || v < lo || v > hi)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+/* A percentage: a decimal number from 0 to 100 ("0.5", "50", "100"). */
+static int parse_pct(const char *s, double *out)
+{
+    if (!s || ((*s < '0' || *s > '9') && *s != '.'))
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0.0 && v <= 100.0))
         return -EINVAL;
     *out = v;
     return 0;
@@ -125,6 +168,15 @@ enum opt_id {
     OPT_UPSTREAM_TIMEOUT,
     OPT_UPSTREAM_CONNS,
     OPT_DB,
+    OPT_CATALOG_URL,
+    OPT_INVENTORY_URL,
+    OPT_FANOUT,
+    OPT_CATALOG,
+    OPT_FAULT_DELAY,
+    OPT_FAULT_DELAY_PCT,
+    OPT_FAULT_ABORT,
+    OPT_FAULT_ABORT_PCT,
+    OPT_FAULT_PATH,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -179,6 +231,26 @@ static const struct opt opts[] = {
     {"upstream-conns", "PRIMED_UPSTREAM_CONNS", OPT_UPSTREAM_CONNS, true,
      "connections (calls in flight) per worker per upstream, 1..1024; more calls wait in order (default 64)"},
     {"db", "PRIMED_DB", OPT_DB, true, "event store: :memory: or a SQLite file path, WAL (default :memory:)"},
+    {"catalog-url", "PRIMED_CATALOG_URL", OPT_CATALOG_URL, true,
+     "base http:// URL of the catalog GET /api/products reads (its /api/catalog), e.g. "
+     "http://catalog.default.svc.cluster.local (default: none; with --inventory-url, /api/products answers)"},
+    {"inventory-url", "PRIMED_INVENTORY_URL", OPT_INVENTORY_URL, true,
+     "base http:// URL of the inventory GET /api/products asks per product (its /api/inventory/ID) (default: none)"},
+    {"fanout", "PRIMED_FANOUT", OPT_FANOUT, true,
+     "parallel or sequential: how /api/products calls inventory, unless ?fanout= says (default parallel)"},
+    {"catalog", "PRIMED_CATALOG", OPT_CATALOG, true,
+     "products for /api/catalog and /api/inventory/ID: a file of lines ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE"
+     "<TAB>QUANTITY (default: a built-in set of 8)"},
+    {"fault-delay", "PRIMED_FAULT_DELAY", OPT_FAULT_DELAY, true,
+     "hold matching requests this long before answering, 0..3600 s, e.g. 3 or 500ms (default 0: none)"},
+    {"fault-delay-percent", "PRIMED_FAULT_DELAY_PERCENT", OPT_FAULT_DELAY_PCT, true,
+     "percentage of matching requests delayed, 0..100 (default 100)"},
+    {"fault-abort", "PRIMED_FAULT_ABORT", OPT_FAULT_ABORT, true,
+     "answer matching requests with this status instead, e.g. 503 (default: none)"},
+    {"fault-abort-percent", "PRIMED_FAULT_ABORT_PERCENT", OPT_FAULT_ABORT_PCT, true,
+     "percentage of matching requests aborted, 0..100 (default 100)"},
+    {"fault-path", "PRIMED_FAULT_PATH", OPT_FAULT_PATH, true,
+     "path prefix the faults apply to; /healthz, /readyz and /metrics never (default /)"},
     {"help", NULL, OPT_HELP, false, "print this help and exit"},
     {"version", NULL, OPT_VERSION, false, "print version and build profile and exit"},
 };
@@ -197,7 +269,8 @@ void config_usage(int fd)
                 opts[i].env ? "]" : "");
     }
     dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
-                "           /callme/ping, /caller/ping (with --callme-url)\n");
+                "           /callme/ping, /caller/ping (with --callme-url), /api/catalog,\n"
+                "           /api/inventory/ID, /api/products (with --catalog-url and --inventory-url)\n");
 }
 
 static int apply(struct config *c, const struct opt *o, const char *v, const char *src, char *err, size_t errlen)
@@ -335,6 +408,64 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             return fail(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..255 bytes)", src, v);
         strcpy(c->db, v);
         return 0;
+    case OPT_CATALOG_URL:
+    case OPT_INVENTORY_URL: {
+        struct url *dst = o->id == OPT_CATALOG_URL ? &c->catalog_url : &c->inventory_url;
+        char why[160];
+        if (*v == '\0') {
+            dst->host[0] = '\0';
+            return 0;
+        }
+        if (url_parse(v, dst, why, sizeof(why)))
+            return fail(err, errlen, "%s: '%.300s': %s", src, v, why);
+        if (strchr(dst->path, '?'))
+            return fail(err, errlen, "%s: '%.300s': a base URL has no query (/api/... is appended to it)", src, v);
+        size_t n = strlen(dst->path);
+        while (n > 0 && dst->path[n - 1] == '/')
+            dst->path[--n] = '\0'; /* "http://h/" and "http://h" are one base */
+        if (n + sizeof("/api/inventory/") + 32 > sizeof(dst->path))
+            return fail(err, errlen, "%s: '%.300s': the base path is too long", src, v);
+        return 0;
+    }
+    case OPT_FANOUT:
+        if (strcmp(v, "parallel") == 0)
+            c->fanout_sequential = false;
+        else if (strcmp(v, "sequential") == 0)
+            c->fanout_sequential = true;
+        else
+            return fail(err, errlen, "%s: '%s' is not a fan-out (parallel or sequential)", src, v);
+        return 0;
+    case OPT_CATALOG:
+        if (strlen(v) >= sizeof(c->catalog_file))
+            return fail(err, errlen, "%s: '%.300s' is not a path (0..255 bytes)", src, v);
+        strcpy(c->catalog_file, v);
+        return 0;
+    case OPT_FAULT_DELAY:
+        if (parse_ms(v, 0, 3600 * 1000, &c->fault_delay_ms))
+            return fail(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 3 or 500ms)", src, v);
+        return 0;
+    case OPT_FAULT_DELAY_PCT:
+    case OPT_FAULT_ABORT_PCT:
+        if (parse_pct(v, o->id == OPT_FAULT_DELAY_PCT ? &c->fault_delay_pct : &c->fault_abort_pct))
+            return fail(err, errlen, "%s: '%s' is not a percentage (0..100)", src, v);
+        return 0;
+    case OPT_FAULT_ABORT:
+        if (*v == '\0') {
+            c->fault_abort = 0;
+            return 0;
+        }
+        if (parse_ulong(v, 400, 599, &u) || !abort_code(u)) {
+            char codes[128];
+            return fail(err, errlen, "%s: '%s' is not a status primed answers (one of %s)", src, v,
+                        abort_codes(codes, sizeof(codes)));
+        }
+        c->fault_abort = (unsigned)u;
+        return 0;
+    case OPT_FAULT_PATH:
+        if (v[0] != '/' || strlen(v) >= sizeof(c->fault_path))
+            return fail(err, errlen, "%s: '%.300s' is not a path prefix (starts with /, at most 255 bytes)", src, v);
+        strcpy(c->fault_path, v);
+        return 0;
     case OPT_HELP:
     case OPT_VERSION:
         break;
@@ -387,5 +518,8 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
         if (r)
             return r;
     }
+    if (!c->catalog_url.host[0] != !c->inventory_url.host[0])
+        return fail(err, errlen, "--catalog-url and --inventory-url go together: /api/products needs both (%s is unset)",
+                    c->catalog_url.host[0] ? "--inventory-url" : "--catalog-url");
     return CONFIG_OK;
 }

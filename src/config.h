@@ -45,6 +45,19 @@ struct config {
     unsigned upstream_timeout_ms; /* a call's whole deadline: connect, send, answer */
     unsigned upstream_conns;      /* connections (= calls in flight) per worker per upstream */
     char db[256];                 /* the event store: ":memory:" or a file path */
+
+    /* the gateway (gateway.h, catalog.h) */
+    struct url catalog_url;   /* --catalog-url: base URL; GET /api/products calls its /api/catalog */
+    struct url inventory_url; /* --inventory-url: base URL; and its /api/inventory/{itemId} */
+    bool fanout_sequential;   /* --fanout: inventory calls one after another instead of in parallel */
+    char catalog_file[256];   /* --catalog: the products to serve, or "" for the built-in set */
+
+    /* fault injection (fault.h), Istio's semantics on the serving side */
+    unsigned fault_delay_ms;  /* 0: none */
+    double fault_delay_pct;   /* of the matching requests, 0..100 */
+    unsigned fault_abort;     /* a status to answer, 0: none */
+    double fault_abort_pct;   /* 0..100 */
+    char fault_path[256];     /* path prefix the faults apply to ("/": all but the probes and /metrics) */
 };
 
 enum {

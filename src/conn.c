@@ -5,8 +5,8 @@
  * in flight, so a completion or a task result always finds its connection (or
  * is dropped by its generation); responses leave in request order (the parser
  * stops at each message boundary while a request is served); no allocation on
- * the hot path (/metrics' body is the one cold malloc). Never a direct syscall:
- * everything goes through io.h.
+ * the hot path (/metrics' body and /api/products' fan-out are the cold
+ * mallocs). Never a direct syscall: everything goes through io.h.
  */
 #include "conn.h"
 
@@ -21,7 +21,7 @@
 
 #include "route.h"
 
-enum { TIMER_IDLE = 1, TIMER_HEADER, TIMER_LINGER };
+enum { TIMER_IDLE = 1, TIMER_HEADER, TIMER_LINGER, TIMER_HELD };
 
 static uint64_t mono_ns(void)
 {
@@ -68,14 +68,16 @@ static void paused_unlink(struct conn_pool *p, struct conn *c)
     }
 }
 
-/* Frees c's heap body (/metrics), once sent or when c closes. */
+/* Frees c's heap body (/metrics, /api/products), once sent or when c closes. */
 static void ext_free(struct conn_pool *p, struct conn *c)
 {
     if (!c->ext)
         return;
-    free(c->ext);
+    if (c->ext_kind != CONN_EXT_LASTING)
+        free(c->ext);
+    if (c->ext_kind == CONN_EXT_SCRAPE)
+        p->ext_live--;
     c->ext = NULL;
-    p->ext_live--;
 }
 
 /* Gives the slot back once nothing of c is in flight (else: called again
@@ -109,11 +111,19 @@ static void conn_abort(struct conn_pool *p, struct conn *c)
     if (!gone(c)) {
         bool task = c->state == CONN_TASK;
         bool call = c->state == CONN_CALL;
+        bool held = c->state == CONN_HELD;
         c->state = CONN_DEAD;
         if (task && dispatch_cancel(p->dispatch, &c->job))
             metrics_gauge_add(&p->metrics->in_flight, -1); /* never answered: the client went away */
         if (call) {
-            upstream_cancel(p->up, &c->call);
+            if (c->fan)
+                gateway_cancel(c->fan); /* clears c->fan */
+            else
+                upstream_cancel(p->up, &c->call);
+            metrics_gauge_add(&p->metrics->in_flight, -1);
+        }
+        if (held) {
+            timer_remove(&c->timer);
             metrics_gauge_add(&p->metrics->in_flight, -1);
         }
         if (c->flags & (CONN_F_RECV | CONN_F_SEND))
@@ -199,8 +209,9 @@ static void record_span(struct conn_pool *p, struct conn *c, enum zipkin_kind ki
 }
 
 /* Queues one response in c's buffer (body from r, or from ext_body when not
- * NULL, which c then owns), records metrics and the access log line. */
-static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *ext_body)
+ * NULL, of kind: c owns it unless CONN_EXT_LASTING), records metrics and the
+ * access log line. */
+static void respond_ext(struct conn_pool *p, struct conn *c, struct resp *r, char *ext_body, enum conn_ext kind)
 {
     struct http_req *rq = &c->http.req;
     char extra[RESP_EXTRA_MAX];
@@ -212,7 +223,8 @@ static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *e
     size_t n = resp_format(c->wbuf + c->wlen, CONN_WBUF_SIZE - c->wlen, r, p->date, inline_body);
     if (n == 0) {
         /* cannot happen: conn_process() keeps RESP_MAX free; refuse loudly */
-        free(ext_body);
+        if (kind != CONN_EXT_LASTING)
+            free(ext_body);
         log_msg("worker %u: response for status %d does not fit; closing", p->id, r->status);
         metrics_gauge_add(&p->metrics->in_flight, -1); /* the request ends here, unanswered */
         conn_abort(p, c);
@@ -221,10 +233,12 @@ static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *e
     c->wlen += (uint32_t)n;
     if (ext_body && !r->head) {
         c->ext = ext_body;
-        p->ext_live++;
+        c->ext_kind = (uint8_t)kind;
+        if (kind == CONN_EXT_SCRAPE)
+            p->ext_live++;
         c->ext_len = r->body_len;
         c->ext_off = 0;
-    } else {
+    } else if (kind != CONN_EXT_LASTING) {
         free(ext_body);
     }
     if (!r->keep_alive && !gone(c))
@@ -244,6 +258,11 @@ static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *e
         record_span(p, c, ZIPKIN_SERVER, c->span, c->tr.parent_id, c->req_wall_us, dur / 1000, r->status, NULL);
 }
 
+static void respond(struct conn_pool *p, struct conn *c, struct resp *r, char *ext_body)
+{
+    respond_ext(p, c, r, ext_body, CONN_EXT_HEAP);
+}
+
 static void respond_example(struct conn_pool *p, struct conn *c, int result)
 {
     struct resp r;
@@ -261,7 +280,7 @@ static void respond_metrics(struct conn_pool *p, struct conn *c)
     if (!busy)
         len = p->scrape(p->scrape_ctx, &body); /* cold: a scrape, not a request */
     handlers_metrics(p->env, &c->http, body, len, busy, &r);
-    respond(p, c, &r, r.status == 200 ? body : NULL);
+    respond_ext(p, c, &r, r.status == 200 ? body : NULL, CONN_EXT_SCRAPE);
     if (r.status != 200)
         free(body);
 }
@@ -333,18 +352,59 @@ static void start_call(struct conn_pool *p, struct conn *c)
     respond(p, c, &r, NULL);
 }
 
-static void handle_request(struct conn_pool *p, struct conn *c)
+/* gateway_done_fn of /api/products' fan-out. */
+static void on_fanout_done(void *ctx, int status, char *json, size_t len, const char *why)
 {
-    uint8_t route = c->http.req.route.id;
-    begin_request(p, c, route == ROUTE_CALLER || route == ROUTE_CALLME);
-    if (c->http.req.route.status == 400)
-        metrics_add(&p->metrics->bad[BAD_QUERY], 1);
+    struct conn *c = ctx;
+    struct conn_pool *p = c->call.ctx;
+    c->fan = NULL;
+    c->state = CONN_READING;
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_products(p->env, &c->http, status, json, len, why, &r, body, sizeof(body));
+    respond(p, c, &r, status == 200 ? json : NULL);
+    if (!c->calling)
+        conn_process(p, c);
+}
+
+/* /api/products: the fan-out on this worker's ring, the trace continued
+ * into every call. */
+static void start_fanout(struct conn_pool *p, struct conn *c)
+{
+    uint8_t mode = c->http.req.route.fanout;
+    bool sequential = mode == ROUTE_FANOUT_DEFAULT ? p->cfg->fanout_sequential : mode == ROUTE_FANOUT_SEQUENTIAL;
+    c->call.ctx = p; /* on_fanout_done's way back to the pool */
+    c->state = CONN_CALL;
+    c->calling = true;
+    bool started =
+        gateway_start(p->gw, sequential, &c->tr, c->span, handlers_rand(&p->rng), on_fanout_done, c, &c->fan);
+    c->calling = false;
+    if (started)
+        return; /* answered in on_fanout_done(), maybe already */
+    c->state = CONN_READING;
+    c->fan = NULL;
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_products(p->env, &c->http, 503, NULL, 0, "out of memory for the fan-out; retry", &r, body,
+                      sizeof(body));
+    respond(p, c, &r, NULL);
+}
+
+/* Serves a routed request (held first by --fault-delay, or not). */
+static void serve_request(struct conn_pool *p, struct conn *c)
+{
     struct resp r;
     char body[HANDLERS_BODY_MAX];
     int result;
     switch (handlers_route(p->env, &c->http, &r, body, sizeof(body))) {
     case HANDLER_RESPOND:
         respond(p, c, &r, NULL);
+        break;
+    case HANDLER_LASTING:
+        respond_ext(p, c, &r, (char *)r.body, CONN_EXT_LASTING);
+        break;
+    case HANDLER_FANOUT:
+        start_fanout(p, c);
         break;
     case HANDLER_METRICS:
         respond_metrics(p, c);
@@ -359,6 +419,41 @@ static void handle_request(struct conn_pool *p, struct conn *c)
         start_call(p, c);
         break;
     }
+}
+
+static void respond_fault_abort(struct conn_pool *p, struct conn *c, int status)
+{
+    struct resp r;
+    metrics_add(&p->metrics->faults[METRICS_FAULT_ABORT], 1);
+    handlers_fault_abort(p->env, &c->http, status, &r);
+    respond(p, c, &r, NULL);
+}
+
+static void handle_request(struct conn_pool *p, struct conn *c)
+{
+    uint8_t route = c->http.req.route.id;
+    begin_request(p, c, route == ROUTE_CALLER || route == ROUTE_CALLME || route == ROUTE_PRODUCTS);
+    if (c->http.req.route.status == 400)
+        metrics_add(&p->metrics->bad[BAD_QUERY], 1);
+    if (p->fault) {
+        unsigned delay;
+        int abort_status;
+        uint64_t r1 = handlers_rand(&p->rng), r2 = handlers_rand(&p->rng);
+        fault_draw(p->fault, route, c->http.req.fault_path, r1, r2, &delay, &abort_status);
+        if (delay) {
+            /* held on a timer of this ring: the worker serves the others */
+            metrics_add(&p->metrics->faults[METRICS_FAULT_DELAY], 1);
+            c->fault_abort = abort_status;
+            c->state = CONN_HELD;
+            timer_add(&p->held, &c->timer, p->now_ms + delay);
+            return;
+        }
+        if (abort_status) {
+            respond_fault_abort(p, c, abort_status);
+            return;
+        }
+    }
+    serve_request(p, c);
 }
 
 static void respond_refusal(struct conn_pool *p, struct conn *c, int status, enum bad_reason why)
@@ -408,7 +503,7 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
     if (gone(c) || c->state == CONN_LINGER)
         return;
     bool unsent = (c->flags & CONN_F_SEND) || c->woff < c->wlen || c->ext;
-    bool busy = c->state == CONN_TASK || c->state == CONN_CALL;
+    bool busy = c->state == CONN_TASK || c->state == CONN_CALL || c->state == CONN_HELD;
 
     if (c->state == CONN_FINAL) {
         if (!unsent)
@@ -450,8 +545,10 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
 
     if (busy || (!unsent && (c->flags & CONN_F_PAUSED))) {
         /* the server is working, or holding the client back (backpressure):
-         * no client timer runs; overload is latency, never an abort */
-        timer_remove(&c->timer);
+         * no client timer runs; overload is latency, never an abort. A held
+         * request's timer is its --fault-delay. */
+        if (c->state != CONN_HELD)
+            timer_remove(&c->timer);
     } else if (unsent) {
         idle_timer(p, c);
     } else if (c->http.in_message && c->http.head_done) {
@@ -508,6 +605,8 @@ void conn_start(struct conn_pool *p, int fd)
     c->wlen = c->woff = 0;
     c->ext = NULL;
     c->ext_len = c->ext_off = 0;
+    c->fan = NULL;
+    c->fault_abort = 0;
     c->free_next = c->pnext = NULL;
     memset(&c->job, 0, sizeof(c->job));
     http_init(&c->http, &p->limits);
@@ -642,11 +741,26 @@ static void on_close_deadline(struct timer *t, void *ctx)
     conn_abort(ctx, of_timer(t));
 }
 
+/* A held request's --fault-delay is over: abort it, or serve it now. */
+static void on_held_deadline(struct timer *t, void *ctx)
+{
+    struct conn_pool *p = ctx;
+    struct conn *c = of_timer(t);
+    c->state = CONN_READING;
+    if (c->fault_abort)
+        respond_fault_abort(p, c, c->fault_abort);
+    else
+        serve_request(p, c);
+    c->fault_abort = 0;
+    conn_process(p, c);
+}
+
 void conn_pool_expire(struct conn_pool *p)
 {
     timer_expire(&p->header, p->now_ms, on_header_deadline, p);
     timer_expire(&p->idle, p->now_ms, on_close_deadline, p);
     timer_expire(&p->linger, p->now_ms, on_close_deadline, p);
+    timer_expire(&p->held, p->now_ms, on_held_deadline, p);
 }
 
 uint64_t conn_pool_next_deadline(const struct conn_pool *p, uint64_t none)
@@ -657,6 +771,9 @@ uint64_t conn_pool_next_deadline(const struct conn_pool *p, uint64_t none)
         next = h;
     if (l < next)
         next = l;
+    uint64_t f = timer_next(&p->held, none);
+    if (f < next)
+        next = f;
     return next;
 }
 
@@ -677,9 +794,11 @@ int conn_pool_init(struct conn_pool *p)
     p->limits.max_url = p->cfg->max_url;
     p->limits.max_body = p->cfg->max_body;
     p->limits.default_bits = p->cfg->bits;
+    p->limits.fault_path = p->fault ? p->cfg->fault_path : NULL;
     timer_list_init(&p->idle, TIMER_IDLE);
     timer_list_init(&p->header, TIMER_HEADER);
     timer_list_init(&p->linger, TIMER_LINGER);
+    timer_list_init(&p->held, TIMER_HELD);
     p->dispatch->hooks = (struct dispatch_hooks){.done = on_task_done, .resume = on_resume, .ctx = p};
     if (!p->rng)
         p->rng = 0x9e3779b97f4a7c15ULL;

@@ -15,6 +15,8 @@
 
 #include "config.h"
 #include "dispatch.h"
+#include "fault.h"
+#include "gateway.h"
 #include "handlers.h"
 #include "http.h"
 #include "io.h"
@@ -30,7 +32,8 @@
 enum conn_state {
     CONN_READING, /* reading and answering requests (responses may be unsent) */
     CONN_TASK,    /* a request waits on its /example task (queued or in the wait queue) */
-    CONN_CALL,    /* a request waits on its upstream call (/caller/ping) */
+    CONN_CALL,    /* a request waits on its upstream call (/caller/ping) or fan-out (/api/products) */
+    CONN_HELD,    /* a request is held by --fault-delay (on the pool's held list) */
     CONN_FINAL,   /* its last response is queued: send it, then linger */
     CONN_LINGER,  /* write side shut; reading and dropping until EOF or timeout */
     CONN_DEAD,    /* aborted: released once nothing is in flight; stays DEAD once released */
@@ -44,8 +47,9 @@ enum conn_state {
 
 /* Response buffer: every response primed writes fits in RESP_MAX (a head
  * within RESP_HEAD_MAX and an inline body within HANDLERS_BODY_MAX), except
- * /metrics, whose body goes out from a heap buffer (conn->ext). The parser
- * runs only while RESP_MAX bytes are free. */
+ * /metrics' and /api/products' bodies, which go out from a heap buffer, and
+ * /api/catalog's, from the catalog (conn->ext). The parser runs only while
+ * RESP_MAX bytes are free. */
 #define CONN_WBUF_SIZE 4096
 #define RESP_MAX       (RESP_HEAD_MAX + HANDLERS_BODY_MAX)
 _Static_assert(RESP_MAX <= CONN_WBUF_SIZE / 3, "a few pipelined responses fit the write buffer");
@@ -68,6 +72,8 @@ struct conn {
     uint64_t event_id;       /* /caller/ping: the event it stored */
     uint64_t call_wall_us;   /* /caller/ping: when its call started (the CLIENT span) */
     struct upstream_call call; /* /caller/ping's call (CONN_CALL) */
+    struct gateway_req *fan;   /* /api/products' fan-out (CONN_CALL), or NULL */
+    int fault_abort;           /* CONN_HELD: the status to answer once held, or 0: serve it */
     int fd;                  /* owned while in use; -1 once released */
     uint32_t gen;            /* bumped at each release: stale completions are dropped */
     uint32_t slot;
@@ -78,11 +84,19 @@ struct conn {
     uint32_t wlen, woff;            /* response buffer: filled, sent */
     char *rbuf;                     /* pool-owned arena slice, cfg->max_header bytes */
     char *wbuf;                     /* pool-owned arena slice, CONN_WBUF_SIZE bytes */
-    char *ext;                      /* cold heap body after wbuf (/metrics); owned, freed when sent */
+    char *ext;                      /* a body after wbuf: /metrics', /api/products' (owned, freed when
+                                       sent) or the catalog's (not owned) */
+    uint8_t ext_kind;               /* enum conn_ext */
     size_t ext_len, ext_off;
     struct msghdr msg; /* owned by the kernel while CONN_F_SEND */
     struct iovec iov[2];
     struct http http;
+};
+
+enum conn_ext {
+    CONN_EXT_SCRAPE,  /* a /metrics body: heap, counted in ext_live */
+    CONN_EXT_HEAP,    /* heap */
+    CONN_EXT_LASTING, /* lives as long as the process: not freed */
 };
 
 /* Renders /metrics into a malloc'd buffer (*out, owned by the caller).
@@ -102,6 +116,8 @@ struct conn_pool {
     struct upstream_client *up; /* the worker's client, or NULL */
     int callme_up;              /* callme's index in up, or -1 */
     struct spans *spans;        /* the span exporter, or NULL (no --zipkin-url) */
+    struct gateway *gw;         /* /api/products' fan-outs, or NULL */
+    const struct fault *fault;  /* --fault-*, or NULL: none */
     unsigned id; /* the worker's, for logs */
     uint32_t nslots;
 
@@ -118,7 +134,7 @@ struct conn_pool {
     struct conn *free_conns; /* released slots, LIFO so the hot set stays small */
     unsigned nopen;          /* slots in use */
     unsigned ext_live;       /* /metrics bodies not yet sent (<= CONN_SCRAPES_MAX) */
-    struct timer_list idle, header, linger;
+    struct timer_list idle, header, linger, held;
     struct conn *paused;       /* connections whose receive waits for the throttle to lift */
     struct http_limits limits; /* the parser's view of cfg */
 };
@@ -137,7 +153,7 @@ void conn_start(struct conn_pool *p, int fd);
 void conn_on_recv(struct conn_pool *p, uint64_t tag, int res);
 void conn_on_send(struct conn_pool *p, uint64_t tag, int res);
 /* Fires the timers due at p->now_ms: 408 at the header deadline, close at
- * the idle and linger deadlines. */
+ * the idle and linger deadlines, a held request's end of --fault-delay. */
 void conn_pool_expire(struct conn_pool *p);
 /* The earliest timer deadline, or none. */
 uint64_t conn_pool_next_deadline(const struct conn_pool *p, uint64_t none);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "build_info.h"
+#include "catalog.h"
 #include "route.h"
 #include "upstream.h"
 #if PRIMED_HAVE_STORE
@@ -20,6 +21,7 @@
 #endif
 
 static const char TEXT[] = "text/plain; charset=utf-8";
+static const char JSON[] = "application/json";
 
 static bool draining(const struct handler_env *env)
 {
@@ -90,6 +92,30 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
             break;
         }
         return HANDLER_CALL;
+    case ROUTE_CATALOG:
+        if (!env->catalog) {
+            text(r, h, 404, "not found\n", ka);
+            break;
+        }
+        *r = (struct resp){.status = 200, .ctype = JSON, .body = env->catalog->json,
+                           .body_len = env->catalog->json_len, .keep_alive = ka};
+        return HANDLER_LASTING;
+    case ROUTE_INVENTORY: {
+        const struct catalog_item *it = env->catalog && rt->item_len ? catalog_find(env->catalog, rt->item) : NULL;
+        if (!it) {
+            text(r, h, 404, "no such item\n", ka);
+            break;
+        }
+        *r = (struct resp){.status = 200, .ctype = JSON, .body = it->inventory, .body_len = it->inventory_len,
+                           .keep_alive = ka};
+        break;
+    }
+    case ROUTE_PRODUCTS:
+        if (!env->gateway) {
+            text(r, h, 404, "not found: /api/products needs --catalog-url and --inventory-url\n", ka);
+            break;
+        }
+        return HANDLER_FANOUT;
     case ROUTE_PING: {
         uint64_t n = atomic_fetch_add_explicit(env->ping_n, 1, memory_order_relaxed) + 1;
         /* values come from the pod spec, not the request: still bounded (at
@@ -150,6 +176,24 @@ void handlers_caller(const struct handler_env *env, const struct http *h, uint64
         snprintf(body, cap, "upstream %s: %s\n", env->callme,
                  why ? why : upstream_result_text((enum upstream_result)res));
     text(r, h, res == UPSTREAM_TIMEOUT ? 504 : 502, body, ka);
+}
+
+void handlers_products(const struct handler_env *env, const struct http *h, int status, const char *json, size_t len,
+                       const char *why, struct resp *r, char *body, size_t cap)
+{
+    bool ka = handlers_keep_alive(env, h);
+    if (status == 200) {
+        *r = (struct resp){.status = 200, .ctype = JSON, .body = json, .body_len = len, .keep_alive = ka};
+        return;
+    }
+    snprintf(body, cap, "%.400s\n", why ? why : "upstream failed");
+    text(r, h, status, body, ka);
+}
+
+void handlers_fault_abort(const struct handler_env *env, const struct http *h, int status, struct resp *r)
+{
+    /* Envoy's body for an abort, so a client cannot tell primed's from Istio's */
+    text(r, h, status, "fault filter abort", handlers_keep_alive(env, h));
 }
 
 void handlers_example(const struct handler_env *env, const struct http *h, int result, struct resp *r, char *body,

@@ -23,6 +23,9 @@
  * plus " is calling " plus callme's answer, which must fit what is left). */
 #define HANDLERS_BODY_MAX 640
 
+struct catalog;
+struct store;
+
 /* What the handlers read besides the request; all pointers not owned. */
 struct handler_env {
     _Atomic int *draining;       /* the server's flag: != 0 once SIGTERM came */
@@ -33,15 +36,17 @@ struct handler_env {
     struct store *store;        /* the event store, or NULL (built without it) */
     _Atomic uint64_t *event_n;  /* event ids without a store */
     const char *callme;         /* --callme-url's host:port, or NULL: /caller/ping is 404 */
+    const struct catalog *catalog; /* /api/catalog's and /api/inventory's products, or NULL: 404 */
+    bool gateway;               /* --catalog-url and --inventory-url: /api/products answers */
 };
-
-struct store;
 
 enum handler_action {
     HANDLER_RESPOND, /* r is filled: send it */
     HANDLER_PRIME,   /* /example: run a prime of rq->route.bits, then handlers_example() */
     HANDLER_METRICS, /* /metrics: render the scrape, then handlers_metrics() */
     HANDLER_CALL,    /* /caller/ping: store an event, call callme, then handlers_caller() */
+    HANDLER_FANOUT,  /* /api/products: the gateway's fan-out, then handlers_products() */
+    HANDLER_LASTING, /* r is filled and its body outlives every connection (the catalog's): send it from there */
 };
 
 /* Whether the answer to the request h just parsed may keep the connection. */
@@ -74,6 +79,14 @@ uint64_t handlers_event(const struct handler_env *env);
 void handlers_caller(const struct handler_env *env, const struct http *h, uint64_t id, int res, int err,
                      const char *why, int status, const char *up_body, size_t up_len, struct resp *r, char *body,
                      size_t cap);
+
+/* /api/products once its fan-out is over: 200 with the JSON body (len
+ * bytes; the caller sends it), else status (502, 504) with why into body. */
+void handlers_products(const struct handler_env *env, const struct http *h, int status, const char *json, size_t len,
+                       const char *why, struct resp *r, char *body, size_t cap);
+
+/* A request --fault-abort answers with status instead of serving it. */
+void handlers_fault_abort(const struct handler_env *env, const struct http *h, int status, struct resp *r);
 
 /* The request's trace context into tr (a new sampled trace when it has none
  * and start is set) and a new span id for this server's span into *span,

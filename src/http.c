@@ -236,6 +236,7 @@ static int on_headers_complete(llhttp_t *p)
     h->req.has_method = true;
     h->req.head = p->method == HTTP_HEAD;
     route_match(p->method, h->base + h->url_off, h->url_len, h->lim->default_bits, &h->req.route);
+    h->req.fault_path = h->lim->fault_path && route_has_prefix(h->base + h->url_off, h->url_len, h->lim->fault_path);
     if (h->req.route.status == 400)
         h->bad = BAD_QUERY;
     h->head_done = true;

@@ -39,6 +39,7 @@ struct http_limits {
     unsigned max_url;
     unsigned long max_body;
     unsigned default_bits;
+    const char *fault_path; /* --fault-path: requests under it are marked (req.fault_path), or NULL */
 };
 
 /* Capacities of the trace header values kept per request. A longer value
@@ -56,6 +57,7 @@ struct http_req {
     bool has_method; /* the request line got as far as its method */
     bool keep_alive; /* valid once the message is complete */
     bool head;       /* HEAD: answer without a body */
+    bool fault_path; /* its path is under lim->fault_path */
     bool early;      /* answered at the end of its head (Expect: 100-continue
                               with a body primed will not read): then close */
     uint8_t traceparent_len;

@@ -78,6 +78,9 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
         }
         v->spans_sent += ld(&m->spans_sent);
         v->spans_dropped += ld(&m->spans_dropped);
+        for (int f = 0; f < METRICS_FAULTS; f++)
+            v->faults[f] += ld(&m->faults[f]);
+        v->fallbacks += ld(&m->fallbacks);
     }
     /* Buckets were summed per bucket; make them cumulative. The +Inf bucket
      * then equals the count of the same snapshot, by construction. */
@@ -251,6 +254,20 @@ static void put_upstreams(struct out *o, const struct metrics_view *v, const str
         "primed_zipkin_spans_total{result=\"sent\"} %" PRIu64 "\n"
         "primed_zipkin_spans_total{result=\"dropped\"} %" PRIu64 "\n",
         v->spans_sent, v->spans_dropped);
+    put(o,
+        "# HELP primed_faults_injected_total Requests held (--fault-delay) or answered (--fault-abort) by fault "
+        "injection.\n"
+        "# TYPE primed_faults_injected_total counter\n"
+        "primed_faults_injected_total{kind=\"delay\"} %" PRIu64 "\n"
+        "primed_faults_injected_total{kind=\"abort\"} %" PRIu64 "\n",
+        v->faults[METRICS_FAULT_DELAY], v->faults[METRICS_FAULT_ABORT]);
+    if (info->gateway)
+        put(o,
+            "# HELP primed_gateway_fallbacks_total Products /api/products answered with \"availability\": null "
+            "(their inventory call failed, timed out or answered no object).\n"
+            "# TYPE primed_gateway_fallbacks_total counter\n"
+            "primed_gateway_fallbacks_total %" PRIu64 "\n",
+            v->fallbacks);
     if (info->store)
         put(o,
             "# HELP primed_store_events_dropped_total Events the store refused (queue full) or failed to insert.\n"

@@ -26,7 +26,10 @@ enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
 
 /* Upstreams a worker calls, by role (labels of primed_upstream_*), and the
  * ways a call ends (upstream.h's UPSTREAM_RESULTS, which asserts the count). */
-enum metrics_upstream { METRICS_UP_CALLME, METRICS_UP_ZIPKIN, METRICS_UPSTREAMS };
+enum metrics_upstream { METRICS_UP_CALLME, METRICS_UP_ZIPKIN, METRICS_UP_CATALOG, METRICS_UP_INVENTORY, METRICS_UPSTREAMS };
+
+/* Faults injected (fault.h), by kind: labels of primed_faults_injected_total. */
+enum metrics_fault { METRICS_FAULT_DELAY, METRICS_FAULT_ABORT, METRICS_FAULTS };
 #define METRICS_UPSTREAM_RESULTS 9
 
 typedef _Atomic uint64_t mcounter;
@@ -50,6 +53,8 @@ struct metrics {
     mcounter upstream_calls[METRICS_UPSTREAMS][METRICS_UPSTREAM_RESULTS];
     struct histo upstream_seconds[METRICS_UPSTREAMS]; /* start of a call to its end, any result */
     mcounter spans_sent, spans_dropped;
+    mcounter faults[METRICS_FAULTS];
+    mcounter fallbacks; /* /api/products: products answered with "availability": null */
 } __attribute__((aligned(64)));
 
 /* Single-writer increment: only the owning worker calls these. */
@@ -88,6 +93,8 @@ struct metrics_view {
     uint64_t up_sum_ns[METRICS_UPSTREAMS];
     uint64_t up_count[METRICS_UPSTREAMS];
     uint64_t spans_sent, spans_dropped;
+    uint64_t faults[METRICS_FAULTS];
+    uint64_t fallbacks;
 };
 
 /* Merges n workers' metrics into v. */
@@ -103,6 +110,7 @@ struct metrics_info {
     const char *upstream_names[METRICS_UPSTREAMS];
     const char *const *upstream_results; /* METRICS_UPSTREAM_RESULTS labels */
     int store;                           /* 1: built with the event store (its series are written) */
+    int gateway;                         /* 1: /api/products is served (its fallback series is written) */
     uint64_t store_dropped;              /* events refused (queue full) or that failed to insert */
 };
 

@@ -12,15 +12,20 @@
 #define HTTP_STATUSES(X)                      \
     X(200, "OK")                              \
     X(400, "Bad Request")                     \
+    X(401, "Unauthorized")                    \
+    X(403, "Forbidden")                       \
     X(404, "Not Found")                       \
     X(405, "Method Not Allowed")              \
     X(408, "Request Timeout")                 \
     X(413, "Content Too Large")               \
     X(414, "URI Too Long")                    \
     X(417, "Expectation Failed")              \
+    X(429, "Too Many Requests")               \
     X(431, "Request Header Fields Too Large") \
     X(500, "Internal Server Error")           \
-    X(503, "Service Unavailable")
+    X(502, "Bad Gateway")                     \
+    X(503, "Service Unavailable")             \
+    X(504, "Gateway Timeout")
 
 #define RESP_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 

@@ -1,8 +1,9 @@
 /* route.c - the path -> handler table and the /example query.
  *
  * Paths match exactly (no decoding, no trailing-slash folding): anything else
- * is 404, which keeps the table a handful of memcmp()s. Only GET and HEAD are
- * served; the query of /example is the only one read.
+ * is 404, which keeps the table a handful of memcmp()s; /api/inventory/ is the
+ * one prefix, its rest the item id. Only GET and HEAD are served; the queries
+ * read are /example's bits= and /api/products' fanout=.
  */
 #include "route.h"
 
@@ -73,33 +74,106 @@ static int parse_bits(const char *q, size_t len, unsigned *bits, const char **re
     return 0;
 }
 
+/* fanout=parallel|sequential in a query string; other parameters are ignored. */
+static int parse_fanout(const char *q, size_t len, uint8_t *fanout, const char **reason)
+{
+    static const char bad[] = "fanout: must be parallel or sequential";
+    bool seen = false;
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && q[j] != '&')
+            j++;
+        size_t n = j - i;
+        if (n >= 6 && memcmp(q + i, "fanout", 6) == 0 && (n == 6 || q[i + 6] == '=')) {
+            const char *v = q + i + 7;
+            size_t vlen = n > 7 ? n - 7 : 0;
+            if (seen) {
+                *reason = "fanout: given more than once";
+                return -1;
+            }
+            seen = true;
+            if (vlen == 8 && memcmp(v, "parallel", 8) == 0) {
+                *fanout = ROUTE_FANOUT_PARALLEL;
+            } else if (vlen == 10 && memcmp(v, "sequential", 10) == 0) {
+                *fanout = ROUTE_FANOUT_SEQUENTIAL;
+            } else {
+                *reason = bad;
+                return -1;
+            }
+        }
+        i = j + 1;
+    }
+    return 0;
+}
+
+static bool item_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+           ch == '_' || ch == '-';
+}
+
+/* The origin-form part of a request target: absolute-form (RFC 9112 3.2.2)
+ * skips scheme and authority. */
+static const char *origin_form(const char *url, size_t *len)
+{
+    if (*len > 7 && (memcmp(url, "http://", 7) == 0 || (*len > 8 && memcmp(url, "https://", 8) == 0))) {
+        const char *p = memchr(url + 8, '/', *len - 8);
+        if (!p) {
+            *len = 1;
+            return "/";
+        }
+        *len -= (size_t)(p - url);
+        return p;
+    }
+    return url;
+}
+
+bool route_has_prefix(const char *url, size_t len, const char *prefix)
+{
+    url = origin_form(url, &len);
+    const char *q = memchr(url, '?', len);
+    size_t plen = q ? (size_t)(q - url) : len;
+    size_t n = strlen(prefix);
+    return n <= plen && memcmp(url, prefix, n) == 0;
+}
+
+#define INVENTORY_PREFIX "/api/inventory/"
+
 void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out)
 {
     out->id = ROUTE_OTHER;
     out->status = 0;
     out->bits = default_bits;
     out->reason = NULL;
+    out->fanout = ROUTE_FANOUT_DEFAULT;
+    out->item_len = 0;
+    out->item[0] = '\0';
 
-    /* absolute-form (RFC 9112 3.2.2): skip scheme and authority */
-    if (len > 7 && (memcmp(url, "http://", 7) == 0 || (len > 8 && memcmp(url, "https://", 8) == 0))) {
-        const char *p = memchr(url + 8, '/', len - 8);
-        if (!p) {
-            url = "/";
-            len = 1;
-        } else {
-            len -= (size_t)(p - url);
-            url = p;
-        }
-    }
-
+    url = origin_form(url, &len);
     const char *q = memchr(url, '?', len);
     size_t plen = q ? (size_t)(q - url) : len;
 
     for (int id = ROUTE_OTHER + 1; id < ROUTE__COUNT; id++) {
         size_t n = strlen(names[id]);
-        if (n == plen && memcmp(url, names[id], n) == 0) {
+        if (n == plen && memcmp(url, names[id], n) == 0 && id != ROUTE_INVENTORY) {
             out->id = (uint8_t)id;
             break;
+        }
+    }
+    size_t ip = sizeof(INVENTORY_PREFIX) - 1;
+    if (out->id == ROUTE_OTHER && plen > ip && memcmp(url, INVENTORY_PREFIX, ip) == 0) {
+        /* one label for every item (the metrics' path stays bounded); an id
+         * primed cannot hold is an unknown item */
+        out->id = ROUTE_INVENTORY;
+        size_t n = plen - ip;
+        bool ok = n <= ROUTE_ITEM_MAX;
+        for (size_t k = 0; ok && k < n; k++)
+            ok = item_char(url[ip + k]);
+        if (ok) {
+            memcpy(out->item, url + ip, n);
+            out->item[n] = '\0';
+            out->item_len = (uint8_t)n;
         }
     }
     if (out->id == ROUTE_OTHER) {
@@ -112,6 +186,10 @@ void route_match(int method, const char *url, size_t len, unsigned default_bits,
     }
     if (out->id == ROUTE_EXAMPLE && q) {
         if (parse_bits(q + 1, len - plen - 1, &out->bits, &out->reason))
+            out->status = 400;
+    }
+    if (out->id == ROUTE_PRODUCTS && q) {
+        if (parse_fanout(q + 1, len - plen - 1, &out->fanout, &out->reason))
             out->status = 400;
     }
 }

@@ -5,6 +5,7 @@
 #ifndef PRIMED_ROUTE_H
 #define PRIMED_ROUTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,24 +15,41 @@
     X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD") \
     X(ROUTE_READYZ, "/readyz", "GET, HEAD")   \
     X(ROUTE_METRICS, "/metrics", "GET, HEAD") \
-    X(ROUTE_PING, "/ping", "GET, HEAD")                 \
-    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD")        \
-    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD")
+    X(ROUTE_PING, "/ping", "GET, HEAD")       \
+    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD")                \
+    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD")                \
+    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD")               \
+    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD") \
+    X(ROUTE_PRODUCTS, "/api/products", "GET, HEAD")
 
 #define X_ENUM(id, path, allow) id,
 enum route_id { ROUTES(X_ENUM) ROUTE__COUNT };
 #undef X_ENUM
+
+/* An item id of /api/inventory/{itemId}: 1..ROUTE_ITEM_MAX bytes of
+ * [A-Za-z0-9._-] (any other is an unknown item: 404). */
+#define ROUTE_ITEM_MAX 32
+
+/* /api/products?fanout=: how the gateway calls inventory. */
+enum route_fanout { ROUTE_FANOUT_DEFAULT, ROUTE_FANOUT_PARALLEL, ROUTE_FANOUT_SEQUENTIAL };
 
 struct route_result {
     uint8_t id;         /* enum route_id; ROUTE_OTHER for unknown paths */
     uint16_t status;    /* 0: serve it; else answer this status (400, 404, 405) */
     unsigned bits;      /* /example: the prime size asked for */
     const char *reason; /* with status 400: a one-line reason (static string) */
+    uint8_t fanout;     /* /api/products: enum route_fanout */
+    uint8_t item_len;   /* /api/inventory/{itemId}: the id's length */
+    char item[ROUTE_ITEM_MAX + 1]; /* and the id, NUL-terminated */
 };
 
 /* Routes one request: method is an llhttp method (HTTP_GET, ...), url the
  * request target (origin- or absolute-form). out->status says the outcome. */
 void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out);
+
+/* Whether the path of url (origin- or absolute-form, query excluded) starts
+ * with prefix (--fault-path). */
+bool route_has_prefix(const char *url, size_t len, const char *prefix);
 
 /* The path of a route ("/example", or "other"); never NULL. */
 const char *route_name(enum route_id id);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "build_info.h"
+#include "catalog.h"
 #include "cgroup.h"
 #include "log.h"
 #include "worker.h"
@@ -232,6 +233,10 @@ int server_run(const struct config *cfg)
         s->callme_target = resolver_add(&s->resolver, &cfg->callme);
     if (cfg->zipkin.host[0])
         s->zipkin_target = resolver_add(&s->resolver, &cfg->zipkin);
+    if (cfg->catalog_url.host[0] && cfg->inventory_url.host[0]) {
+        s->catalog_target = resolver_add(&s->resolver, &cfg->catalog_url);
+        s->inventory_target = resolver_add(&s->resolver, &cfg->inventory_url);
+    }
     for (unsigned i = 0; i < s->resolver.n; i++) {
         const struct resolver_target *t = &s->resolver.targets[i];
         if (!t->resolved)
@@ -248,6 +253,24 @@ int server_run(const struct config *cfg)
     if (strcmp(cfg->db, ":memory:") != 0)
         die(1, "--db %s: this binary is built without the event store (-Dstore=disabled)", cfg->db);
 #endif
+    /* the products: the built-in set or --catalog's, through the store's
+     * tables when it is built in (what is served is what they hold) */
+    s->catalog = calloc(1, sizeof(*s->catalog));
+    if (!s->catalog)
+        die(1, "cannot allocate the catalog: out of memory");
+    char cerr[300];
+    if (cfg->catalog_file[0]) {
+        if (catalog_load(s->catalog, cfg->catalog_file, cerr, sizeof(cerr)))
+            die(2, "--catalog %s", cerr);
+    } else {
+        catalog_builtin(s->catalog);
+    }
+#if PRIMED_HAVE_STORE
+    if (store_catalog(s->store, s->catalog, cerr, sizeof(cerr)))
+        die(1, "event store --db %s: %s", cfg->db, cerr);
+#endif
+    if (catalog_render(s->catalog))
+        die(1, "cannot render the catalog: out of memory");
 
 
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
@@ -311,7 +334,8 @@ int server_run(const struct config *cfg)
     log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
             "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
             "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s callme=%s zipkin=%s "
-            "upstream_timeout=%ums upstream_conns=%u db=%s",
+            "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s inventory_url=%s "
+            "fanout=%s fault_delay=%ums fault_delay_percent=%g fault_abort=%u fault_abort_percent=%g fault_path=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
             w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers,
@@ -319,7 +343,11 @@ int server_run(const struct config *cfg)
             cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,
             cfg->drain_timeout_ms, cfg->access_log ? "on" : "off", cfg->callme.host[0] ? cfg->callme.authority : "none",
             cfg->zipkin.host[0] ? cfg->zipkin.authority : "none", cfg->upstream_timeout_ms, cfg->upstream_conns,
-            PRIMED_HAVE_STORE ? cfg->db : "none");
+            PRIMED_HAVE_STORE ? cfg->db : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
+            s->catalog->n, s->catalog_target ? cfg->catalog_url.authority : "none",
+            s->inventory_target ? cfg->inventory_url.authority : "none",
+            cfg->fanout_sequential ? "sequential" : "parallel", cfg->fault_delay_ms, cfg->fault_delay_pct,
+            cfg->fault_abort, cfg->fault_abort_pct, cfg->fault_path);
     pthread_barrier_wait(&worker_start_barrier);
 
     int sig;
@@ -350,6 +378,9 @@ int server_run(const struct config *cfg)
     s->store = NULL;
 #endif
     resolver_fini(&s->resolver);
+    catalog_free(s->catalog);
+    free(s->catalog);
+    s->catalog = NULL;
     uint64_t served = atomic_load(&s->example_n);
     log_msg("drained: exiting (/example answered %llu times)", (unsigned long long)served);
     return 0;

@@ -34,6 +34,8 @@ struct server {
     struct store *store;        /* the event store, owned; NULL when built without it */
     struct resolver resolver;   /* upstream names, owned */
     struct resolver_target *callme_target, *zipkin_target; /* in resolver, or NULL */
+    struct resolver_target *catalog_target, *inventory_target; /* in resolver, or NULL (no gateway) */
+    struct catalog *catalog;    /* the products of /api/catalog and /api/inventory, owned */
 };
 
 /* Runs the server until SIGTERM/SIGINT and the drain. Returns the exit status

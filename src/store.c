@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "catalog.h"
+
 #define BATCH_MAX 512
 
 struct event {
@@ -30,8 +32,8 @@ struct event {
 
 struct store {
     pthread_mutex_t mu;
-    pthread_cond_t work; /* events queued, a stats request, or stop */
-    pthread_cond_t done; /* a batch committed, or stats answered */
+    pthread_cond_t work; /* events queued, a stats or catalog request, or stop */
+    pthread_cond_t done; /* a batch committed, stats answered, or the catalog written */
     struct event *ring;  /* owned, cap entries */
     struct event *batch; /* owned, BATCH_MAX entries: the store thread's copy */
     unsigned cap, head, len;
@@ -42,6 +44,10 @@ struct store {
     bool stats_wanted, stats_ready;
     int stats_err;
     uint64_t stats_rows, stats_max;
+    struct catalog *catalog; /* a store_catalog() request, or NULL */
+    bool catalog_ready;
+    int catalog_err;
+    char catalog_why[160];
     sqlite3 *db; /* the store thread's */
     sqlite3_stmt *insert;
     pthread_t thread;
@@ -74,6 +80,90 @@ static void answer_stats(struct store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The catalog's tables replaced by c's products, then c refilled from them. */
+static int write_catalog(sqlite3 *db, struct catalog *c, char *why, size_t whylen)
+{
+    sqlite3_stmt *ins_c = NULL, *ins_i = NULL, *q = NULL;
+    int rc = SQLITE_OK;
+    if (exec(db, "CREATE TABLE IF NOT EXISTS catalog (item_id TEXT PRIMARY KEY, name TEXT NOT NULL, "
+                 "description TEXT NOT NULL, price TEXT NOT NULL)") != SQLITE_OK ||
+        exec(db, "CREATE TABLE IF NOT EXISTS inventory (item_id TEXT PRIMARY KEY, quantity INTEGER NOT NULL)") !=
+            SQLITE_OK ||
+        exec(db, "BEGIN") != SQLITE_OK)
+        goto out;
+    if (exec(db, "DELETE FROM catalog") != SQLITE_OK || exec(db, "DELETE FROM inventory") != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO catalog (item_id, name, description, price) VALUES (?, ?, ?, ?)", -1,
+                           &ins_c, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO inventory (item_id, quantity) VALUES (?, ?)", -1, &ins_i, NULL) !=
+            SQLITE_OK)
+        goto rollback;
+    for (unsigned i = 0; i < c->n; i++) {
+        const struct catalog_item *it = &c->items[i];
+        sqlite3_bind_text(ins_c, 1, it->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_c, 2, it->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_c, 3, it->desc, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_c, 4, it->price, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_i, 1, it->id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(ins_i, 2, it->quantity);
+        if (sqlite3_step(ins_c) != SQLITE_DONE || sqlite3_step(ins_i) != SQLITE_DONE)
+            goto rollback;
+        sqlite3_reset(ins_c);
+        sqlite3_reset(ins_i);
+    }
+    if (exec(db, "COMMIT") != SQLITE_OK)
+        goto rollback;
+    /* read back: the values served are the database's */
+    if (sqlite3_prepare_v2(db, "SELECT c.item_id, c.name, c.description, c.price, i.quantity FROM catalog c "
+                               "JOIN inventory i ON i.item_id = c.item_id ORDER BY c.rowid",
+                           -1, &q, NULL) != SQLITE_OK)
+        goto out;
+    unsigned n = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW && n < CATALOG_ITEMS_MAX) {
+        struct catalog_item *it = &c->items[n++];
+        snprintf(it->id, sizeof(it->id), "%s", (const char *)sqlite3_column_text(q, 0));
+        snprintf(it->name, sizeof(it->name), "%s", (const char *)sqlite3_column_text(q, 1));
+        snprintf(it->desc, sizeof(it->desc), "%s", (const char *)sqlite3_column_text(q, 2));
+        snprintf(it->price, sizeof(it->price), "%s", (const char *)sqlite3_column_text(q, 3));
+        it->quantity = sqlite3_column_int64(q, 4);
+    }
+    if (rc != SQLITE_DONE || n != c->n) {
+        snprintf(why, whylen, "catalog tables: read back %u of %u products", n, c->n);
+        sqlite3_finalize(ins_c);
+        sqlite3_finalize(ins_i);
+        sqlite3_finalize(q);
+        return -EIO;
+    }
+    sqlite3_finalize(ins_c);
+    sqlite3_finalize(ins_i);
+    sqlite3_finalize(q);
+    return 0;
+rollback:
+    snprintf(why, whylen, "catalog tables: %s", sqlite3_errmsg(db));
+    exec(db, "ROLLBACK");
+    sqlite3_finalize(ins_c);
+    sqlite3_finalize(ins_i);
+    return -EIO;
+out:
+    snprintf(why, whylen, "catalog tables: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(ins_c);
+    sqlite3_finalize(ins_i);
+    sqlite3_finalize(q);
+    return -EIO;
+}
+
+static void answer_catalog(struct store *s)
+{
+    char why[160] = "";
+    int r = write_catalog(s->db, s->catalog, why, sizeof(why));
+    pthread_mutex_lock(&s->mu);
+    s->catalog_err = r;
+    snprintf(s->catalog_why, sizeof(s->catalog_why), "%s", why);
+    s->catalog = NULL;
+    s->catalog_ready = true;
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+}
+
 static void *store_main(void *arg)
 {
     struct store *s = arg;
@@ -81,14 +171,14 @@ static void *store_main(void *arg)
     pthread_setname_np(pthread_self(), "primed-store");
     for (;;) {
         pthread_mutex_lock(&s->mu);
-        while (!s->len && !s->stop && !s->stats_wanted)
+        while (!s->len && !s->stop && !s->stats_wanted && !s->catalog)
             pthread_cond_wait(&s->work, &s->mu);
         unsigned n = s->len < BATCH_MAX ? s->len : BATCH_MAX;
         for (unsigned i = 0; i < n; i++)
             batch[i] = s->ring[(s->head + i) % s->cap];
         s->head = (s->head + n) % s->cap;
         s->len -= n;
-        bool stop = s->stop && !s->len, stats = s->stats_wanted && !s->len;
+        bool stop = s->stop && !s->len, stats = s->stats_wanted && !s->len, catalog = s->catalog != NULL;
         pthread_mutex_unlock(&s->mu);
 
         if (n) {
@@ -113,6 +203,8 @@ static void *store_main(void *arg)
         }
         if (stats)
             answer_stats(s);
+        if (catalog)
+            answer_catalog(s);
         if (stop)
             return NULL;
     }
@@ -232,6 +324,20 @@ int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id)
     *rows = s->stats_rows;
     *max_id = s->stats_max;
     int r = s->stats_err;
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
+int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    s->catalog_ready = false;
+    s->catalog = c;
+    pthread_cond_signal(&s->work);
+    while (!s->catalog_ready)
+        pthread_cond_wait(&s->done, &s->mu);
+    int r = s->catalog_err;
+    snprintf(err, errlen, "%s", s->catalog_why);
     pthread_mutex_unlock(&s->mu);
     return r;
 }

@@ -36,6 +36,14 @@ int store_sync(struct store *s, int timeout_ms);
  * a sync. Returns 0 or -errno. Cold: tests and diagnostics. */
 int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id);
 
+struct catalog;
+
+/* Replaces the catalog and inventory tables with c's products (one
+ * transaction, run by the store thread), then reads them back into c, in
+ * their order: what /api/catalog serves is what the database holds. Cold:
+ * start-up. Returns 0, or -EIO with a one-line reason in err. */
+int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen);
+
 /* Events refused because the queue was full, and rows that failed to insert. */
 uint64_t store_dropped(struct store *s);
 

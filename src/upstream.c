@@ -251,11 +251,11 @@ static void carry(struct upstream_client *c, struct up_conn *u, struct upstream_
         n = snprintf(
             u->whead, sizeof(u->whead),
             "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%sContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-            call->method, up->url->path, up->url->authority, c->user_agent, call->extra,
+            call->method, call->path ? call->path : up->url->path, up->url->authority, c->user_agent, call->extra,
             call->ctype ? call->ctype : "application/octet-stream", call->body_len);
     else
         n = snprintf(u->whead, sizeof(u->whead), "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%s\r\n", call->method,
-                     up->url->path, up->url->authority, c->user_agent, call->extra);
+                     call->path ? call->path : up->url->path, up->url->authority, c->user_agent, call->extra);
     if (n < 0 || (size_t)n >= sizeof(u->whead)) {
         fail(c, u, UPSTREAM_ERROR, -ENOSPC); /* cannot happen: url.h and extra are bounded */
         return;
@@ -349,6 +349,9 @@ static void pump(struct upstream_client *c, unsigned upi)
 bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_call *call, enum upstream_result *res)
 {
     struct upstream *up = &c->ups[upi];
+    uint64_t deadline = *c->now_ms + c->timeout_ms;
+    if (call->deadline_ms && call->deadline_ms < deadline)
+        deadline = call->deadline_ms;
     call->up = upi;
     call->next = NULL;
     call->conn = NULL;
@@ -357,7 +360,7 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
     call->start_ns = mono_ns();
     timer_init(&call->timer);
     if (up->idle) {
-        timer_add(&c->deadlines, &call->timer, *c->now_ms + c->timeout_ms);
+        timer_add(&c->deadlines, &call->timer, deadline);
         carry(c, idle_pop(up), call);
         return true;
     }
@@ -366,7 +369,7 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
             count(c, upi, *res);
             return false;
         }
-        timer_add(&c->deadlines, &call->timer, *c->now_ms + c->timeout_ms);
+        timer_add(&c->deadlines, &call->timer, deadline);
         return true;
     }
     /* every connection busy: wait in order (backpressure, never a refusal) */
@@ -377,7 +380,7 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
         up->wait_head = call;
     up->wait_tail = call;
     up->nwait++;
-    timer_add(&c->deadlines, &call->timer, *c->now_ms + c->timeout_ms);
+    timer_add(&c->deadlines, &call->timer, deadline);
     return true;
 }
 

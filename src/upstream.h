@@ -28,10 +28,10 @@
  * completions to upstream_on_event(), the others to conn.c. */
 #define UPSTREAM_TAG (UINT64_C(1) << 55)
 
-#define UPSTREAM_MAX       2                  /* upstreams per client: callme, zipkin */
-#define UPSTREAM_BODY_MAX  1024               /* response body kept; a longer one is an error */
+#define UPSTREAM_MAX       4                  /* upstreams per client: callme, zipkin, catalog, inventory */
+#define UPSTREAM_BODY_MAX  16384              /* response body kept; a longer one is an error */
 #define UPSTREAM_RBUF      4096               /* receive buffer (the head may span several) */
-#define UPSTREAM_HEAD_MAX  1536               /* the request head primed writes */
+#define UPSTREAM_HEAD_MAX  2048               /* the request head primed writes: path, Host, extra within it */
 #define UPSTREAM_EXTRA_MAX TRACE_OUTBOUND_MAX /* extra request header lines: the trace context */
 #define UPSTREAM_IDLE_MS   15000              /* an idle pooled connection is closed after this */
 
@@ -61,11 +61,13 @@ typedef void upstream_done_fn(struct upstream_call *call, enum upstream_result r
 enum { UPCALL_IDLE, UPCALL_QUEUED, UPCALL_ACTIVE };
 
 /* One request, embedded in its owner (a server connection, the span
- * exporter). The owner fills the public part and keeps it, and the body,
- * unchanged until done runs or upstream_cancel() returns. */
+ * exporter, a fan-out). The owner fills the public part and keeps it, the
+ * path and the body unchanged until done runs or upstream_cancel() returns. */
 struct upstream_call {
     /* public */
     const char *method; /* "GET", "POST" */
+    const char *path;   /* the request target, or NULL: the URL's path */
+    uint64_t deadline_ms; /* 0: the client's timeout from the start; else the earlier of the two */
     const char *ctype;  /* Content-Type of body, or NULL */
     const char *body;   /* not owned; NULL: none */
     size_t body_len;

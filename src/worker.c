@@ -216,9 +216,12 @@ static int scrape(void *ctx, char **out)
         .steal = w->dispatch.steal,
         .start_time = s->start_time,
         .upstream_names = {[METRICS_UP_CALLME] = w->cfg->callme.host[0] ? "callme" : NULL,
-                           [METRICS_UP_ZIPKIN] = w->cfg->zipkin.host[0] ? "zipkin" : NULL},
+                           [METRICS_UP_ZIPKIN] = w->cfg->zipkin.host[0] ? "zipkin" : NULL,
+                           [METRICS_UP_CATALOG] = w->gateway ? "catalog" : NULL,
+                           [METRICS_UP_INVENTORY] = w->gateway ? "inventory" : NULL},
         .upstream_results = upstream_result_labels(),
         .store = PRIMED_HAVE_STORE,
+        .gateway = w->gateway != NULL,
     };
 #if PRIMED_HAVE_STORE
     if (s->store)
@@ -297,6 +300,8 @@ static int worker_setup(struct worker *w)
         .store = s->store,
         .event_n = &s->event_n,
         .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
+        .catalog = s->catalog,
+        .gateway = s->catalog_target != NULL,
     };
     /* the upstream client: callme's and the collector's pools */
     w->up.io = &w->io;
@@ -309,6 +314,22 @@ static int worker_setup(struct worker *w)
         callme_up = upstream_add(&w->up, &cfg->callme, s->callme_target, &w->metrics, METRICS_UP_CALLME);
     if (s->zipkin_target)
         zipkin_up = upstream_add(&w->up, &cfg->zipkin, s->zipkin_target, &w->metrics, METRICS_UP_ZIPKIN);
+    if (s->catalog_target) {
+        struct gateway *g = calloc(1, sizeof(*g));
+        if (!g)
+            return setup_fail(w, -ENOMEM, "allocate the gateway: out of memory");
+        w->gateway = g;
+        g->up = &w->up;
+        g->catalog_up =
+            (unsigned)upstream_add(&w->up, &cfg->catalog_url, s->catalog_target, &w->metrics, METRICS_UP_CATALOG);
+        g->inventory_up = (unsigned)upstream_add(&w->up, &cfg->inventory_url, s->inventory_target, &w->metrics,
+                                                 METRICS_UP_INVENTORY);
+        snprintf(g->catalog_path, sizeof(g->catalog_path), "%s/api/catalog", cfg->catalog_url.path);
+        snprintf(g->inventory_path, sizeof(g->inventory_path), "%s/api/inventory/", cfg->inventory_url.path);
+        g->now_ms = &w->pool.now_ms;
+        g->timeout_ms = cfg->upstream_timeout_ms;
+        g->metrics = &w->metrics;
+    }
     if (upstream_client_init(&w->up))
         return setup_fail(w, -ENOMEM, "allocate the upstream connections: out of memory");
     if (zipkin_up >= 0) {
@@ -335,6 +356,8 @@ static int worker_setup(struct worker *w)
     p->up = &w->up;
     p->callme_up = callme_up;
     p->spans = w->spans;
+    p->gw = w->gateway;
+    p->fault = fault_init(&w->fault, cfg) ? &w->fault : NULL;
     p->id = w->id;
     p->nslots = w->max_open;
     if (getrandom(&p->rng, sizeof(p->rng), 0) != sizeof(p->rng) || p->rng == 0)
@@ -356,6 +379,10 @@ static void worker_teardown(struct worker *w)
         spans_fini(w->spans);
         free(w->spans);
         w->spans = NULL;
+    }
+    if (w->gateway) {
+        free(w->gateway);
+        w->gateway = NULL;
     }
     while (w->npark) /* only after a drain timeout: nothing else is left */
         close(park_pop(w));

@@ -32,6 +32,8 @@ struct worker {
     struct handler_env env;    /* the handlers' view of srv */
     struct upstream_client up; /* its calls to callme and the collector */
     struct spans *spans;       /* owned span exporter, or NULL (no --zipkin-url) */
+    struct gateway *gateway;   /* owned /api/products fan-out state, or NULL (no --catalog-url) */
+    struct fault fault;        /* --fault-*: what the pool draws from */
 
     unsigned max_open; /* connections at once (slots) */
     int *park;         /* owned ring of accepted fds waiting for a slot */

@@ -43,8 +43,9 @@ static void *upstream_main(void *arg)
             if (up.mode == SILENT)
                 continue;
             if (up.mode == HUGE_BODY) {
-                const char *h = "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n";
-                send(fd, h, strlen(h), MSG_NOSIGNAL);
+                char h[96];
+                int hl = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", UPSTREAM_BODY_MAX + 1);
+                send(fd, h, (size_t)hl, MSG_NOSIGNAL);
                 break;
             }
             char resp[128];

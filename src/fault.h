@@ -1,0 +1,38 @@
+/* fault.h - fault injection with Istio's semantics (HTTPFaultInjection), on
+ * the serving side: a share of the matching requests is held for a fixed
+ * delay before it is served, a share is answered with a status instead.
+ *
+ * Pure: fault_draw() decides from two random numbers the caller draws; the
+ * caller (conn.c) holds the request on a timer of its ring, so no thread
+ * blocks and the worker serves everything else meanwhile. As Envoy does,
+ * delay and abort are drawn independently, and a request drawn for both is
+ * delayed, then aborted. The probes (/healthz, /readyz) and /metrics are
+ * never faulted: a fault rule is for traffic, not for the kubelet.
+ */
+#ifndef PRIMED_FAULT_H
+#define PRIMED_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct fault {
+    unsigned delay_ms;  /* 0: no delay */
+    uint64_t delay_cut; /* a request is delayed when its draw is below, or always */
+    bool delay_always;
+    int abort_status; /* 0: no abort */
+    uint64_t abort_cut;
+    bool abort_always;
+};
+
+/* From cfg's --fault-* values. Returns whether any fault is configured. */
+bool fault_init(struct fault *f, const struct config *cfg);
+
+/* For a request of route (enum route_id) whose path matched --fault-path,
+ * with two uniform random numbers: the delay to hold it for (0: none) into
+ * *delay_ms and the status to answer (0: serve it) into *abort_status. */
+void fault_draw(const struct fault *f, uint8_t route, bool path_match, uint64_t r1, uint64_t r2, unsigned *delay_ms,
+                int *abort_status);
+
+#endif

@@ -1,0 +1,283 @@
+/* json.c - the scanner (json.h): a recursive descent over the caller's
+ * bytes, depth-bounded, that records only where objects begin and end and
+ * each top-level object's "itemId".
+ */
+#include "json.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct scan {
+    const char *s;
+    size_t len, pos;
+};
+
+static void ws(struct scan *sc)
+{
+    while (sc->pos < sc->len) {
+        char ch = sc->s[sc->pos];
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+            return;
+        sc->pos++;
+    }
+}
+
+static bool hex(char ch)
+{
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+/* A string at pos (its '"'); *raw_ok: no escapes in it. The content's
+ * offset and length into *off, *n. Bytes >= 0x80 pass as they are: the
+ * gateway forwards them, it does not interpret them. */
+static bool string(struct scan *sc, size_t *off, size_t *n, bool *raw_ok)
+{
+    if (sc->pos >= sc->len || sc->s[sc->pos] != '"')
+        return false;
+    size_t start = ++sc->pos;
+    bool raw = true;
+    while (sc->pos < sc->len) {
+        unsigned char ch = (unsigned char)sc->s[sc->pos];
+        if (ch == '"') {
+            *off = start;
+            *n = sc->pos - start;
+            *raw_ok = raw;
+            sc->pos++;
+            return true;
+        }
+        if (ch < 0x20)
+            return false;
+        if (ch == '\\') {
+            raw = false;
+            if (++sc->pos >= sc->len)
+                return false;
+            char e = sc->s[sc->pos];
+            if (e == 'u') {
+                if (sc->pos + 4 >= sc->len)
+                    return false;
+                for (int k = 1; k <= 4; k++)
+                    if (!hex(sc->s[sc->pos + (size_t)k]))
+                        return false;
+                sc->pos += 4;
+            } else if (!strchr("\"\\/bfnrt", e) || e == '\0') {
+                return false;
+            }
+        }
+        sc->pos++;
+    }
+    return false;
+}
+
+static bool digits(struct scan *sc)
+{
+    size_t start = sc->pos;
+    while (sc->pos < sc->len && sc->s[sc->pos] >= '0' && sc->s[sc->pos] <= '9')
+        sc->pos++;
+    return sc->pos > start;
+}
+
+static bool number(struct scan *sc)
+{
+    if (sc->pos < sc->len && sc->s[sc->pos] == '-')
+        sc->pos++;
+    if (sc->pos < sc->len && sc->s[sc->pos] == '0')
+        sc->pos++;
+    else if (!digits(sc))
+        return false;
+    if (sc->pos < sc->len && sc->s[sc->pos] == '.') {
+        sc->pos++;
+        if (!digits(sc))
+            return false;
+    }
+    if (sc->pos < sc->len && (sc->s[sc->pos] == 'e' || sc->s[sc->pos] == 'E')) {
+        sc->pos++;
+        if (sc->pos < sc->len && (sc->s[sc->pos] == '+' || sc->s[sc->pos] == '-'))
+            sc->pos++;
+        if (!digits(sc))
+            return false;
+    }
+    return true;
+}
+
+static bool literal(struct scan *sc, const char *word)
+{
+    size_t n = strlen(word);
+    if (sc->len - sc->pos < n || memcmp(sc->s + sc->pos, word, n) != 0)
+        return false;
+    sc->pos += n;
+    return true;
+}
+
+static bool value(struct scan *sc, unsigned depth, struct json_obj *top);
+
+/* An object at pos; with top, its "itemId" is recorded there. */
+static bool object(struct scan *sc, unsigned depth, struct json_obj *top)
+{
+    if (depth >= JSON_DEPTH_MAX)
+        return false;
+    sc->pos++; /* '{' */
+    ws(sc);
+    if (sc->pos < sc->len && sc->s[sc->pos] == '}') {
+        sc->pos++;
+        if (top)
+            top->empty = true;
+        return true;
+    }
+    for (;;) {
+        size_t koff, kn;
+        bool raw;
+        ws(sc);
+        if (!string(sc, &koff, &kn, &raw))
+            return false;
+        ws(sc);
+        if (sc->pos >= sc->len || sc->s[sc->pos] != ':')
+            return false;
+        sc->pos++;
+        ws(sc);
+        bool is_id = top && raw && kn == 6 && memcmp(sc->s + koff, "itemId", 6) == 0;
+        size_t vstart = sc->pos;
+        if (!value(sc, depth + 1, NULL))
+            return false;
+        if (is_id) {
+            /* a string of path-segment bytes, or a non-negative integer */
+            const char *v = sc->s + vstart;
+            size_t vn = sc->pos - vstart;
+            bool str = v[0] == '"';
+            if (str) {
+                v++;
+                vn -= 2;
+            }
+            bool ok = (str || (v[0] >= '0' && v[0] <= '9')) && vn >= 1 && vn <= ROUTE_ITEM_MAX;
+            for (size_t k = 0; ok && k < vn; k++) {
+                char ch = v[k];
+                ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                     ch == '_' || ch == '-';
+            }
+            top->has_id = ok;
+            if (ok) {
+                memcpy(top->id, v, vn);
+                top->id[vn] = '\0';
+            }
+        }
+        ws(sc);
+        if (sc->pos >= sc->len)
+            return false;
+        if (sc->s[sc->pos] == '}') {
+            sc->pos++;
+            return true;
+        }
+        if (sc->s[sc->pos] != ',')
+            return false;
+        sc->pos++;
+    }
+}
+
+static bool array(struct scan *sc, unsigned depth)
+{
+    if (depth >= JSON_DEPTH_MAX)
+        return false;
+    sc->pos++; /* '[' */
+    ws(sc);
+    if (sc->pos < sc->len && sc->s[sc->pos] == ']') {
+        sc->pos++;
+        return true;
+    }
+    for (;;) {
+        ws(sc);
+        if (!value(sc, depth + 1, NULL))
+            return false;
+        ws(sc);
+        if (sc->pos >= sc->len)
+            return false;
+        if (sc->s[sc->pos] == ']') {
+            sc->pos++;
+            return true;
+        }
+        if (sc->s[sc->pos] != ',')
+            return false;
+        sc->pos++;
+    }
+}
+
+static bool value(struct scan *sc, unsigned depth, struct json_obj *top)
+{
+    if (sc->pos >= sc->len)
+        return false;
+    size_t off, n;
+    bool raw;
+    switch (sc->s[sc->pos]) {
+    case '{':
+        return object(sc, depth, top);
+    case '[':
+        return array(sc, depth);
+    case '"':
+        return string(sc, &off, &n, &raw);
+    case 't':
+        return literal(sc, "true");
+    case 'f':
+        return literal(sc, "false");
+    case 'n':
+        return literal(sc, "null");
+    default:
+        return number(sc);
+    }
+}
+
+int json_objects(const char *s, size_t len, struct json_obj *out, unsigned max)
+{
+    struct scan sc = {s, len, 0};
+    ws(&sc);
+    if (sc.pos >= len || s[sc.pos] != '[')
+        return -EINVAL;
+    sc.pos++;
+    unsigned n = 0;
+    ws(&sc);
+    if (sc.pos < len && s[sc.pos] == ']') {
+        sc.pos++;
+    } else {
+        for (;;) {
+            ws(&sc);
+            if (sc.pos >= len || s[sc.pos] != '{')
+                return -EINVAL;
+            if (n == max)
+                return -E2BIG;
+            struct json_obj *o = &out[n];
+            memset(o, 0, sizeof(*o));
+            o->off = (uint32_t)sc.pos;
+            if (!object(&sc, 1, o))
+                return -EINVAL;
+            o->len = (uint32_t)(sc.pos - o->off);
+            n++;
+            ws(&sc);
+            if (sc.pos >= len)
+                return -EINVAL;
+            if (s[sc.pos] == ']') {
+                sc.pos++;
+                break;
+            }
+            if (s[sc.pos] != ',')
+                return -EINVAL;
+            sc.pos++;
+        }
+    }
+    ws(&sc);
+    return sc.pos == len ? (int)n : -EINVAL;
+}
+
+bool json_object(const char *s, size_t len, uint32_t *off, uint32_t *olen)
+{
+    struct scan sc = {s, len, 0};
+    ws(&sc);
+    if (sc.pos >= len || s[sc.pos] != '{')
+        return false;
+    size_t start = sc.pos;
+    if (!object(&sc, 0, NULL))
+        return false;
+    size_t end = sc.pos;
+    ws(&sc);
+    if (sc.pos != len)
+        return false;
+    *off = (uint32_t)start;
+    *olen = (uint32_t)(end - start);
+    return true;
+}

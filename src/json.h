@@ -1,0 +1,37 @@
+/* json.h - a strict scanner for the two answers the gateway reads from its
+ * upstreams: the catalog's array of product objects and inventory's object.
+ *
+ * RFC 8259 grammar (strings with their escapes, numbers, literals, nesting up
+ * to JSON_DEPTH_MAX), no allocation, no copy: it finds where each object is
+ * in the caller's text so the gateway can pass it on as it came. Anything not
+ * JSON is refused, never guessed at.
+ */
+#ifndef PRIMED_JSON_H
+#define PRIMED_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "route.h"
+
+#define JSON_DEPTH_MAX 16
+
+/* One top-level object of an array. */
+struct json_obj {
+    uint32_t off, len;           /* its text, '{' to '}' */
+    bool empty;                  /* "{}" */
+    bool has_id;                 /* it has an "itemId" usable as a path segment */
+    char id[ROUTE_ITEM_MAX + 1]; /* that id: a string of [A-Za-z0-9._-], or an integer */
+};
+
+/* Scans s (len bytes) as a JSON array of objects into out (at most max).
+ * Returns how many, or -EINVAL (not JSON, or not an array of objects) or
+ * -E2BIG (more than max). */
+int json_objects(const char *s, size_t len, struct json_obj *out, unsigned max);
+
+/* Whether s is one JSON object (whitespace around it allowed); its text's
+ * offset and length into *off and *olen. */
+bool json_object(const char *s, size_t len, uint32_t *off, uint32_t *olen);
+
+#endif

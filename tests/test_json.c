@@ -1,0 +1,127 @@
+/* test_json.c - the gateway's scanner: what it accepts, where it says each
+ * object is, the itemId it keeps, and everything it refuses. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "json.h"
+
+static int scan(const char *s, struct json_obj *out, unsigned max)
+{
+    return json_objects(s, strlen(s), out, max);
+}
+
+Test(json, array_of_objects_with_offsets_and_ids)
+{
+    const char *s = " [ {\"itemId\":\"329299\",\"name\":\"Red \\\"Fedora\\\"\",\"price\":34.99},\n"
+                    "{\"name\":\"x\",\"itemId\":42,\"tags\":[1,{\"a\":null}],\"ok\":true}, {} ] ";
+    struct json_obj o[4];
+    int n = scan(s, o, 4);
+    cr_assert_eq(n, 3);
+    cr_assert(o[0].has_id);
+    cr_assert_str_eq(o[0].id, "329299");
+    cr_assert_eq(s[o[0].off], '{');
+    cr_assert_eq(s[o[0].off + o[0].len - 1], '}');
+    cr_assert(strncmp(s + o[0].off, "{\"itemId\"", 9) == 0);
+    cr_assert(o[1].has_id);
+    cr_assert_str_eq(o[1].id, "42");
+    cr_assert(!o[1].empty);
+    cr_assert(o[2].empty);
+    cr_assert(!o[2].has_id);
+    cr_assert_eq(o[2].len, 2);
+}
+
+Test(json, empty_array)
+{
+    struct json_obj o[1];
+    cr_assert_eq(scan("[]", o, 1), 0);
+    cr_assert_eq(scan(" [ ] \n", o, 1), 0);
+}
+
+Test(json, ids_that_are_not_path_segments_are_not_kept)
+{
+    static const char *const cases[] = {
+        "[{\"itemId\":\"a/b\"}]",     "[{\"itemId\":\"a b\"}]",
+        "[{\"itemId\":\"\"}]",        "[{\"itemId\":\"x\\u0041\"}]",
+        "[{\"itemId\":true}]",        "[{\"itemId\":null}]",
+        "[{\"itemId\":{\"a\":1}}]",   "[{\"itemId\":\"123456789012345678901234567890123\"}]",
+        "[{\"item\\u0049d\":\"1\"}]", /* an escaped key is not the key itemId */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct json_obj o[1];
+        cr_assert_eq(scan(cases[i], o, 1), 1, "%s", cases[i]);
+        cr_assert(!o[0].has_id, "%s kept an id", cases[i]);
+    }
+}
+
+Test(json, refuses_what_is_not_an_array_of_objects)
+{
+    static const char *const cases[] = {
+        "",
+        "{}",
+        "[1]",
+        "[{}, 2]",
+        "[{\"a\":1}",
+        "[{\"a\":1}]x",
+        "[{\"a\":1},]",
+        "[{\"a\" 1}]",
+        "[{\"a\":1,}]",
+        "[{a:1}]",
+        "[{\"a\":01}]",
+        "[{\"a\":1.}]",
+        "[{\"a\":.5}]",
+        "[{\"a\":1e}]",
+        "[{\"a\":tru}]",
+        "[{\"a\":\"\\x\"}]",
+        "[{\"a\":\"\\u12G4\"}]",
+        "[{\"a\":\"tab\there\"}]",
+        "[{\"a\":\"unterminated}]",
+        "[{\"a\":[1,2}]",
+        "[{\"a\":-}]",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct json_obj o[4];
+        cr_assert_eq(scan(cases[i], o, 4), -EINVAL, "accepted %s", cases[i]);
+    }
+}
+
+Test(json, depth_is_bounded)
+{
+    char s[256] = "[{\"a\":";
+    size_t n = strlen(s);
+    for (int i = 0; i < 40; i++)
+        s[n++] = '[';
+    for (int i = 0; i < 40; i++)
+        s[n++] = ']';
+    strcpy(s + n, "}]");
+    struct json_obj o[1];
+    cr_assert_eq(scan(s, o, 1), -EINVAL);
+}
+
+Test(json, more_than_max_is_e2big)
+{
+    struct json_obj o[2];
+    cr_assert_eq(scan("[{},{},{}]", o, 2), -E2BIG);
+    cr_assert_eq(scan("[{},{}]", o, 2), 2);
+}
+
+Test(json, a_nul_byte_inside_is_refused)
+{
+    const char s[] = "[{\"a\":\"x\0y\"}]";
+    struct json_obj o[1];
+    cr_assert_eq(json_objects(s, sizeof(s) - 1, o, 1), -EINVAL);
+}
+
+Test(json, one_object)
+{
+    uint32_t off, len;
+    const char *s = "  {\"itemId\":\"1\",\"quantity\":35}\n";
+    cr_assert(json_object(s, strlen(s), &off, &len));
+    cr_assert_eq(off, 2);
+    cr_assert_eq(len, strlen("{\"itemId\":\"1\",\"quantity\":35}"));
+    cr_assert(!json_object("[{}]", 4, &off, &len));
+    cr_assert(!json_object("{} {}", 5, &off, &len));
+    cr_assert(!json_object("{\"a\":}", 6, &off, &len));
+    cr_assert(!json_object("", 0, &off, &len));
+    cr_assert(!json_object("not found\n", 10, &off, &len));
+}
