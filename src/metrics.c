@@ -360,9 +360,17 @@ int metrics_scrape(struct metrics *const *ms, unsigned n, const struct metrics_i
     if (!v)
         return -ENOMEM;
     metrics_merge(ms, n, v);
+    /* 64 KiB holds a scrape of every series today; should the series outgrow
+     * it, the render is redone in twice the room rather than failing the scrape */
     size_t cap = 64 * 1024;
-    char *buf = malloc(cap);
-    int len = buf ? metrics_render(v, info, buf, cap) : -ENOMEM;
+    char *buf = NULL;
+    int len = -ENOSPC;
+    while (len == -ENOSPC && cap <= 1024 * 1024) {
+        free(buf);
+        buf = malloc(cap);
+        len = buf ? metrics_render(v, info, buf, cap) : -ENOMEM;
+        cap *= 2;
+    }
     free(v);
     if (len < 0) {
         free(buf);

@@ -36,11 +36,11 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # podman's conmon parents a container started during a window (a container target's start-up
 # runs): its processes are ours, not contamination (quiet.Window's adopt)
 ADOPT = ("conmon",)
-# A window found contaminated is thrown away and measured again, at most this many times
+# A window found contaminated is thrown away and measured again, at most --remeasure times
 # (steal from the hypervisor comes in bursts); the discarded ones are kept in raw.json
 # (meta.contamination_discarded) and counted in meta.txt and the table's header.
 RETRIES = 2
-DISCARDED = []  # this run's discarded windows (lab() resets it)
+DISCARDED = []  # this run's discarded windows (lab() resets both)
 
 
 def remeasure(what, fn, qwait, pgids=(), discarded=DISCARDED):
@@ -461,6 +461,8 @@ def lab(args, targets, outdir, meta):
 
     contam = {"prime": [], "startup": [], "load": [], "open": [], "siege": []}
     meta["contamination"] = contam
+    global RETRIES
+    RETRIES = max(0, getattr(args, "remeasure", RETRIES))
     DISCARDED.clear()
     discarded = DISCARDED
     meta["contamination_discarded"] = discarded
