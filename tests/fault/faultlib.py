@@ -96,9 +96,10 @@ class Server(spawn.Primed):
         return f"exit {rc}"
 
 
-def read_response(sock, deadline):
-    """Reads one HTTP/1.1 response (Content-Length framed) from sock.
-    Returns (status, headers dict lower-case, body bytes, rest bytes) or raises."""
+def read_response(sock, deadline, head_only=False):
+    """Reads one HTTP/1.1 response (Content-Length framed; head_only: the head alone, as the
+    answer to HEAD is) from sock. Returns (status, headers dict lower-case, body bytes, rest bytes)
+    or raises."""
     buf = b""
     while b"\r\n\r\n" not in buf:
         sock.settimeout(max(0.01, deadline - time.monotonic()))
@@ -116,7 +117,7 @@ def read_response(sock, deadline):
     for l in lines[1:]:
         k, _, v = l.partition(":")
         headers[k.strip().lower()] = v.strip()
-    n = int(headers.get("content-length", "0"))
+    n = 0 if head_only else int(headers.get("content-length", "0"))
     while len(rest) < n:
         sock.settimeout(max(0.01, deadline - time.monotonic()))
         chunk = sock.recv(65536)

@@ -1,0 +1,228 @@
+"""partlib.py - what the end-to-end scripts of primed's upstream calls share: tests/upstream/chain
+(caller -> callme, issue 17) and tests/gateway/gateway (the gateway's fan-out, issue 18).
+
+A script is a set of PARTs; each part gets a Ctx that starts primed processes (tests/fault/faultlib.py
+over benchmarks/lib/spawn.py: --port 0, the ready line, --io BACKEND appended when given) and
+tests/upstream/hostile.py subprocesses, and stops every one of them in close(). A process that
+does not start is a failed check line and ends the part (Abort). req() is one HTTP/1.1 exchange
+that never raises for the server's behaviour. run() is the scripts' main: argument parsing,
+exit 0 (every check held) / 1 / 2 (usage) / 77 (no PRIMED_BIN).
+Every socket wait here has a timeout. Standard library only.
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fault"))
+import faultlib as fl  # noqa: E402
+
+HOSTILE_PY = os.path.join(HERE, "hostile.py")
+
+
+class Abort(Exception):
+    """A part cannot go on (a process did not start): the failure is already a check line."""
+
+
+class Resp:
+    """One answer: status (None when there was none), lower-case headers, body text, ms taken, error."""
+
+    def __init__(self, status, headers, body, ms, error=None):
+        self.status, self.headers, self.body, self.ms, self.error = status, headers, body, ms, error
+
+    def __repr__(self):
+        if self.status is None:
+            return f"no answer after {self.ms:.0f} ms ({self.error})"
+        return f"{self.status} {self.body[:120]!r} in {self.ms:.0f} ms"
+
+    def json(self):
+        """The body as JSON, or None when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+def req(port, path, headers=None, timeout=5.0, sock=None, method="GET"):
+    """One request: on sock (keep-alive) when given, else on a fresh connection with Connection: close.
+    Never raises for the server's behaviour: no answer is Resp(status=None)."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    own = sock is None
+    try:
+        if own:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        sock.settimeout(timeout)
+        conn = "Connection: close\r\n" if own else ""
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}{conn}\r\n".encode())
+        st, h, body, _ = fl.read_response(sock, deadline, head_only=method == "HEAD")
+        return Resp(st, h, body.decode("utf-8", "replace"), (time.monotonic() - t0) * 1e3)
+    except (OSError, ValueError) as e:
+        return Resp(None, {}, "", (time.monotonic() - t0) * 1e3, f"{type(e).__name__}: {e}")
+    finally:
+        if own and sock is not None:
+            sock.close()
+
+
+def closed_port():
+    """A port on 127.0.0.1 that was bound a moment ago and is closed now: connect is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HostileProc:
+    """tests/upstream/hostile.py as a subprocess (its own interpreter: its endless and drip
+    threads never share a GIL with the suite's timing)."""
+
+    def __init__(self, ready_timeout=10):
+        self.proc = subprocess.Popen([sys.executable, HOSTILE_PY], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.port = None
+        got = threading.Event()
+
+        def reader():
+            line = self.proc.stdout.readline().decode()
+            m = re.match(r"hostile: ready port=(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+            got.set()
+
+        threading.Thread(target=reader, daemon=True).start()
+        if not got.wait(ready_timeout) or self.port is None:
+            self.stop()
+            raise RuntimeError("hostile.py printed no ready line")
+
+    def _ctl(self, method, path):
+        t = time.monotonic() + 5
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(f"{method} {path} HTTP/1.1\r\nHost: ctl\r\nConnection: close\r\n\r\n".encode())
+            st, _, body, _ = fl.read_response(s, t)
+        if st != 200:
+            raise RuntimeError(f"hostile {method} {path} answered {st}")
+        return body.decode()
+
+    def mode(self, name):
+        assert self._ctl("POST", "/_mode/" + name) == f"mode {name}\n"
+
+    def reset(self):
+        self._ctl("POST", "/_reset")
+
+    def recorded(self):
+        return json.loads(self._ctl("GET", "/_recorded"))
+
+    def conns(self):
+        return json.loads(self._ctl("GET", "/_conns"))
+
+    def url(self, path="/callme/ping"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Ctx:
+    """One part's checks and processes: primed() and hostile() start them, close() stops them all
+    (printing the stderr tail of each primed when a check failed)."""
+
+    def __init__(self, check, io):
+        self.check = check
+        self.io = io
+        self.servers = []   # (name, fl.Server)
+        self.cleanup = []
+
+    def ok(self, cond, msg):
+        return self.check.ok(cond, msg)
+
+    def primed(self, name, args, env=None):
+        args = list(args) + (["--io", self.io] if self.io else [])
+        try:
+            s = fl.Server(args, env=env)
+        except RuntimeError as e:
+            self.ok(False, f"{name} starts ({' '.join(args)}): {e}")
+            raise Abort() from None
+        self.servers.append((name, s))
+        self.ok(True, f"{name} starts on port {s.port} ({' '.join(args)})")
+        return s
+
+    def hostile(self):
+        try:
+            h = HostileProc()
+        except (RuntimeError, OSError) as e:
+            self.ok(False, f"hostile.py starts: {e}")
+            raise Abort() from None
+        self.cleanup.append(h.stop)
+        return h
+
+    def close(self):
+        for name, s in self.servers:
+            if self.check.failed:
+                tail = s.stderr_text(8)
+                if tail:
+                    print("\n".join(f"# {name} stderr: {l}" for l in tail.splitlines()), flush=True)
+            try:
+                s.stop()
+            except Exception as e:  # noqa: BLE001  (stopping must go on for the others)
+                print(f"# {name}: stop: {e}")
+        for f in reversed(self.cleanup):
+            try:
+                f()
+            except Exception as e:  # noqa: BLE001
+                print(f"# cleanup: {e}")
+
+
+def run(prog, parts, argv, scrub=(), ctx_class=Ctx):
+    """The main of a PART script: `prog PART [PRIMED_BIN] [--io BACKEND]`. Clears the environment
+    variables in scrub, runs parts[PART] with a ctx_class, exits through Checks.finish()."""
+    args = list(argv)
+    io = None
+    if "--io" in args:
+        i = args.index("--io")
+        if i + 1 >= len(args):
+            print(f"{prog}: --io needs a value")
+            return 2
+        io = args[i + 1]
+        del args[i:i + 2]
+    part = None
+    for a in args:
+        if a in parts and part is None:
+            part = a
+        elif os.path.isfile(a) and os.access(a, os.X_OK):
+            os.environ["PRIMED_BIN"] = os.path.abspath(a)
+        else:
+            print(f"{prog}: unknown argument {a!r}")
+            part = None
+            break
+    if part is None:
+        print(f"usage: {prog} PART [PRIMED_BIN] [--io BACKEND]; PART one of {', '.join(parts)}")
+        return 2
+    for k in scrub:
+        os.environ.pop(k, None)
+    fl.primed_bin()  # exit 77 without a binary
+    fl.raise_nofile()
+    check = fl.Checks(f"{prog} {part}" + (f" --io {io}" if io else ""))
+    ctx = ctx_class(check, io)
+    try:
+        parts[part](ctx)
+    except Abort:
+        pass
+    except Exception as e:  # noqa: BLE001  (a surprise is a failed check, never a crash)
+        traceback.print_exc(file=sys.stdout)
+        check.ok(False, f"{part}: unexpected {type(e).__name__}: {e}")
+    finally:
+        ctx.close()
+    check.finish()
