@@ -125,6 +125,9 @@ SEEDS = {
     "expect_other": (0, [], req(b"/example", b"POST", H + b"Content-Length: 5\r\nExpect: 200-ok\r\n", b"hello")),
     "b3_single_full": (0, [], req(b"/healthz", headers=H + b"b3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-0-"
                                                            b"05e3ac9a4f6e3b90\r\nX-B3-TraceId: 463ac35c9f6413ad\r\n")),
+    "chain_routes": (0, [], req(b"/callme/ping") + req(b"/caller/ping")
+                     + req(b"/caller/ping", headers=H + b"traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-"
+                           b"00f067aa0ba902b7-01\r\n")),
     "gateway_routes": (0, [5, 40], req(b"/api/catalog") + req(b"/api/inventory/329299") + req(b"/api/inventory/")
                        + req(b"/api/inventory/a%2Fb") + req(b"/api/inventory/" + b"x" * 33)
                        + req(b"/api/products?fanout=sequential") + req(b"/api/products?fanout=bogus")
