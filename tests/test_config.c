@@ -1,6 +1,7 @@
 /* test_config.c - flags and environment: defaults, precedence, every bad value. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -162,4 +163,174 @@ Test(config, chain_flags_and_their_environment)
     const char *empty[] = {"CALLME_URL", "", NULL};
     cr_assert_eq(parse(&c, empty, 1, argv, err), CONFIG_OK);
     cr_assert_eq(c.callme.host[0], '\0', "an empty variable is unset");
+}
+
+static int parse1(struct config *c, const char *flag, const char *value, char *err)
+{
+    const char *argv[] = {"primed", flag, value};
+    return parse(c, NULL, 3, argv, err);
+}
+
+Test(config, gateway_flags_and_their_environment)
+{
+    struct config c;
+    char err[256];
+    const char *argv[] = {"primed"};
+    cr_assert_eq(parse(&c, NULL, 1, argv, err), CONFIG_OK);
+    cr_assert_eq(c.catalog_url.host[0], '\0', "no gateway by default");
+    cr_assert_eq(c.inventory_url.host[0], '\0');
+    cr_assert(!c.fanout_sequential, "parallel by default");
+    cr_assert_str_eq(c.catalog_file, "");
+
+    const char *both[] = {"primed", "--catalog-url", "http://127.0.0.1:8081/", "--inventory-url",
+                          "http://inv.default.svc:8082/shop//"};
+    cr_assert_eq(parse(&c, NULL, 5, both, err), CONFIG_OK, "%s", err);
+    cr_assert_str_eq(c.catalog_url.host, "127.0.0.1");
+    cr_assert_eq(c.catalog_url.port, 8081);
+    cr_assert_str_eq(c.catalog_url.path, "", "a trailing slash is dropped: the paths are appended");
+    cr_assert_str_eq(c.inventory_url.authority, "inv.default.svc:8082");
+    cr_assert_str_eq(c.inventory_url.path, "/shop");
+    const char *bare[] = {"primed", "--catalog-url=http://c", "--inventory-url=http://i:9"};
+    cr_assert_eq(parse(&c, NULL, 3, bare, err), CONFIG_OK, "%s", err);
+    cr_assert_str_eq(c.catalog_url.path, "");
+    cr_assert_eq(c.catalog_url.port, 80);
+
+    const char *env[] = {"PRIMED_CATALOG_URL", "http://cat:1/base/", "PRIMED_INVENTORY_URL", "http://inv:2",
+                         "PRIMED_FANOUT", "sequential", "PRIMED_CATALOG", "/etc/primed/products.tsv", NULL};
+    cr_assert_eq(parse(&c, env, 1, argv, err), CONFIG_OK, "%s", err);
+    cr_assert_str_eq(c.catalog_url.authority, "cat:1");
+    cr_assert_str_eq(c.catalog_url.path, "/base");
+    cr_assert_str_eq(c.inventory_url.authority, "inv:2");
+    cr_assert(c.fanout_sequential);
+    cr_assert_str_eq(c.catalog_file, "/etc/primed/products.tsv");
+    const char *flags[] = {"primed", "--fanout", "parallel", "--catalog", "/tmp/p.tsv"};
+    cr_assert_eq(parse(&c, env, 5, flags, err), CONFIG_OK, "%s", err);
+    cr_assert(!c.fanout_sequential, "the flag wins");
+    cr_assert_str_eq(c.catalog_file, "/tmp/p.tsv");
+
+    /* one without the other */
+    const char *one[] = {"primed", "--catalog-url", "http://c:1"};
+    cr_assert_eq(parse(&c, NULL, 3, one, err), -EINVAL);
+    cr_assert(strstr(err, "--inventory-url"), "names the missing one: %s", err);
+    const char *other[] = {"primed", "--inventory-url", "http://i:1"};
+    cr_assert_eq(parse(&c, NULL, 3, other, err), -EINVAL);
+    cr_assert(strstr(err, "--catalog-url"), "%s", err);
+    const char *envone[] = {"PRIMED_INVENTORY_URL", "http://i:1", NULL};
+    cr_assert_eq(parse(&c, envone, 1, argv, err), -EINVAL, "from the environment too");
+    const char *emptied[] = {"PRIMED_CATALOG_URL", "", "PRIMED_INVENTORY_URL", "", NULL};
+    cr_assert_eq(parse(&c, emptied, 1, argv, err), CONFIG_OK, "empty variables are unset: %s", err);
+    cr_assert_eq(c.catalog_url.host[0], '\0');
+}
+
+Test(config, gateway_bad_values)
+{
+    static const char *const bad[][2] = {
+        {"--catalog-url", "http://c:1/?x=1"},   {"--catalog-url", "http://c:1/base?x"},
+        {"--inventory-url", "http://i:1?q=1"},  {"--catalog-url", "https://c/"},
+        {"--inventory-url", "inventory"},       {"--fanout", "both"},
+        {"--fanout", ""},                       {"--fanout", "Parallel"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct config c;
+        char err[256];
+        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s %s", bad[i][0], bad[i][1]);
+        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
+        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+    }
+    struct config c;
+    char err[256];
+    cr_assert_eq(parse1(&c, "--catalog-url", "http://c:1/?x=1", err), -EINVAL);
+    cr_assert(strstr(err, "query"), "says why: %s", err);
+}
+
+Test(config, fault_flags)
+{
+    struct config c;
+    char err[256];
+    const char *argv[] = {"primed"};
+    cr_assert_eq(parse(&c, NULL, 1, argv, err), CONFIG_OK);
+    cr_assert_eq(c.fault_delay_ms, 0);
+    cr_assert_eq(c.fault_abort, 0);
+    cr_assert_float_eq(c.fault_delay_pct, 100.0, 1e-9);
+    cr_assert_float_eq(c.fault_abort_pct, 100.0, 1e-9);
+    cr_assert_str_eq(c.fault_path, "/");
+
+    static const struct {
+        const char *v;
+        unsigned ms;
+    } delays[] = {{"3", 3000}, {"1.5", 1500}, {"250ms", 250}, {"2s", 2000}, {"0", 0}, {"3600", 3600000}, {".5", 500}};
+    for (size_t i = 0; i < sizeof(delays) / sizeof(delays[0]); i++) {
+        cr_assert_eq(parse1(&c, "--fault-delay", delays[i].v, err), CONFIG_OK, "%s: %s", delays[i].v, err);
+        cr_assert_eq(c.fault_delay_ms, delays[i].ms, "%s", delays[i].v);
+    }
+    static const struct {
+        const char *v;
+        double pct;
+    } pcts[] = {{"0", 0}, {"100", 100}, {"33.3", 33.3}, {"0.5", 0.5}, {"100.0", 100}};
+    for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++) {
+        cr_assert_eq(parse1(&c, "--fault-delay-percent", pcts[i].v, err), CONFIG_OK, "%s: %s", pcts[i].v, err);
+        cr_assert_float_eq(c.fault_delay_pct, pcts[i].pct, 1e-9, "%s", pcts[i].v);
+        cr_assert_eq(parse1(&c, "--fault-abort-percent", pcts[i].v, err), CONFIG_OK, "%s: %s", pcts[i].v, err);
+        cr_assert_float_eq(c.fault_abort_pct, pcts[i].pct, 1e-9, "%s", pcts[i].v);
+    }
+    static const char *const codes[] = {"400", "404", "429", "500", "502", "503", "504"};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        cr_assert_eq(parse1(&c, "--fault-abort", codes[i], err), CONFIG_OK, "%s: %s", codes[i], err);
+        cr_assert_eq(c.fault_abort, (unsigned)atoi(codes[i]));
+    }
+    cr_assert_eq(parse1(&c, "--fault-path", "/api/inventory", err), CONFIG_OK);
+    cr_assert_str_eq(c.fault_path, "/api/inventory");
+
+    const char *env[] = {"PRIMED_FAULT_DELAY",         "500ms", "PRIMED_FAULT_DELAY_PERCENT", "12.5",
+                         "PRIMED_FAULT_ABORT",         "503",   "PRIMED_FAULT_ABORT_PERCENT", "7",
+                         "PRIMED_FAULT_PATH",          "/api",  NULL};
+    cr_assert_eq(parse(&c, env, 1, argv, err), CONFIG_OK, "%s", err);
+    cr_assert_eq(c.fault_delay_ms, 500);
+    cr_assert_float_eq(c.fault_delay_pct, 12.5, 1e-9);
+    cr_assert_eq(c.fault_abort, 503);
+    cr_assert_float_eq(c.fault_abort_pct, 7.0, 1e-9);
+    cr_assert_str_eq(c.fault_path, "/api");
+    const char *wins[] = {"primed", "--fault-delay", "2", "--fault-abort=504", "--fault-path", "/x"};
+    cr_assert_eq(parse(&c, env, 6, wins, err), CONFIG_OK, "%s", err);
+    cr_assert_eq(c.fault_delay_ms, 2000, "the flag wins");
+    cr_assert_eq(c.fault_abort, 504);
+    cr_assert_str_eq(c.fault_path, "/x");
+    const char *noabort[] = {"PRIMED_FAULT_ABORT", "", NULL};
+    cr_assert_eq(parse(&c, noabort, 1, argv, err), CONFIG_OK);
+    cr_assert_eq(c.fault_abort, 0, "an empty variable is no abort");
+}
+
+Test(config, fault_bad_values)
+{
+    static const char *const bad[][2] = {
+        {"--fault-delay", "3601"},          {"--fault-delay", "-1"},
+        {"--fault-delay", "soon"},          {"--fault-delay", "5m"},
+        {"--fault-delay", ""},              {"--fault-delay-percent", "101"},
+        {"--fault-delay-percent", "-1"},    {"--fault-delay-percent", "abc"},
+        {"--fault-delay-percent", ""},      {"--fault-delay-percent", "50%"},
+        {"--fault-delay-percent", "100.01"}, {"--fault-abort-percent", "101"},
+        {"--fault-abort-percent", "-1"},    {"--fault-abort-percent", "abc"},
+        {"--fault-abort", "418"},           {"--fault-abort", "299"},
+        {"--fault-abort", "200"},           {"--fault-abort", "600"},
+        {"--fault-abort", "50x"},           {"--fault-abort", "-503"},
+        {"--fault-path", "api"},            {"--fault-path", ""},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct config c;
+        char err[256];
+        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s '%s'", bad[i][0], bad[i][1]);
+        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
+        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+    }
+    struct config c;
+    char err[256];
+    cr_assert_eq(parse1(&c, "--fault-abort", "418", err), -EINVAL);
+    cr_assert(strstr(err, "400") && strstr(err, "503") && strstr(err, "504"), "lists the codes: %s", err);
+    cr_assert_null(strstr(err, "200"), "only statuses from 400 up: %s", err);
+    cr_assert_eq(parse1(&c, "--fault-path", "api", err), -EINVAL);
+    cr_assert(strstr(err, "starts with /"), "%s", err);
+    const char *env[] = {"PRIMED_FAULT_ABORT_PERCENT", "101", NULL};
+    const char *argv[] = {"primed"};
+    cr_assert_eq(parse(&c, env, 1, argv, err), -EINVAL);
+    cr_assert(strstr(err, "PRIMED_FAULT_ABORT_PERCENT"), "names the variable: %s", err);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "build_info.h"
+#include "catalog.h"
 #include "conn.h"
 #include "io_script.h"
 
@@ -23,6 +24,8 @@ static _Atomic int draining;
 static _Atomic uint64_t example_n, ping_n, event_n;
 static struct prime_state *prime;
 static struct io_event evs[64];
+static struct fault F;
+static void (*tweak)(void); /* a test's changes to C and P before the pool starts */
 
 static int no_scrape(void *ctx, char **out)
 {
@@ -67,6 +70,8 @@ static void setup_mode(enum dispatch_mode mode, unsigned queue_max, unsigned max
     P.nslots = 8;
     P.now_ms = 1000000;
     resp_date(P.date, 784111777);
+    if (tweak)
+        tweak();
     cr_assert_eq(conn_pool_init(&P), 0);
 }
 
@@ -364,4 +369,195 @@ Test(conn, pauses_and_resumes_under_backpressure, .init = NULL)
 #else
     cr_skip_test("built without work stealing");
 #endif
+}
+
+/* ---- fault injection (--fault-delay, --fault-abort) and /api/catalog ------ */
+
+static unsigned tweak_delay_ms, tweak_abort;
+
+static void with_faults(void)
+{
+    C.fault_delay_ms = tweak_delay_ms;
+    C.fault_abort = tweak_abort;
+    cr_assert(fault_init(&F, &C));
+    P.fault = &F;
+}
+
+/* A test's .init runs after the suite's: start the pool again with tweak. */
+static void restart(void (*t)(void))
+{
+    teardown();
+    tweak = t;
+    setup();
+    tweak = NULL;
+}
+
+static void setup_delay(void)
+{
+    tweak_delay_ms = 500;
+    tweak_abort = 0;
+    restart(with_faults);
+}
+
+static void setup_abort(void)
+{
+    tweak_delay_ms = 0;
+    tweak_abort = 503;
+    restart(with_faults);
+}
+
+static void setup_both(void)
+{
+    tweak_delay_ms = 500;
+    tweak_abort = 503;
+    restart(with_faults);
+}
+
+Test(conn, held_by_a_delay_is_answered_at_its_end, .init = setup_delay)
+{
+    conn_start(&P, 5);
+    conn_start(&P, 6);
+    feed(5, GET("/ping"));
+    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
+    cr_assert(c);
+    cr_assert_eq(c->state, CONN_HELD);
+    cr_assert(!S.fd[5].send_armed, "held: nothing goes out");
+    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
+    cr_assert_eq(atomic_load(&M.in_flight), 1);
+    cr_assert_eq(conn_pool_next_deadline(&P, UINT64_MAX), P.now_ms + 500, "its timer is the delay");
+    /* the worker serves the others meanwhile; the probes are never faulted */
+    feed(6, GET("/healthz"));
+    drain_sends(6);
+    cr_assert(strstr(S.fd[6].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[6].out);
+    tick(100);
+    feed(6, GET("/ping"));
+    cr_assert(!S.fd[6].send_armed, "a second held request, on its own timer");
+    tick(499 - 100);
+    cr_assert(!S.fd[5].send_armed, "not before now + delay");
+    tick(1);
+    cr_assert(S.fd[5].send_armed, "answered at now + delay");
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "app(id="), "served, not aborted: %s", S.fd[5].out);
+    cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "kept alive");
+    tick(100);
+    drain_sends(6);
+    cr_assert_eq(count(S.fd[6].out, "HTTP/1.1 200 OK"), 2, "%s", S.fd[6].out);
+    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 2);
+    cr_assert_eq(atomic_load(&M.in_flight), 0);
+    cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_200]), 2);
+}
+
+Test(conn, client_reset_while_held_releases_the_slot, .init = setup_delay)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/ping"));
+    cr_assert_eq(atomic_load(&M.in_flight), 1);
+    cr_assert(S.fd[5].recv_armed, "a held connection still reads: it sees its client go");
+    io_script_recv_res(&S, 5, -ECONNRESET);
+    pump();
+    cr_assert(S.fd[5].closed);
+    cr_assert_eq(P.nopen, 0);
+    cr_assert(conn_pool_has_slot(&P));
+    cr_assert_eq(atomic_load(&M.in_flight), 0, "the held request is no longer in flight");
+    cr_assert_eq(conn_pool_next_deadline(&P, UINT64_MAX), UINT64_MAX, "its timer is gone");
+    tick(1000);
+    cr_assert_eq(S.sends, 0, "nothing answered for it");
+    /* the slot serves the next client */
+    io_script_reset_fd(&S, 5);
+    conn_start(&P, 5);
+    feed(5, GET("/healthz"));
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK"));
+}
+
+Test(conn, client_eof_while_held_answers_then_closes, .init = setup_delay)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/ping"));
+    cr_assert_eq(io_script_recv_res(&S, 5, 0), 0, "the client shuts its side");
+    pump();
+    cr_assert(!S.fd[5].closed, "its request is still held");
+    tick(500);
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK"), "%s", S.fd[5].out);
+    cr_assert(S.fd[5].closed);
+    cr_assert_eq(P.nopen, 0);
+    cr_assert_eq(atomic_load(&M.in_flight), 0);
+}
+
+Test(conn, abort_answers_the_code, .init = setup_abort)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/ping") GET("/healthz") GET("/metrics"));
+    drain_sends(5);
+    const char *o = S.fd[5].out;
+    cr_assert(strncmp(o, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0, "%s", o);
+    cr_assert(strstr(o, "\r\n\r\nfault filter abort"), "Envoy's body: %s", o);
+    cr_assert(strstr(o, "\r\n\r\nok\n"), "/healthz is never faulted: %s", o);
+    cr_assert_eq(count(o, "fault filter abort"), 1, "/metrics is never faulted either");
+    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_ABORT]), 1);
+    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 0);
+    cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_503]), 1);
+    cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "an abort keeps the connection");
+    cr_assert_eq(atomic_load(&M.in_flight), 0);
+}
+
+Test(conn, delay_then_abort, .init = setup_both)
+{
+    conn_start(&P, 5);
+    feed(5, GET("/ping"));
+    cr_assert(!S.fd[5].send_armed, "delayed first");
+    tick(500);
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 503 "), "then aborted: %s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "fault filter abort"));
+    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
+    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_ABORT]), 1);
+    cr_assert_eq(atomic_load(&M.in_flight), 0);
+}
+
+static struct catalog cat;
+
+static void with_catalog(void)
+{
+    catalog_builtin(&cat);
+    cr_assert_eq(catalog_render(&cat), 0);
+    E.catalog = &cat;
+}
+
+static void setup_catalog(void)
+{
+    restart(with_catalog);
+}
+
+Test(conn, catalog_body_goes_out_intact_across_short_sends, .init = setup_catalog)
+{
+    cr_assert_gt(cat.json_len, 200, "a body worth splitting");
+    conn_start(&P, 5);
+    for (int round = 0; round < 2; round++) {
+        size_t before = S.fd[5].out_len;
+        feed(5, GET("/api/catalog"));
+        while (io_script_send(&S, 5, 97) >= 0)
+            pump();
+        const char *o = S.fd[5].out + before;
+        cr_assert(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o);
+        cr_assert(strstr(o, "Content-Type: application/json\r\n"), "%s", o);
+        char cl[48];
+        snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", cat.json_len);
+        cr_assert(strstr(o, cl), "%s", o);
+        const char *body = strstr(o, "\r\n\r\n");
+        cr_assert(body);
+        body += 4;
+        cr_assert_eq(strlen(body), cat.json_len, "round %d: the whole body, once", round);
+        cr_assert_eq(memcmp(body, cat.json, cat.json_len), 0, "round %d: intact", round);
+        cr_assert(S.fd[5].recv_armed, "kept alive");
+    }
+    cr_assert_eq(atomic_load(&M.requests[ROUTE_CATALOG][STATUS_IDX_200]), 2);
+    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
+    cr_assert(c && c->ext == NULL, "the catalog's body is not the connection's to keep");
+    cr_assert_eq(cat.json[0], '[', "nor to free: still the catalog's");
+    conn_pool_fini(&P);
+    P.conns = NULL;
+    catalog_free(&cat); /* after the pool: nothing points into it any more */
 }

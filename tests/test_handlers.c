@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "handlers.h"
 #include "upstream.h"
 
@@ -202,4 +203,122 @@ Test(handlers, caller_answers_each_outcome)
     /* the store behind: 503, no call was made */
     handlers_caller(&e, &h, 0, UPSTREAM_ERROR, 0, NULL, 0, NULL, 0, &r, body, sizeof(body));
     cr_assert_eq(r.status, 503);
+}
+
+Test(handlers, gateway_routes)
+{
+    static struct catalog cat;
+    catalog_builtin(&cat);
+    cr_assert_eq(catalog_render(&cat), 0);
+    struct handler_env with = env;
+    with.catalog = &cat;
+    with.gateway = true;
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+
+    struct http h = parsed("GET /api/catalog HTTP/1.1\r\nHost: a\r\n\r\n");
+    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_LASTING, "sent from the catalog");
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.ctype, "application/json");
+    cr_assert_eq(r.body, cat.json, "the catalog's own buffer, not a copy");
+    cr_assert_eq(r.body_len, cat.json_len);
+    cr_assert(r.keep_alive);
+    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 404, "no catalog: 404");
+
+    h = parsed("GET /api/inventory/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
+    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.ctype, "application/json");
+    const struct catalog_item *it = catalog_find(&cat, "329299");
+    cr_assert(it);
+    cr_assert_eq(r.body_len, it->inventory_len);
+    char want[64];
+    snprintf(want, sizeof(want), "{\"itemId\":\"329299\",\"quantity\":%lld}", (long long)it->quantity);
+    cr_assert_eq(r.body_len, strlen(want));
+    cr_assert_eq(memcmp(r.body, want, r.body_len), 0, "%.*s", (int)r.body_len, r.body);
+    static const char *const unknown[] = {
+        "GET /api/inventory/999999 HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GET /api/inventory/3292990000000000000000000000000000 HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GET /api/inventory/329299%20 HTTP/1.1\r\nHost: a\r\n\r\n",
+        "GET /api/inventory/329299/x HTTP/1.1\r\nHost: a\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+        h = parsed(unknown[i]);
+        cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+        cr_assert_eq(r.status, 404, "%s", unknown[i]);
+        cr_assert_str_eq(r.body, "no such item\n");
+        cr_assert(r.keep_alive);
+    }
+    h = parsed("GET /api/inventory/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
+    handlers_route(&env, &h, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 404, "no catalog: no item");
+
+    h = parsed("GET /api/products HTTP/1.1\r\nHost: a\r\n\r\n");
+    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_FANOUT);
+    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 404);
+    cr_assert(strstr(r.body, "--catalog-url") && strstr(r.body, "--inventory-url"), "says what is missing: %s", r.body);
+    h = parsed("GET /api/products?fanout=bogus HTTP/1.1\r\nHost: a\r\n\r\n");
+    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 400);
+    cr_assert(strstr(r.body, "fanout"), "%s", r.body);
+    h = parsed("POST /api/products HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
+    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 405);
+    cr_assert_str_eq(r.allow, "GET, HEAD");
+    catalog_free(&cat);
+}
+
+Test(handlers, products_answers_each_outcome)
+{
+    struct handler_env with = env;
+    with.gateway = true;
+    struct http h = parsed("GET /api/products HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    static const char json[] = "[{\"itemId\":\"1\",\"availability\":null}]";
+    handlers_products(&with, &h, 200, json, sizeof(json) - 1, NULL, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.ctype, "application/json");
+    cr_assert_eq(r.body, json, "the fan-out's buffer: the caller sends it");
+    cr_assert_eq(r.body_len, sizeof(json) - 1);
+    cr_assert(r.keep_alive);
+
+    handlers_products(&with, &h, 502, NULL, 0, "catalog 127.0.0.1:9: answered 500", &r, body, sizeof(body));
+    cr_assert_eq(r.status, 502);
+    cr_assert_str_eq(r.body, "catalog 127.0.0.1:9: answered 500\n");
+    cr_assert(r.keep_alive, "an upstream's failure is not the client's");
+    handlers_products(&with, &h, 504, NULL, 0, "catalog c:1: no complete answer within the timeout", &r, body,
+                      sizeof(body));
+    cr_assert_eq(r.status, 504);
+    cr_assert(strstr(r.body, "catalog c:1"));
+    handlers_products(&with, &h, 503, NULL, 0, NULL, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 503);
+    cr_assert_str_eq(r.body, "upstream failed\n");
+    /* a why longer than the body is cut, never overflows */
+    char why[1000];
+    memset(why, 'w', sizeof(why) - 1);
+    why[sizeof(why) - 1] = '\0';
+    handlers_products(&with, &h, 502, NULL, 0, why, &r, body, sizeof(body));
+    cr_assert_lt(r.body_len, sizeof(body));
+    cr_assert_eq(body[r.body_len - 1], '\n');
+}
+
+Test(handlers, fault_abort_is_envoys_answer)
+{
+    struct http h = parsed("GET /api/inventory/1 HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    static const int codes[] = {400, 404, 429, 500, 502, 503, 504};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        handlers_fault_abort(&env, &h, codes[i], &r);
+        cr_assert_eq(r.status, codes[i]);
+        cr_assert_str_eq(r.body, "fault filter abort");
+        cr_assert_eq(r.body_len, 18);
+        cr_assert(r.keep_alive);
+    }
+    atomic_store(&draining, 1);
+    handlers_fault_abort(&env, &h, 503, &r);
+    atomic_store(&draining, 0);
+    cr_assert(!r.keep_alive, "draining: the answer closes");
 }

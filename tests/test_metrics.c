@@ -139,3 +139,54 @@ Test(metrics, queue_gauges_exist_under_inline_dispatch)
     cr_assert_not_null(strstr(out, "\nprimed_steals_total 0\n"));
     free(out);
 }
+
+/* The gateway's and fault injection's series. */
+Test(metrics, gateway_and_fault_series)
+{
+    static struct metrics m[2];
+    memset(m, 0, sizeof(m));
+    for (int w = 0; w < 2; w++) {
+        metrics_add(&m[w].faults[METRICS_FAULT_DELAY], 3);
+        metrics_add(&m[w].faults[METRICS_FAULT_ABORT], 1);
+        metrics_add(&m[w].fallbacks, 5);
+        metrics_add(&m[w].upstream_calls[METRICS_UP_CATALOG][0], 2);
+        metrics_add(&m[w].upstream_calls[METRICS_UP_INVENTORY][7], 4);
+        metrics_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_200], 6);
+        metrics_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_504], 1);
+        metrics_add(&m[w].requests[ROUTE_CATALOG][STATUS_IDX_200], 7);
+        metrics_add(&m[w].requests[ROUTE_INVENTORY][STATUS_IDX_404], 8);
+    }
+    static const char *const results[] = {"ok", "unresolved", "connect_error", "reset", "closed",
+                                          "bad_response", "too_large", "timeout", "error"};
+    struct metrics_info gw = info;
+    gw.upstream_names[METRICS_UP_CATALOG] = "catalog";
+    gw.upstream_names[METRICS_UP_INVENTORY] = "inventory";
+    gw.upstream_results = results;
+    gw.gateway = 1;
+    struct metrics *ms[2] = {&m[0], &m[1]};
+    char *out = NULL;
+    int n = metrics_scrape(ms, 2, &gw, &out);
+    cr_assert_gt(n, 0);
+    cr_assert_eq(value_of(out, "primed_faults_injected_total{kind=\"delay\"}"), 6);
+    cr_assert_eq(value_of(out, "primed_faults_injected_total{kind=\"abort\"}"), 2);
+    cr_assert_eq(value_of(out, "\nprimed_gateway_fallbacks_total"), 10);
+    cr_assert_not_null(strstr(out, "# TYPE primed_gateway_fallbacks_total counter\n"));
+    cr_assert_eq(value_of(out, "primed_upstream_calls_total{upstream=\"catalog\",result=\"ok\"}"), 4);
+    cr_assert_eq(value_of(out, "primed_upstream_calls_total{upstream=\"inventory\",result=\"timeout\"}"), 8);
+    cr_assert_eq(value_of(out, "primed_upstream_calls_total{upstream=\"inventory\",result=\"ok\"}"), 0);
+    cr_assert_null(strstr(out, "upstream=\"callme\""), "only the roles configured");
+    cr_assert_eq(value_of(out, "primed_http_requests_total{path=\"/api/products\",code=\"200\"}"), 12);
+    cr_assert_eq(value_of(out, "primed_http_requests_total{path=\"/api/products\",code=\"504\"}"), 2);
+    cr_assert_eq(value_of(out, "primed_http_requests_total{path=\"/api/catalog\",code=\"200\"}"), 14);
+    cr_assert_eq(value_of(out, "primed_http_requests_total{path=\"/api/inventory/{itemId}\",code=\"404\"}"), 16);
+    cr_assert_not_null(strstr(out, "primed_upstream_call_duration_seconds_count{upstream=\"inventory\"}"));
+    free(out);
+
+    /* not a gateway: no fallback series; the fault series are always there */
+    out = NULL;
+    cr_assert_gt(metrics_scrape(ms, 2, &info, &out), 0);
+    cr_assert_null(strstr(out, "primed_gateway_fallbacks_total"));
+    cr_assert_not_null(strstr(out, "primed_faults_injected_total{kind=\"delay\"} 6\n"));
+    cr_assert_null(strstr(out, "primed_upstream_calls_total"), "no upstream configured");
+    free(out);
+}

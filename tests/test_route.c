@@ -1,5 +1,6 @@
 /* test_route.c - the path table and the /example query, from a table. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <llhttp.h>
@@ -69,4 +70,132 @@ Test(route, names_and_allow)
     cr_assert_str_eq(route_name(ROUTE_OTHER), "other");
     cr_assert_str_eq(route_allow(ROUTE_EXAMPLE), "GET, HEAD");
     cr_assert_null(route_allow(ROUTE_OTHER));
+}
+
+/* The gateway's routes: /api/catalog, /api/products' fanout=, and the one
+ * prefix route /api/inventory/{itemId}. */
+Test(route, gateway_routes_and_fanout)
+{
+    static const struct {
+        int method;
+        const char *url;
+        int id, status, fanout;
+    } cases[] = {
+        {HTTP_GET, "/api/catalog", ROUTE_CATALOG, 0, ROUTE_FANOUT_DEFAULT},
+        {HTTP_HEAD, "/api/catalog?x=1", ROUTE_CATALOG, 0, ROUTE_FANOUT_DEFAULT},
+        {HTTP_POST, "/api/catalog", ROUTE_CATALOG, 405, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "/api/catalog/", ROUTE_OTHER, 404, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "/api/products", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "/api/products?fanout=parallel", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_PARALLEL},
+        {HTTP_GET, "/api/products?fanout=sequential", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_SEQUENTIAL},
+        {HTTP_GET, "/api/products?a=1&fanout=sequential&b", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_SEQUENTIAL},
+        {HTTP_GET, "/api/products?fanoutx=1", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "/api/products?bits=64", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "/api/products?fanout=bogus", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_GET, "/api/products?fanout=Parallel", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_GET, "/api/products?fanout=parallelx", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_GET, "/api/products?fanout=", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_GET, "/api/products?fanout", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_GET, "/api/products?fanout=parallel&fanout=parallel", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_GET, "/api/products?fanout=parallel&fanout=sequential", ROUTE_PRODUCTS, 400, -1},
+        {HTTP_DELETE, "/api/products", ROUTE_PRODUCTS, 405, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "http://gw:8080/api/products?fanout=sequential", ROUTE_PRODUCTS, 0, ROUTE_FANOUT_SEQUENTIAL},
+        {HTTP_GET, "http://gw/api/catalog", ROUTE_CATALOG, 0, ROUTE_FANOUT_DEFAULT},
+        {HTTP_GET, "/example?fanout=bogus", ROUTE_EXAMPLE, 0, ROUTE_FANOUT_DEFAULT},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct route_result r;
+        route_match(cases[i].method, cases[i].url, strlen(cases[i].url), 1000, &r);
+        cr_assert_eq(r.id, cases[i].id, "%s: id %d", cases[i].url, r.id);
+        cr_assert_eq(r.status, cases[i].status, "%s: status %d", cases[i].url, r.status);
+        if (r.status == 0)
+            cr_assert_eq(r.fanout, cases[i].fanout, "%s: fanout %d", cases[i].url, r.fanout);
+        if (r.status == 400) {
+            cr_assert_not_null(r.reason, "%s", cases[i].url);
+            cr_assert(strstr(r.reason, "fanout"), "%s: %s", cases[i].url, r.reason);
+            cr_assert_null(strchr(r.reason, '\n'));
+        }
+    }
+}
+
+Test(route, inventory_item_ids)
+{
+    char id32[33], id33[34];
+    memset(id32, 'a', 32);
+    id32[32] = '\0';
+    memset(id33, 'b', 33);
+    id33[33] = '\0';
+    char url32[64], url33[64];
+    snprintf(url32, sizeof(url32), "/api/inventory/%s", id32);
+    snprintf(url33, sizeof(url33), "/api/inventory/%s", id33);
+    static const char *const kept[][2] = {
+        {"/api/inventory/329299", "329299"},
+        {"/api/inventory/a", "a"},
+        {"/api/inventory/A-z_0.9", "A-z_0.9"},
+        {"/api/inventory/329299?x=1", "329299"},
+        {"http://inv:8082/api/inventory/444434", "444434"},
+        {"http://inv/api/inventory/444434?q", "444434"},
+    };
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        struct route_result r;
+        route_match(HTTP_GET, kept[i][0], strlen(kept[i][0]), 1000, &r);
+        cr_assert_eq(r.id, ROUTE_INVENTORY, "%s", kept[i][0]);
+        cr_assert_eq(r.status, 0, "%s", kept[i][0]);
+        cr_assert_str_eq(r.item, kept[i][1], "%s", kept[i][0]);
+        cr_assert_eq(r.item_len, strlen(kept[i][1]));
+    }
+    struct route_result r;
+    route_match(HTTP_GET, url32, strlen(url32), 1000, &r);
+    cr_assert_eq(r.item_len, 32, "32 bytes is the longest id");
+    cr_assert_str_eq(r.item, id32);
+
+    /* ids primed cannot hold: the route, with no item (the handler's 404) */
+    const char *unheld[] = {url33, "/api/inventory/a/b", "/api/inventory/a%2Fb", "/api/inventory/{itemId}",
+                            "/api/inventory/a b", "/api/inventory/a:b", "http://inv/api/inventory/a%20"};
+    for (size_t i = 0; i < sizeof(unheld) / sizeof(unheld[0]); i++) {
+        route_match(HTTP_GET, unheld[i], strlen(unheld[i]), 1000, &r);
+        cr_assert_eq(r.id, ROUTE_INVENTORY, "%s", unheld[i]);
+        cr_assert_eq(r.status, 0, "%s", unheld[i]);
+        cr_assert_eq(r.item_len, 0, "%s: item_len %u", unheld[i], r.item_len);
+        cr_assert_str_eq(r.item, "");
+    }
+    /* no id at all is not the route */
+    const char *none[] = {"/api/inventory/", "/api/inventory", "/api/inventory/?x=1", "http://inv/api/inventory/",
+                          "/api/inventoryx/1"};
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        route_match(HTTP_GET, none[i], strlen(none[i]), 1000, &r);
+        cr_assert_eq(r.id, ROUTE_OTHER, "%s", none[i]);
+        cr_assert_eq(r.status, 404, "%s", none[i]);
+    }
+    route_match(HTTP_PUT, "/api/inventory/1", 16, 1000, &r);
+    cr_assert_eq(r.status, 405);
+    cr_assert_str_eq(route_name(ROUTE_INVENTORY), "/api/inventory/{itemId}", "one metrics label for every id");
+    cr_assert_str_eq(route_allow(ROUTE_PRODUCTS), "GET, HEAD");
+}
+
+Test(route, has_prefix)
+{
+    static const struct {
+        const char *url, *prefix;
+        bool want;
+    } cases[] = {
+        {"/api/inventory/1", "/api/inventory", true},
+        {"/api/inventory/1", "/", true},
+        {"/api/inventory/1", "/api/inventory/1", true},
+        {"/api/inventory/1", "/api/inventory/12", false},
+        {"/api/catalog", "/api/inventory", false},
+        {"/api/inventory?x=/api/inventory", "/api/inventory", true},
+        {"/api?x=/api/inventory", "/api/inventory", false},
+        {"/api/inv", "/api/inventory", false},
+        {"http://inv:8082/api/inventory/1", "/api/inventory", true},
+        {"http://inv:8082/api/inventory/1?a=b", "/api/inventory/1", true},
+        {"http://inv:8082/api/catalog?p=/api/inventory", "/api/inventory", false},
+        {"http://inv:8082", "/", true},
+        {"http://inv:8082", "/api", false},
+        {"https://inv/api/inventory", "/api/inventory", true},
+        {"*", "/", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_assert_eq(route_has_prefix(cases[i].url, strlen(cases[i].url), cases[i].prefix), cases[i].want,
+                     "%s under %s", cases[i].url, cases[i].prefix);
 }

@@ -1,6 +1,6 @@
 /* test_upstream.c - the upstream client (src/upstream.c) on a real backend
  * (io_uring, then epoll) against a scripted upstream on 127.0.0.1: a thread
- * that accepts and answers each connection as the test says. Checks reuse of
+ * (tests/upstub.c) that answers each request as the test says. Checks reuse of
  * pooled connections, the in-flight bound with FIFO waiting, the deadline,
  * cancel, and the bounds on an answer. Every wait is bounded.
  */
@@ -15,80 +15,47 @@
 #include <unistd.h>
 
 #include "upstream.h"
+#include "upstub.h"
 
 enum mode { ANSWER, SILENT, HUGE_BODY };
 
-static struct {
-    int lfd, port;
-    enum mode mode;
-    _Atomic int accepts, requests;
-    _Atomic bool stop;
-    pthread_t thread;
-} up;
+/* the upstream: a scripted stub (upstub.c) */
+static struct upstub up;
+static char bodies[64][8];
 
-static void *upstream_main(void *arg)
+static void answer(struct upstub *s, const char *path, unsigned n, struct upstub_answer *a)
 {
-    (void)arg;
-    while (!up.stop) {
-        int fd = accept(up.lfd, NULL, NULL);
-        if (fd < 0)
-            continue; /* SO_RCVTIMEO: look at stop again */
-        up.accepts++;
-        struct timeval tv = {.tv_sec = 2};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        char buf[4096];
-        ssize_t n;
-        while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
-            up.requests++;
-            if (up.mode == SILENT)
-                continue;
-            if (up.mode == HUGE_BODY) {
-                char h[96];
-                int hl = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", UPSTREAM_BODY_MAX + 1);
-                send(fd, h, (size_t)hl, MSG_NOSIGNAL);
-                break;
-            }
-            char resp[128];
-            int len =
-                snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nreq%02d", (int)up.requests);
-            send(fd, resp, (size_t)len, MSG_NOSIGNAL);
-        }
-        close(fd);
+    (void)path;
+    switch (*(enum mode *)s->ctx) {
+    case SILENT:
+        a->what = UPSTUB_SILENT;
+        break;
+    case HUGE_BODY:
+        a->content_length = UPSTREAM_BODY_MAX + 1;
+        break;
+    case ANSWER:
+        snprintf(bodies[n % 64], sizeof(bodies[0]), "req%02u", n);
+        a->body = bodies[n % 64];
+        a->body_len = (size_t)-1;
+        break;
     }
-    return NULL;
 }
+
+static enum mode mode;
 
 static void upstream_start_thread(enum mode m)
 {
-    up.mode = m;
-    up.accepts = up.requests = 0;
-    up.stop = false;
-    up.lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(up.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    socklen_t l = sizeof(a);
-    getsockname(up.lfd, (struct sockaddr *)&a, &l);
-    up.port = ntohs(a.sin_port);
-    listen(up.lfd, 16);
-    struct timeval tv = {.tv_usec = 100000};
-    setsockopt(up.lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    pthread_create(&up.thread, NULL, upstream_main, NULL);
+    mode = m;
+    cr_assert_eq(upstub_start(&up, answer, &mode), 0);
 }
 
 static void upstream_stop_thread(void)
 {
-    up.stop = true;
-    pthread_join(up.thread, NULL);
-    close(up.lfd);
+    upstub_stop(&up);
 }
 
-/* the client side */
-static struct io io;
-static struct upstream_client cl;
-static struct metrics m;
-static struct resolver res;
-static struct url url;
-static uint64_t now_ms;
+/* the client side (upstub.c's loop) */
+static struct uphost h;
 
 struct result {
     bool done;
@@ -108,71 +75,40 @@ static void on_done(struct upstream_call *call, enum upstream_result r, int err,
     snprintf(out->body, sizeof(out->body), "%.*s", (int)len, body ? body : "");
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void client_up(enum io_kind kind, unsigned conns, unsigned timeout_ms)
 {
-    char why[160], err[128];
-    int r = io_init(&io, kind, 64, 64, 4096, why, sizeof(why));
+    char why[160];
+    int r = uphost_init(&h, kind, conns, timeout_ms, why, sizeof(why));
     if (r)
         cr_skip_test("backend %d unavailable: %s", kind, strerror(-r));
-    char s[64];
-    snprintf(s, sizeof(s), "http://127.0.0.1:%d/callme/ping", up.port);
-    cr_assert_eq(url_parse(s, &url, err, sizeof(err)), 0);
-    resolver_init(&res);
-    struct resolver_target *t = resolver_add(&res, &url);
-    memset(&cl, 0, sizeof(cl));
-    memset(&m, 0, sizeof(m));
-    cl.io = &io;
-    cl.now_ms = &now_ms;
-    cl.max_conns = conns;
-    cl.timeout_ms = timeout_ms;
-    cl.user_agent = "primed/test";
-    now_ms = mono_ms();
-    cr_assert_eq(upstream_add(&cl, &url, t, &m, METRICS_UP_CALLME), 0);
-    cr_assert_eq(upstream_client_init(&cl), 0);
+    cr_assert_eq(uphost_add(&h, up.port, "/callme/ping", METRICS_UP_CALLME), 0);
+    cr_assert_eq(uphost_ready(&h), 0);
 }
 
 static void client_down(void)
 {
-    upstream_drain(&cl);
-    for (uint64_t until = mono_ms() + 2000; upstream_busy(&cl) && mono_ms() < until;) {
-        struct io_event evs[16];
-        int n = io_wait(&io, evs, 16, 50);
-        for (int i = 0; i < n; i++)
-            if (evs[i].tag & UPSTREAM_TAG)
-                upstream_on_event(&cl, &evs[i]);
-    }
-    cr_assert_eq(upstream_busy(&cl), 0, "every connection's ops completed");
-    upstream_client_fini(&cl);
-    io_fini(&io);
-    io_close_wake(&io);
-    resolver_fini(&res);
+    cr_assert_eq(uphost_fini(&h), 0, "every connection's ops completed");
+}
+
+struct results {
+    struct result *rs;
+    int n;
+};
+
+static bool all_done(void *ctx)
+{
+    struct results *r = ctx;
+    for (int i = 0; i < r->n; i++)
+        if (!r->rs[i].done)
+            return false;
+    return true;
 }
 
 /* Runs the loop until every result is done or 3 s pass. */
 static void run_until(struct result *rs, int n)
 {
-    for (uint64_t until = mono_ms() + 3000; mono_ms() < until;) {
-        bool all = true;
-        for (int i = 0; i < n; i++)
-            all &= rs[i].done;
-        if (all)
-            return;
-        struct io_event evs[16];
-        int k = io_wait(&io, evs, 16, 20);
-        now_ms = mono_ms();
-        for (int i = 0; i < k; i++)
-            if (evs[i].tag & UPSTREAM_TAG)
-                upstream_on_event(&cl, &evs[i]);
-        upstream_expire(&cl);
-    }
-    cr_assert_fail("calls not done within 3 s");
+    struct results r = {rs, n};
+    cr_assert(uphost_run(&h, all_done, &r, 3000), "calls not done within 3 s");
 }
 
 static void call_init(struct upstream_call *c, struct result *r)
@@ -187,7 +123,7 @@ static void call_init(struct upstream_call *c, struct result *r)
 static void start(struct upstream_call *c)
 {
     enum upstream_result r;
-    cr_assert(upstream_start(&cl, 0, c, &r), "started");
+    cr_assert(upstream_start(&h.cl, 0, c, &r), "started");
 }
 
 static void reuses_and_bounds(enum io_kind kind)
@@ -200,7 +136,7 @@ static void reuses_and_bounds(enum io_kind kind)
         call_init(&c[i], &r[i]);
         start(&c[i]);
     }
-    cr_assert_eq(cl.ups[0].nwait, 2, "one connection: the other two calls wait");
+    cr_assert_eq(h.cl.ups[0].nwait, 2, "one connection: the other two calls wait");
     run_until(r, 3);
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(r[i].res, UPSTREAM_OK, "call %d: %s", i, upstream_result_label(r[i].res));
@@ -210,7 +146,7 @@ static void reuses_and_bounds(enum io_kind kind)
         cr_assert_str_eq(r[i].body, want, "FIFO: call %d answered in order", i);
     }
     cr_assert_eq(up.accepts, 1, "one pooled keep-alive connection carried all three");
-    cr_assert_eq(m.upstream_calls[METRICS_UP_CALLME][UPSTREAM_OK], 3);
+    cr_assert_eq(h.m.upstream_calls[METRICS_UP_CALLME][UPSTREAM_OK], 3);
     client_down();
     upstream_stop_thread();
 }
@@ -234,10 +170,10 @@ static void deadline_and_cancel(enum io_kind kind)
     call_init(&c[1], &r[1]);
     start(&c[0]);
     start(&c[1]);
-    upstream_cancel(&cl, &c[1]);
-    uint64_t t0 = mono_ms();
+    upstream_cancel(&h.cl, &c[1]);
+    uint64_t t0 = upstub_mono_ms();
     run_until(r, 1);
-    uint64_t took = mono_ms() - t0;
+    uint64_t took = upstub_mono_ms() - t0;
     cr_assert_eq(r[0].res, UPSTREAM_TIMEOUT);
     cr_assert(took >= 140 && took < 1000, "504 at the deadline: %llu ms", (unsigned long long)took);
     cr_assert(!r[1].done, "a cancelled call never calls back");
