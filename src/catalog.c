@@ -285,8 +285,11 @@ int catalog_render(struct catalog *c)
         n += (size_t)sprintf(buf + n, "\",\"description\":\"");
         n += escape(buf + n, it->desc);
         n += (size_t)sprintf(buf + n, "\",\"price\":%s}", it->price);
-        it->inventory_len = (uint8_t)snprintf(it->inventory, sizeof(it->inventory),
-                                              "{\"itemId\":\"%s\",\"quantity\":%lld}", it->id, (long long)it->quantity);
+        /* through a copy: the id and the line share the item (GCC's -Wrestrict) */
+        char inv[sizeof(it->inventory)];
+        int k = snprintf(inv, sizeof(inv), "{\"itemId\":\"%s\",\"quantity\":%lld}", it->id, (long long)it->quantity);
+        memcpy(it->inventory, inv, sizeof(inv));
+        it->inventory_len = (uint8_t)k;
     }
     buf[n++] = ']';
     buf[n] = '\0';

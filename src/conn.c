@@ -445,7 +445,10 @@ static void handle_request(struct conn_pool *p, struct conn *c)
             metrics_add(&p->metrics->faults[METRICS_FAULT_DELAY], 1);
             c->fault_abort = abort_status;
             c->state = CONN_HELD;
-            timer_add(&p->held, &c->timer, p->now_ms + delay);
+            /* + 1: the clock is in whole milliseconds, floored, so a deadline
+             * of now + delay could fire up to 1 ms early; a held request is
+             * never answered before its delay */
+            timer_add(&p->held, &c->timer, p->now_ms + delay + 1);
             return;
         }
         if (abort_status) {

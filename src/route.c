@@ -117,8 +117,9 @@ static bool item_char(char ch)
  * skips scheme and authority. */
 static const char *origin_form(const char *url, size_t *len)
 {
-    if (*len > 7 && (memcmp(url, "http://", 7) == 0 || (*len > 8 && memcmp(url, "https://", 8) == 0))) {
-        const char *p = memchr(url + 8, '/', *len - 8);
+    size_t skip = *len > 7 && memcmp(url, "http://", 7) == 0 ? 7 : *len > 8 && memcmp(url, "https://", 8) == 0 ? 8 : 0;
+    if (skip) {
+        const char *p = memchr(url + skip, '/', *len - skip);
         if (!p) {
             *len = 1;
             return "/";

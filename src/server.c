@@ -334,7 +334,7 @@ int server_run(const struct config *cfg)
     log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
             "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
             "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s callme=%s zipkin=%s "
-            "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s inventory_url=%s "
+            "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s%s%s inventory_url=%s%s%s "
             "fanout=%s fault_delay=%ums fault_delay_percent=%g fault_abort=%u fault_abort_percent=%g fault_path=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
             w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
@@ -344,8 +344,9 @@ int server_run(const struct config *cfg)
             cfg->drain_timeout_ms, cfg->access_log ? "on" : "off", cfg->callme.host[0] ? cfg->callme.authority : "none",
             cfg->zipkin.host[0] ? cfg->zipkin.authority : "none", cfg->upstream_timeout_ms, cfg->upstream_conns,
             PRIMED_HAVE_STORE ? cfg->db : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
-            s->catalog->n, s->catalog_target ? cfg->catalog_url.authority : "none",
-            s->inventory_target ? cfg->inventory_url.authority : "none",
+            s->catalog->n, s->catalog_target ? "http://" : "", s->catalog_target ? cfg->catalog_url.authority : "none",
+            s->catalog_target ? cfg->catalog_url.path : "", s->inventory_target ? "http://" : "",
+            s->inventory_target ? cfg->inventory_url.authority : "none", s->inventory_target ? cfg->inventory_url.path : "",
             cfg->fanout_sequential ? "sequential" : "parallel", cfg->fault_delay_ms, cfg->fault_delay_pct,
             cfg->fault_abort, cfg->fault_abort_pct, cfg->fault_path);
     pthread_barrier_wait(&worker_start_barrier);
