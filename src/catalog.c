@@ -51,12 +51,6 @@ void catalog_builtin(struct catalog *c)
     }
 }
 
-static bool id_char(unsigned char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
-           ch == '-';
-}
-
 /* Well-formed UTF-8 without control characters (RFC 3629: no overlongs, no
  * surrogates, nothing past U+10FFFF). */
 static bool text_ok(const unsigned char *s, size_t n)
@@ -155,7 +149,7 @@ static const char *parse_line(const char *line, size_t n, struct catalog_item *i
     if (fl[0] == 0 || fl[0] > ROUTE_ITEM_MAX)
         return "the id must be 1..32 bytes";
     for (size_t k = 0; k < fl[0]; k++)
-        if (!id_char((unsigned char)f[0][k]))
+        if (!route_item_char(f[0][k]))
             return "the id may hold only letters, digits, '.', '_' and '-'";
     if (fl[1] == 0 || fl[1] > CATALOG_NAME_MAX || !text_ok((const unsigned char *)f[1], fl[1]))
         return "the name must be 1..64 bytes of UTF-8 text";

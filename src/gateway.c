@@ -62,14 +62,21 @@ static void free_req(struct gateway_req *r)
     free(r);
 }
 
-/* Ends r with status (not 200) and why. */
-static void finish_error(struct gateway_req *r, int status, const char *why)
+/* Hands the answer to the owner: r is freed first (done may start the next
+ * request's fan-out), then done runs. */
+static void finish(struct gateway_req *r, int status, char *body, size_t len, const char *why)
 {
     *r->owner = NULL;
     gateway_done_fn *done = r->done;
     void *ctx = r->ctx;
     free_req(r);
-    done(ctx, status, NULL, 0, why);
+    done(ctx, status, body, len, why);
+}
+
+/* Ends r with status (not 200) and why. */
+static void finish_error(struct gateway_req *r, int status, const char *why)
+{
+    finish(r, status, NULL, 0, why);
 }
 
 /* Every product is answered (or given up on): the products, in catalog
@@ -108,11 +115,7 @@ static void finish_ok(struct gateway_req *r)
         body[n++] = '}';
     }
     body[n++] = ']';
-    *r->owner = NULL;
-    gateway_done_fn *done = r->done;
-    void *ctx = r->ctx;
-    free_req(r);
-    done(ctx, 200, body, n, NULL);
+    finish(r, 200, body, n, NULL);
 }
 
 static void start_items(struct gateway_req *r);

@@ -148,11 +148,8 @@ static bool object(struct scan *sc, unsigned depth, struct json_obj *top)
                 vn -= 2;
             }
             bool ok = (str || (v[0] >= '0' && v[0] <= '9')) && vn >= 1 && vn <= ROUTE_ITEM_MAX;
-            for (size_t k = 0; ok && k < vn; k++) {
-                char ch = v[k];
-                ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-                     ch == '_' || ch == '-';
-            }
+            for (size_t k = 0; ok && k < vn; k++)
+                ok = route_item_char(v[k]);
             top->has_id = ok;
             if (ok) {
                 memcpy(top->id, v, vn);

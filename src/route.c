@@ -107,7 +107,7 @@ static int parse_fanout(const char *q, size_t len, uint8_t *fanout, const char *
     return 0;
 }
 
-static bool item_char(char ch)
+bool route_item_char(char ch)
 {
     return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
            ch == '_' || ch == '-';
@@ -170,7 +170,7 @@ void route_match(int method, const char *url, size_t len, unsigned default_bits,
         size_t n = plen - ip;
         bool ok = n <= ROUTE_ITEM_MAX;
         for (size_t k = 0; ok && k < n; k++)
-            ok = item_char(url[ip + k]);
+            ok = route_item_char(url[ip + k]);
         if (ok) {
             memcpy(out->item, url + ip, n);
             out->item[n] = '\0';

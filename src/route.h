@@ -47,6 +47,10 @@ struct route_result {
  * request target (origin- or absolute-form). out->status says the outcome. */
 void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out);
 
+/* Whether ch may stand in an item id (the set above): route.c, catalog.c and
+ * json.c hold ids to this one rule. */
+bool route_item_char(char ch);
+
 /* Whether the path of url (origin- or absolute-form, query excluded) starts
  * with prefix (--fault-path). */
 bool route_has_prefix(const char *url, size_t len, const char *prefix);

@@ -84,19 +84,21 @@ static void answer_stats(struct store *s)
 static int write_catalog(sqlite3 *db, struct catalog *c, char *why, size_t whylen)
 {
     sqlite3_stmt *ins_c = NULL, *ins_i = NULL, *q = NULL;
-    int rc = SQLITE_OK;
+    int r = -EIO;
+    bool in_tx = false;
     if (exec(db, "CREATE TABLE IF NOT EXISTS catalog (item_id TEXT PRIMARY KEY, name TEXT NOT NULL, "
                  "description TEXT NOT NULL, price TEXT NOT NULL)") != SQLITE_OK ||
         exec(db, "CREATE TABLE IF NOT EXISTS inventory (item_id TEXT PRIMARY KEY, quantity INTEGER NOT NULL)") !=
             SQLITE_OK ||
         exec(db, "BEGIN") != SQLITE_OK)
-        goto out;
+        goto fail;
+    in_tx = true;
     if (exec(db, "DELETE FROM catalog") != SQLITE_OK || exec(db, "DELETE FROM inventory") != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO catalog (item_id, name, description, price) VALUES (?, ?, ?, ?)", -1,
                            &ins_c, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO inventory (item_id, quantity) VALUES (?, ?)", -1, &ins_i, NULL) !=
             SQLITE_OK)
-        goto rollback;
+        goto fail;
     for (unsigned i = 0; i < c->n; i++) {
         const struct catalog_item *it = &c->items[i];
         sqlite3_bind_text(ins_c, 1, it->id, -1, SQLITE_STATIC);
@@ -106,18 +108,20 @@ static int write_catalog(sqlite3 *db, struct catalog *c, char *why, size_t whyle
         sqlite3_bind_text(ins_i, 1, it->id, -1, SQLITE_STATIC);
         sqlite3_bind_int64(ins_i, 2, it->quantity);
         if (sqlite3_step(ins_c) != SQLITE_DONE || sqlite3_step(ins_i) != SQLITE_DONE)
-            goto rollback;
+            goto fail;
         sqlite3_reset(ins_c);
         sqlite3_reset(ins_i);
     }
     if (exec(db, "COMMIT") != SQLITE_OK)
-        goto rollback;
+        goto fail;
+    in_tx = false;
     /* read back: the values served are the database's */
     if (sqlite3_prepare_v2(db, "SELECT c.item_id, c.name, c.description, c.price, i.quantity FROM catalog c "
                                "JOIN inventory i ON i.item_id = c.item_id ORDER BY c.rowid",
                            -1, &q, NULL) != SQLITE_OK)
-        goto out;
+        goto fail;
     unsigned n = 0;
+    int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW && n < CATALOG_ITEMS_MAX) {
         struct catalog_item *it = &c->items[n++];
         snprintf(it->id, sizeof(it->id), "%s", (const char *)sqlite3_column_text(q, 0));
@@ -126,29 +130,20 @@ static int write_catalog(sqlite3 *db, struct catalog *c, char *why, size_t whyle
         snprintf(it->price, sizeof(it->price), "%s", (const char *)sqlite3_column_text(q, 3));
         it->quantity = sqlite3_column_int64(q, 4);
     }
-    if (rc != SQLITE_DONE || n != c->n) {
+    if (rc != SQLITE_DONE || n != c->n)
         snprintf(why, whylen, "catalog tables: read back %u of %u products", n, c->n);
-        sqlite3_finalize(ins_c);
-        sqlite3_finalize(ins_i);
-        sqlite3_finalize(q);
-        return -EIO;
-    }
+    else
+        r = 0;
+    goto done;
+fail:
+    snprintf(why, whylen, "catalog tables: %s", sqlite3_errmsg(db));
+    if (in_tx)
+        exec(db, "ROLLBACK");
+done:
     sqlite3_finalize(ins_c);
     sqlite3_finalize(ins_i);
     sqlite3_finalize(q);
-    return 0;
-rollback:
-    snprintf(why, whylen, "catalog tables: %s", sqlite3_errmsg(db));
-    exec(db, "ROLLBACK");
-    sqlite3_finalize(ins_c);
-    sqlite3_finalize(ins_i);
-    return -EIO;
-out:
-    snprintf(why, whylen, "catalog tables: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(ins_c);
-    sqlite3_finalize(ins_i);
-    sqlite3_finalize(q);
-    return -EIO;
+    return r;
 }
 
 static void answer_catalog(struct store *s)

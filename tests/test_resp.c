@@ -54,6 +54,11 @@ Test(resp, reasons_and_date)
 {
     cr_assert_str_eq(resp_reason(431), "Request Header Fields Too Large");
     cr_assert_str_eq(resp_reason(299), "Unknown");
+    /* /caller/ping's and /api/products' upstream failures, and --fault-abort's codes:
+     * each has its phrase (502 and 504 were "Unknown" before they were in the table) */
+    cr_assert_str_eq(resp_reason(502), "Bad Gateway");
+    cr_assert_str_eq(resp_reason(504), "Gateway Timeout");
+    cr_assert_str_eq(resp_reason(429), "Too Many Requests");
     char d[RESP_DATE_LEN + 1];
     resp_date(d, 0);
     cr_assert_str_eq(d, "Thu, 01 Jan 1970 00:00:00 GMT");

@@ -39,6 +39,7 @@ Test(route, table)
         {HTTP_GET, "/metrics", ROUTE_METRICS, 0, 1000},
         {HTTP_GET, "/ping", ROUTE_PING, 0, 1000},
         {HTTP_GET, "http://host:8080/healthz", ROUTE_HEALTHZ, 0, 1000},
+        {HTTP_GET, "http:///healthz", ROUTE_HEALTHZ, 0, 1000}, /* an empty authority: the path starts at once */
         {HTTP_GET, "http://host", ROUTE_OTHER, 404, 1000},
         {HTTP_GET, "/", ROUTE_OTHER, 404, 1000},
         {HTTP_GET, "/example/", ROUTE_OTHER, 404, 1000},
