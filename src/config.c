@@ -63,6 +63,7 @@ void config_defaults(struct config *c)
     c->max_body = 1 << 20;
     c->queue_max = 256;
     c->engine = PRIME_ENGINE_DEFAULT;
+    c->prime_split = true;
     c->dispatch = PRIMED_HAVE_STEAL ? DISPATCH_STEAL : DISPATCH_INLINE;
     c->io = IO_AUTO;
     c->access_log = false;
@@ -160,6 +161,7 @@ enum opt_id {
     OPT_LISTENERS,
     OPT_ACCEPT,
     OPT_ENGINE,
+    OPT_PRIME_SPLIT,
     OPT_DISPATCH,
     OPT_IO,
     OPT_ACCESS_LOG,
@@ -216,6 +218,9 @@ static const struct opt opts[] = {
      "reuseport (a listening socket per worker, default) or shared (one socket, every worker accepts on it)"},
     {"prime-engine", "PRIMED_PRIME_ENGINE", OPT_ENGINE, true,
      "flint or sieve (default: " PRIME_ENGINE_DEFAULT_NAME ")"},
+    {"prime-split", "PRIMED_PRIME_SPLIT", OPT_PRIME_SPLIT, true,
+     "on or off: with --dispatch steal and the sieve engine, a worker that is asleep when a prime search starts "
+     "is woken to test pieces of it (default on); inline dispatch never splits"},
     {"dispatch", "PRIMED_DISPATCH", OPT_DISPATCH, true,
      "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
     {"io", "PRIMED_IO", OPT_IO, true, "uring, epoll or auto (default auto)"},
@@ -352,6 +357,14 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
     case OPT_ENGINE:
         if (prime_engine_parse(v, &c->engine))
             return fail(err, errlen, "%s: '%s' is not a prime engine (flint or sieve)", src, v);
+        return 0;
+    case OPT_PRIME_SPLIT:
+        if (strcmp(v, "on") == 0)
+            c->prime_split = true;
+        else if (strcmp(v, "off") == 0)
+            c->prime_split = false;
+        else
+            return fail(err, errlen, "%s: '%s' is not on or off", src, v);
         return 0;
     case OPT_DISPATCH:
         if (strcmp(v, "inline") == 0)

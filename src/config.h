@@ -49,6 +49,7 @@ struct config {
     /* the gateway (gateway.h, catalog.h) */
     struct url catalog_url;   /* --catalog-url: base URL; GET /api/products calls its /api/catalog */
     struct url inventory_url; /* --inventory-url: base URL; and its /api/inventory/{itemId} */
+    bool prime_split;         /* --prime-split: idle workers help a busy one's prime search (steal) */
     bool fanout_sequential;   /* --fanout: inventory calls one after another instead of in parallel */
     char catalog_file[256];   /* --catalog: the products to serve, or "" for the built-in set */
 

@@ -21,10 +21,23 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+#if PRIMED_HAVE_STEAL
+static void wake_helpers(struct dispatch *d);
+#endif
+
 static int run_prime(struct dispatch *d, unsigned bits)
 {
     uint64_t t0 = thread_cpu_ns();
-    int r = prime_generate(d->prime, d->engine, bits, NULL, 0);
+    int r;
+#if PRIMED_HAVE_STEAL
+    if (d->hunt) {
+        atomic_store_explicit(&d->hunting, true, memory_order_seq_cst); /* before the sleeping flags (Dekker) */
+        wake_helpers(d);
+        r = prime_generate_shared(d->prime, d->hunt, d->engine, bits, NULL, 0);
+        atomic_store_explicit(&d->hunting, false, memory_order_release);
+    } else
+#endif
+        r = prime_generate(d->prime, d->engine, bits, NULL, 0);
     metrics_observe(&d->metrics->prime_seconds, thread_cpu_ns() - t0);
     return r;
 }
@@ -34,11 +47,11 @@ static bool steal_submit(struct dispatch *d, struct dispatch_job *job);
 static bool steal_cancel(struct dispatch *d, struct dispatch_job *job);
 static int steal_wait_timeout(struct dispatch *d, int timeout_ms);
 static void steal_poll(struct dispatch *d);
-static int steal_init(struct dispatch *d, unsigned queue_max);
+static int steal_init(struct dispatch *d, unsigned queue_max, bool split);
 static void steal_fini(struct dispatch *d);
 #endif
 
-int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, unsigned id,
+int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, bool split, unsigned id,
                   struct dispatch *const *peers, unsigned npeers)
 {
     d->id = id;
@@ -48,9 +61,10 @@ int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_ma
     if (!d->steal)
         return 0;
 #if PRIMED_HAVE_STEAL
-    return steal_init(d, queue_max);
+    return steal_init(d, queue_max, split);
 #else
     (void)queue_max;
+    (void)split;
     return -ENOTSUP;
 #endif
 }
@@ -142,12 +156,16 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int steal_init(struct dispatch *d, unsigned queue_max)
+static int steal_init(struct dispatch *d, unsigned queue_max, bool split)
 {
     d->tasks = calloc(queue_max, sizeof(*d->tasks));
-    if (!d->tasks || wsq_init(&d->q, queue_max)) {
+    d->hunt = split && d->engine == PRIME_ENGINE_SIEVE && d->npeers > 1 ? prime_hunt_create() : NULL;
+    if (!d->tasks || wsq_init(&d->q, queue_max) ||
+        (split && d->engine == PRIME_ENGINE_SIEVE && d->npeers > 1 && !d->hunt)) {
         free(d->tasks);
         d->tasks = NULL;
+        prime_hunt_destroy(d->hunt);
+        d->hunt = NULL;
         return -ENOMEM;
     }
     for (unsigned i = queue_max; i-- > 0;) {
@@ -159,7 +177,7 @@ static int steal_init(struct dispatch *d, unsigned queue_max)
 
 static void steal_fini(struct dispatch *d)
 {
-    /* the deque and pool stay: peers may still look at our deque until every
+    /* the deque, pool and hunt stay: peers may still look at them until every
      * worker has exited (the process ends then) */
     (void)d;
 }
@@ -177,6 +195,17 @@ static bool wake_one_thief(struct dispatch *d)
         }
     }
     return false;
+}
+
+/* Before a split prime: wakes every sleeping peer to help with it. */
+static void wake_helpers(struct dispatch *d)
+{
+    for (unsigned i = 1; i < d->npeers; i++) {
+        struct dispatch *o = d->peers[(d->id + i) % d->npeers];
+        if (atomic_load_explicit(&o->sleeping, memory_order_seq_cst) &&
+            atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst))
+            io_wake(o->io);
+    }
 }
 
 static void task_queue(struct dispatch *d, struct dispatch_job *job, struct task *t)
@@ -321,13 +350,14 @@ static struct task *take_task(struct dispatch *d, bool *stolen)
 }
 
 /* Runs one queued task (our own first, oldest first; else the oldest of
- * another worker) and sends the result to its owner. */
-static void run_one_task(struct dispatch *d)
+ * another worker) and sends the result to its owner. Returns whether there
+ * was one. */
+static bool run_one_task(struct dispatch *d)
 {
     bool stolen = false;
     struct task *t = take_task(d, &stolen);
     if (!t)
-        return;
+        return false;
     if (atomic_load_explicit(&t->cancelled, memory_order_relaxed))
         t->result = -ECANCELED; /* the client reset while it waited */
     else
@@ -335,7 +365,7 @@ static void run_one_task(struct dispatch *d)
     if (!stolen) {
         task_done(d, t);
         unthrottle(d);
-        return;
+        return true;
     }
     metrics_add(&d->metrics->steals, 1);
     struct dispatch *o = d->peers[t->owner];
@@ -345,17 +375,34 @@ static void run_one_task(struct dispatch *d)
     } while (!atomic_compare_exchange_weak_explicit(&o->done, &head, t, memory_order_seq_cst, memory_order_relaxed));
     if (atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst))
         io_wake(o->io);
+    return true;
+}
+
+/* A peer hunting for a prime, or NULL. */
+static struct dispatch *hunting_peer(const struct dispatch *d)
+{
+    for (unsigned i = 1; i < d->npeers; i++) {
+        struct dispatch *o = d->peers[(d->id + i) % d->npeers];
+        if (atomic_load_explicit(&o->hunting, memory_order_seq_cst))
+            return o;
+    }
+    return NULL;
 }
 
 static void steal_poll(struct dispatch *d)
 {
     collect_finished(d);
-    run_one_task(d);
+    if (run_one_task(d))
+        return;
+    /* nothing of our own to run: one piece of a peer's search */
+    struct dispatch *o = hunting_peer(d);
+    if (o && prime_hunt_help(d->prime, o->hunt))
+        metrics_add(&d->metrics->pieces_helped, 1);
 }
 
 static bool work_anywhere(struct dispatch *d)
 {
-    if (atomic_load_explicit(&d->done, memory_order_seq_cst))
+    if (atomic_load_explicit(&d->done, memory_order_seq_cst) || hunting_peer(d))
         return true;
     for (unsigned i = 0; i < d->npeers; i++)
         if (wsq_size(&d->peers[i]->q) > 0)
@@ -366,7 +413,7 @@ static bool work_anywhere(struct dispatch *d)
 static int steal_wait_timeout(struct dispatch *d, int timeout_ms)
 {
     bool handoff = false;
-    if (atomic_load_explicit(&d->done, memory_order_relaxed)) {
+    if (atomic_load_explicit(&d->done, memory_order_relaxed) || hunting_peer(d)) {
         timeout_ms = 0;
     } else if (wsq_size(&d->q) > 0) {
         /* during a hand-off, wait on the ring for at most 1 ms, without

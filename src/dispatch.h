@@ -24,6 +24,16 @@
  *   wake can follow).
  * - cancelled: relaxed; a late read costs one wasted prime, never a wrong answer
  *   (the owner drops the result of a task whose connection is gone).
+ * - hunt (split search; prime.h has its own protocol): with --prime-split a
+ *   worker runs every prime as a shared search. It sets its hunting flag
+ *   (seq_cst) before it reads the sleeping flags and wakes every sleeper
+ *   (Dekker, as above: a worker about to sleep looks at the hunting flags
+ *   after announcing its sleep), and clears it after the prime. A worker
+ *   with nothing of its own to run (no completions, no task it can take)
+ *   tests one piece of a hunting peer's search per pass of its loop, and does
+ *   not sleep while a peer hunts: its own connections wait at most one piece.
+ *   At saturation every worker has tasks of its own, and nobody helps. The
+ *   hunt outlives every worker's loop, like the deque.
  */
 #ifndef PRIMED_DISPATCH_H
 #define PRIMED_DISPATCH_H
@@ -80,8 +90,9 @@ struct dispatch {
     unsigned npeers;
     struct dispatch_hooks hooks;
 
-    struct wsq q;       /* steal: owned */
-    struct task *tasks; /* steal: owned pool of queue_max */
+    struct prime_hunt *hunt; /* steal with --prime-split: owned, offered while we run a prime */
+    struct wsq q;            /* steal: owned */
+    struct task *tasks;      /* steal: owned pool of queue_max */
     struct task *task_free;
     unsigned tasks_out; /* tasks of ours not yet answered */
     bool throttled;
@@ -89,11 +100,13 @@ struct dispatch {
     struct dispatch_job *waitq_head, *waitq_tail; /* jobs waiting for a task, FIFO */
     _Alignas(64) _Atomic(struct task *) done;     /* finished tasks for us, pushed by any worker */
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
+    _Atomic bool hunting;                         /* our prime search is split: peers, help */
 };
 
-/* Sets d up for mode with a pool of queue_max tasks (steal). peers[id] == d.
+/* Sets d up for mode with a pool of queue_max tasks (steal); split: offer
+ * pieces of our prime searches to idle peers (steal only). peers[id] == d.
  * Returns 0, -ENOMEM, or -ENOTSUP for a mode this binary was built without. */
-int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, unsigned id,
+int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, bool split, unsigned id,
                   struct dispatch *const *peers, unsigned npeers);
 void dispatch_fini(struct dispatch *d);
 

@@ -68,6 +68,7 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
         for (int b = 0; b < BAD__COUNT; b++)
             v->bad[b] += ld(&m->bad[b]);
         v->steals += ld(&m->steals);
+        v->pieces_helped += ld(&m->pieces_helped);
         v->accepts += ld(&m->accepts);
         v->conns_open += atomic_load_explicit(&m->conns_open, memory_order_relaxed);
         v->in_flight += atomic_load_explicit(&m->in_flight, memory_order_relaxed);
@@ -347,6 +348,12 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
         "# TYPE primed_steals_total counter\n"
         "primed_steals_total %" PRIu64 "\n",
         v->steals);
+    put(&o,
+        "# HELP primed_prime_pieces_helped_total Pieces of one worker's prime search tested by an idle worker "
+        "(--prime-split; 0: inline dispatch).\n"
+        "# TYPE primed_prime_pieces_helped_total counter\n"
+        "primed_prime_pieces_helped_total %" PRIu64 "\n",
+        v->pieces_helped);
     put_upstreams(&o, v, info);
     put_process(&o, info);
     if (o.overflow)

@@ -26,7 +26,13 @@ enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
 
 /* Upstreams a worker calls, by role (labels of primed_upstream_*), and the
  * ways a call ends (upstream.h's UPSTREAM_RESULTS, which asserts the count). */
-enum metrics_upstream { METRICS_UP_CALLME, METRICS_UP_ZIPKIN, METRICS_UP_CATALOG, METRICS_UP_INVENTORY, METRICS_UPSTREAMS };
+enum metrics_upstream {
+    METRICS_UP_CALLME,
+    METRICS_UP_ZIPKIN,
+    METRICS_UP_CATALOG,
+    METRICS_UP_INVENTORY,
+    METRICS_UPSTREAMS
+};
 
 /* Faults injected (fault.h), by kind: labels of primed_faults_injected_total. */
 enum metrics_fault { METRICS_FAULT_DELAY, METRICS_FAULT_ABORT, METRICS_FAULTS };
@@ -46,7 +52,8 @@ struct metrics {
     struct histo req_seconds[ROUTE__COUNT];
     struct histo prime_seconds;
     mcounter bad[BAD__COUNT];
-    mcounter steals; /* tasks this worker ran for another worker */
+    mcounter steals;        /* tasks this worker ran for another worker */
+    mcounter pieces_helped; /* pieces of another worker's prime search it tested */
     mcounter accepts;
     mgauge conns_open;
     mgauge in_flight; /* requests parsed and not yet answered */
@@ -85,6 +92,7 @@ struct metrics_view {
     uint64_t prime_count;
     uint64_t bad[BAD__COUNT];
     uint64_t steals;
+    uint64_t pieces_helped;
     uint64_t accepts;
     int64_t conns_open;
     int64_t in_flight;

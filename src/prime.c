@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -308,6 +309,156 @@ static int sieve_next(struct prime_state *st, unsigned max_bits)
     }
 }
 
+/* ---- the shared search (prime.h) ----------------------------------------
+ *
+ * Protocol. The owner writes the window (its base and sieve, w, max_bits) and
+ * resets `next` and `found` while the hunt is closed (epoch even), then opens
+ * it with a release store of an odd epoch. A helper reads the epoch
+ * (acquire), announces itself in `helpers` (seq_cst), and goes on only if the
+ * epoch is still the one it read; the owner closes by storing the next even
+ * epoch (seq_cst) and waits for `helpers` to drop to 0 (seq_cst) before it
+ * reads `found` or touches the window again. Of the two (Dekker) at least one
+ * sees the other: the helper leaves, or the owner waits for it. Pieces are
+ * claimed with a fetch-add on `next`; `found` only decreases (CAS), so a
+ * stale read of it costs a needless test, never a skipped one. */
+#define HUNT_NONE UINT32_MAX /* no answer in the window yet */
+
+struct prime_hunt {
+    _Alignas(64) _Atomic uint64_t epoch; /* odd while a window is open */
+    _Atomic unsigned helpers;            /* threads between entry and exit */
+    _Alignas(64) _Atomic unsigned next;  /* the next piece to claim */
+    _Atomic uint32_t found;              /* lowest key: 2 * offset, + 1 past max_bits */
+    /* written by the owner while closed, read-only while open */
+    const struct prime_state *owner;
+    unsigned w, pieces, max_bits;
+};
+
+static inline void spin_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+struct prime_hunt *prime_hunt_create(void)
+{
+    struct prime_hunt *h = aligned_alloc(64, sizeof(*h));
+    if (!h)
+        return NULL;
+    memset(h, 0, sizeof(*h));
+    atomic_init(&h->found, HUNT_NONE);
+    return h;
+}
+
+void prime_hunt_destroy(struct prime_hunt *h)
+{
+    free(h);
+}
+
+static void found_min(struct prime_hunt *h, uint32_t key)
+{
+    uint32_t cur = atomic_load_explicit(&h->found, memory_order_relaxed);
+    while (key < cur &&
+           !atomic_compare_exchange_weak_explicit(&h->found, &cur, key, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+/* Claims the next piece, unless the window is used up or an answer below the
+ * piece is known. */
+static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
+{
+    unsigned p = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
+    if (p >= h->pieces || atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * p * PRIME_PIECE)
+        return false;
+    *piece = p;
+    return true;
+}
+
+/* Tests the sieve survivors of one piece of the owner's window with st's
+ * scratch, in order, up to the first answer or until a lower one is known. */
+static void hunt_piece(struct prime_state *st, struct prime_hunt *h, unsigned piece)
+{
+    const struct prime_state *o = h->owner;
+    unsigned hi = (piece + 1) * PRIME_PIECE < h->w ? (piece + 1) * PRIME_PIECE : h->w;
+    for (unsigned k = piece * PRIME_PIECE; k < hi; k++) {
+        if (o->sieve[k])
+            continue;
+        if (atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * k)
+            return;
+        mpz_add_ui(st->cand, o->base, 2ul * k);
+        if (mpz_sizeinbase(st->cand, 2) > h->max_bits) {
+            found_min(h, 2 * k + 1);
+            return;
+        }
+        st->stats.tests++;
+        if (!strong_base2(st, st->cand))
+            continue;
+        st->stats.lucas++;
+        if (lucas(st->cand)) {
+            found_min(h, 2 * k);
+            return;
+        }
+    }
+}
+
+bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
+{
+    uint64_t e = atomic_load_explicit(&h->epoch, memory_order_acquire);
+    if (!(e & 1))
+        return false;
+    bool took = false;
+    atomic_fetch_add_explicit(&h->helpers, 1, memory_order_seq_cst);
+    unsigned piece;
+    if (atomic_load_explicit(&h->epoch, memory_order_seq_cst) == e && hunt_claim(h, &piece)) {
+        hunt_piece(st, h, piece);
+        st->stats.helped++;
+        took = true;
+    }
+    atomic_fetch_sub_explicit(&h->helpers, 1, memory_order_seq_cst);
+    return took;
+}
+
+/* sieve_next() with each window's pieces on offer through h: the same
+ * answer, the lowest probable prime > st->start, left in st->cand. */
+static int hunt_next(struct prime_state *st, struct prime_hunt *h, unsigned max_bits)
+{
+    unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
+    unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
+    unsigned w = st->tune_window ? st->tune_window : window_for(bits);
+    pthread_once(&odd_primes_once, fill_odd_primes);
+
+    h->owner = st;
+    h->w = w;
+    h->pieces = (w + PRIME_PIECE - 1) / PRIME_PIECE;
+    h->max_bits = max_bits;
+    mpz_add_ui(st->base, st->start, mpz_odd_p(st->start) ? 2 : 1);
+    for (;;) {
+        st->stats.windows++;
+        st->stats.shared++;
+        sieve_window(st, odd_primes, np, w);
+        atomic_store_explicit(&h->next, 0, memory_order_relaxed);
+        atomic_store_explicit(&h->found, HUNT_NONE, memory_order_relaxed);
+        uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed) + 1;
+        atomic_store_explicit(&h->epoch, e, memory_order_release); /* open */
+        unsigned piece;
+        while (hunt_claim(h, &piece))
+            hunt_piece(st, h, piece);
+        atomic_store_explicit(&h->epoch, e + 1, memory_order_seq_cst); /* closed */
+        while (atomic_load_explicit(&h->helpers, memory_order_seq_cst))
+            spin_pause(); /* a helper finishes the test it is in */
+        uint32_t key = atomic_load_explicit(&h->found, memory_order_relaxed);
+        if (key != HUNT_NONE) {
+            if (key & 1)
+                return 0; /* past max_bits before any prime */
+            mpz_add_ui(st->cand, st->base, key);
+            return 1;
+        }
+        mpz_add_ui(st->base, st->base, 2ul * w);
+    }
+}
+
 static int write_hex(const mpz_t v, char *hex, size_t hexlen)
 {
     if (!hex)
@@ -318,30 +469,61 @@ static int write_hex(const mpz_t v, char *hex, size_t hexlen)
     return 0;
 }
 
-int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, char *hex, size_t hexlen)
+/* Same draw as fmpz_randprime(): bits-1 random bits under a set top bit (the
+ * next prime above is the answer; one that spills past `bits` bits redraws). */
+static void draw_start(struct prime_state *st, unsigned bits)
+{
+    st->stats.starts++;
+    mpz_urandomb(st->start, st->rnd->gmp_state, bits - 1);
+    mpz_setbit(st->start, bits - 1);
+}
+
+static int check_args(unsigned bits, const char *hex, size_t hexlen)
 {
     if (bits < PRIME_BITS_MIN || bits > PRIME_BITS_MAX)
         return -EINVAL;
     if (hex && hexlen < bits / 4 + 2)
         return -ENOSPC;
+    return 0;
+}
 
+static int answer(struct prime_state *st, char *hex, size_t hexlen)
+{
+    st->stats.primes++;
+    int r = write_hex(st->cand, hex, hexlen);
+    return r < 0 ? r : (int)mpz_sizeinbase(st->cand, 2);
+}
+
+int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, char *hex, size_t hexlen)
+{
+    int r = check_args(bits, hex, hexlen);
+    if (r < 0)
+        return r;
     if (e == PRIME_ENGINE_FLINT) {
         fmpz_randprime(st->f, st->rnd, bits, 0);
         fmpz_get_mpz(st->cand, st->f);
     } else if (e == PRIME_ENGINE_SIEVE) {
-        /* Same draw as fmpz_randprime(): bits-1 random bits under a set top
-         * bit, next prime above, redraw when it spills past `bits` bits. */
-        do {
-            st->stats.starts++;
-            mpz_urandomb(st->start, st->rnd->gmp_state, bits - 1);
-            mpz_setbit(st->start, bits - 1);
-        } while (!sieve_next(st, bits));
+        do
+            draw_start(st, bits);
+        while (!sieve_next(st, bits));
     } else {
         return -EINVAL;
     }
-    st->stats.primes++;
-    int r = write_hex(st->cand, hex, hexlen);
-    return r < 0 ? r : (int)mpz_sizeinbase(st->cand, 2);
+    return answer(st, hex, hexlen);
+}
+
+int prime_generate_shared(struct prime_state *st, struct prime_hunt *h, enum prime_engine e, unsigned bits, char *hex,
+                          size_t hexlen)
+{
+    if (e != PRIME_ENGINE_SIEVE || !h)
+        return prime_generate(st, e, bits, hex, hexlen);
+    int r = check_args(bits, hex, hexlen);
+    if (r < 0)
+        return r;
+    do
+        draw_start(st, bits);
+    while (!hunt_next(st, h, bits));
+    return answer(st, hex, hexlen);
 }
 
 int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex, char *hex, size_t hexlen)

@@ -6,6 +6,7 @@
 #ifndef PRIMED_PRIME_H
 #define PRIMED_PRIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,6 +46,38 @@ void prime_thread_fini(void);
  * bits out of range, -ENOSPC when hex is too small. */
 int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, char *hex, size_t hexlen);
 
+/* ---- a search other threads can join ------------------------------------
+ *
+ * prime_generate_shared() is prime_generate() with the candidate tests of
+ * each sieve window cut into pieces of PRIME_PIECE offsets that other threads
+ * may take through prime_hunt_help() while it runs. The answer is the
+ * smallest probable prime of the lowest window that has one: the very prime
+ * prime_generate() returns for the same state (the start is drawn the same
+ * way, from the caller's state only). A piece above an answer already found
+ * is not tested, and a helper stops inside its piece once a lower answer is
+ * known. The caller returns only when every helper has left the hunt, so its
+ * window is never read after it changes. One hunt has one owner thread (the
+ * caller of prime_generate_shared()); any number of threads may help it. The
+ * flint engine is not split: it runs serially. */
+#define PRIME_PIECE 16 /* odd offsets per piece: ~1.4 sieve survivors at 1000 bits */
+
+struct prime_hunt;
+
+/* Returns a closed hunt, or NULL on allocation failure. */
+struct prime_hunt *prime_hunt_create(void);
+/* Frees h; no thread may be inside it (NULL is a no-op). */
+void prime_hunt_destroy(struct prime_hunt *h);
+
+/* prime_generate(), with pieces offered on h for the duration of the call.
+ * Same arguments, same returns, same prime. */
+int prime_generate_shared(struct prime_state *st, struct prime_hunt *h, enum prime_engine e, unsigned bits, char *hex,
+                          size_t hexlen);
+
+/* Tests at most one piece of h's open window with st's scratch (st belongs to
+ * the calling thread, not to h's owner). Returns true when it took a piece,
+ * false when h had none to give. */
+bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h);
+
 /* Counters of one state's work, for benchmarks and tests (sieve engine only,
  * except `primes`, which counts every prime_generate() success). */
 struct prime_stats {
@@ -54,6 +87,8 @@ struct prime_stats {
     uint64_t windows; /* sieve windows sieved */
     uint64_t tests;   /* strong base-2 tests run on sieve survivors */
     uint64_t lucas;   /* Lucas tests run (survivors of the base-2 test) */
+    uint64_t shared;  /* windows offered to helpers by prime_generate_shared() */
+    uint64_t helped;  /* pieces of another thread's hunt tested with this state */
 };
 
 /* Copies st's counters into *out. */

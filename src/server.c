@@ -331,13 +331,13 @@ int server_run(const struct config *cfg)
     char quota_txt[32] = "none";
     if (quota)
         snprintf(quota_txt, sizeof(quota_txt), "%u", quota);
-    log_msg("ready version=%s profile=%s dispatch=%s engine=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
+    log_msg("ready version=%s profile=%s dispatch=%s engine=%s prime_split=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
             "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
             "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s callme=%s zipkin=%s "
             "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s%s%s inventory_url=%s%s%s "
             "fanout=%s fault_delay=%ums fault_delay_percent=%g fault_abort=%u fault_abort_percent=%g fault_path=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
-            w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
+            w0->dispatch.hunt ? "on" : "off", w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers,
             cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns, cfg->max_header,
             cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,

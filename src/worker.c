@@ -284,7 +284,7 @@ static int worker_setup(struct worker *w)
     w->dispatch.prime = w->prime;
     w->dispatch.io = &w->io;
     w->dispatch.metrics = &w->metrics;
-    if (dispatch_init(&w->dispatch, cfg->dispatch, cfg->queue_max, w->id, s->dispatch, s->nworkers))
+    if (dispatch_init(&w->dispatch, cfg->dispatch, cfg->queue_max, cfg->prime_split, w->id, s->dispatch, s->nworkers))
         return setup_fail(w, -ENOMEM, "allocate the task queue: out of memory");
     if (cfg->access_log && alog_init(&w->alog, STDOUT_FILENO, 64 * 1024))
         return setup_fail(w, -ENOMEM, "access log buffer: out of memory");

@@ -43,6 +43,10 @@ void expect_refusal(const char *what, const char *req, size_t len, int status);
 /* Asserts that a new connection still gets /healthz 200 (after: for the message). */
 void expect_serving(const char *after);
 
+/* Reads an unlabelled metric (primed_connections_open, a counter, ...)
+ * through c, a keep-alive connection: 0 when absent. */
+long metric_value(struct harness_conn *c, const char *line_prefix);
+
 /* Whether the binary under test was built with a dispatch mode ("inline",
  * "steal"): the lto-static and minimal profiles build one ("built: ..." in
  * its --version). */

@@ -334,3 +334,25 @@ Test(config, fault_bad_values)
     cr_assert_eq(parse(&c, env, 1, argv, err), -EINVAL);
     cr_assert(strstr(err, "PRIMED_FAULT_ABORT_PERCENT"), "names the variable: %s", err);
 }
+
+Test(config, prime_split_flag_and_environment)
+{
+    struct config c;
+    char err[256];
+    const char *argv[] = {"primed"};
+    cr_assert_eq(parse(&c, NULL, 1, argv, err), CONFIG_OK);
+    cr_assert(c.prime_split, "on by default");
+    cr_assert_eq(parse1(&c, "--prime-split", "off", err), CONFIG_OK, "%s", err);
+    cr_assert(!c.prime_split);
+    const char *env[] = {"PRIMED_PRIME_SPLIT", "off", NULL};
+    cr_assert_eq(parse(&c, env, 1, argv, err), CONFIG_OK, "%s", err);
+    cr_assert(!c.prime_split);
+    const char *flags[] = {"primed", "--prime-split=on"};
+    cr_assert_eq(parse(&c, env, 2, flags, err), CONFIG_OK, "%s", err);
+    cr_assert(c.prime_split, "the flag wins");
+    static const char *const bad[] = {"yes", "", "ON", "1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(parse1(&c, "--prime-split", bad[i], err), -EINVAL, "accepted '%s'", bad[i]);
+        cr_assert(strstr(err, "--prime-split") && strstr(err, "on or off"), "%s", err);
+    }
+}

@@ -52,7 +52,7 @@ static void setup_mode(enum dispatch_mode mode, unsigned queue_max, unsigned max
     D.io = &S.io;
     D.metrics = &M;
     peers[0] = &D;
-    cr_assert_eq(dispatch_init(&D, mode, queue_max, 0, peers, 1), 0);
+    cr_assert_eq(dispatch_init(&D, mode, queue_max, false, 0, peers, 1), 0);
     E = (struct handler_env){.draining = &draining,
                              .example_n = &example_n,
                              .ping_n = &ping_n,

@@ -33,7 +33,7 @@ static struct dispatch *make(enum dispatch_mode mode, unsigned queue_max)
     d.hooks = (struct dispatch_hooks){.done = on_done, .resume = on_resume};
     peers[0] = &d;
     ndone = nresume = 0;
-    cr_assert_eq(dispatch_init(&d, mode, queue_max, 0, peers, 1), 0);
+    cr_assert_eq(dispatch_init(&d, mode, queue_max, false, 0, peers, 1), 0);
     return &d;
 }
 

@@ -203,3 +203,49 @@ Test(dispatch_skew, steal_both_workers_work, .fini = fini, .timeout = 240)
     shared_worker_split("steal", &hi, &lo);
     cr_assert_geq(lo, 0.20, "steal: idle worker did %.0f%% of the work, want >= 20%%", lo * 100);
 }
+
+/* --prime-split: one connection asks for primes one at a time, so the other
+ * worker has nothing of its own to do; it tests pieces of each search
+ * (primed_prime_pieces_helped_total grows) and every answer is a prime's
+ * Hello_N. With --prime-split off, or the flint engine, nothing is split. */
+static long lone_primes(const char *split, const char *engine)
+{
+    if (!built_with("steal"))
+        cr_skip_test("built without the steal dispatch");
+    up((const char *const[]){"--threads", "2", "--dispatch", "steal", "--prime-split", split, "--prime-engine", engine,
+                             NULL});
+    char want[40];
+    /* the ready line says what is in effect: flint is never split */
+    snprintf(want, sizeof(want), " prime_split=%s ", strcmp(engine, "flint") == 0 ? "off" : split);
+    cr_assert(strstr(srv.err, want), "the ready line does not say%s: %s", want, srv.err);
+    struct harness_conn c;
+    conn(&c);
+    unsigned long last = 0;
+    for (int i = 0; i < 20; i++) {
+        send_str(&c, "GET /example?bits=1000 HTTP/1.1\r\nHost: t\r\n\r\n");
+        struct harness_resp r;
+        read_resp(&c, &r, false);
+        unsigned long n = hello_n(&r);
+        cr_assert_gt(n, last, "Hello_%lu after Hello_%lu", n, last);
+        last = n;
+        harness_resp_free(&r);
+        harness_sleep_ms(5); /* the helper goes back to sleep between requests */
+    }
+    long helped = metric_value(&c, "primed_prime_pieces_helped_total");
+    harness_close(&c);
+    down();
+    return helped;
+}
+
+Test(dispatch_skew, idle_worker_helps_a_lone_prime, .fini = fini, .timeout = 120)
+{
+    long helped = lone_primes("on", "sieve");
+    /* a 1000-bit window is 125 pieces and the answer lies ~20 pieces in */
+    cr_assert_geq(helped, 20, "%ld pieces helped in 20 searches", helped);
+}
+
+Test(dispatch_skew, nothing_split_when_off_or_flint, .fini = fini, .timeout = 120)
+{
+    cr_assert_eq(lone_primes("off", "sieve"), 0);
+    cr_assert_eq(lone_primes("on", "flint"), 0);
+}

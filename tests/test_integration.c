@@ -412,24 +412,6 @@ Test(integration, slow_clients_do_not_block_others, .fini = fini, .timeout = 60)
 
 /* ---- draining ------------------------------------------------------------------- */
 
-/* Reads primed_connections_open (or another unlabelled gauge) through c. */
-static long metric_value(struct harness_conn *c, const char *line_prefix)
-{
-    send_str(c, "GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n");
-    struct harness_resp r;
-    read_resp(c, &r, false);
-    cr_assert_eq(r.status, 200);
-    long v = 0;
-    size_t pl = strlen(line_prefix);
-    for (char *l = r.body; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        if (strncmp(l, line_prefix, pl) == 0 && l[pl] == ' ') {
-            v = (long)strtod(l + pl + 1, NULL);
-            break;
-        }
-    }
-    harness_resp_free(&r);
-    return v;
-}
 
 /* Opens n connections and waits until the server counts them and k (already
  * open) in primed_connections_open: accepted, not just in the backlog. */

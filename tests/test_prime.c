@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <gmp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,4 +367,99 @@ Test(prime, stats_count_the_work, .fini = fini)
     cr_assert_geq(s.lucas, 10);
     cr_assert_geq(s.tests, s.lucas);
     prime_state_destroy(st);
+}
+
+/* ---- the shared search: prime_generate_shared() and its helpers ---------- */
+
+struct helper {
+    struct prime_hunt *h;
+    _Atomic bool stop;
+    _Atomic uint64_t helped; /* pieces tested, summed over the helper threads */
+};
+
+static void *help_loop(void *arg)
+{
+    struct helper *x = arg;
+    struct prime_state *st = prime_state_create(1);
+    while (!atomic_load(&x->stop))
+        prime_hunt_help(st, x->h);
+    struct prime_stats ps;
+    prime_state_stats(st, &ps);
+    atomic_fetch_add(&x->helped, ps.helped);
+    prime_state_destroy(st);
+    prime_thread_fini();
+    return NULL;
+}
+
+/* Same seed, same primes: serially, and shared with `nhelpers` threads that
+ * take every piece they can. Returns the pieces the helpers tested. */
+static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, unsigned tw, int nhelpers)
+{
+    struct helper x = {.h = prime_hunt_create()};
+    cr_assert_not_null(x.h);
+    pthread_t th[4];
+    for (int i = 0; i < nhelpers; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, help_loop, &x), 0);
+    struct prime_state *serial = prime_state_create(seed), *shared = prime_state_create(seed);
+    cr_assert_eq(prime_state_tune(serial, tp, tw), 0);
+    cr_assert_eq(prime_state_tune(shared, tp, tw), 0);
+    char want[HEXCAP], got[HEXCAP];
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(prime_generate(serial, PRIME_ENGINE_SIEVE, bits, want, sizeof(want)), (int)bits);
+        cr_assert_eq(prime_generate_shared(shared, x.h, PRIME_ENGINE_SIEVE, bits, got, sizeof(got)), (int)bits);
+        cr_assert_str_eq(got, want, "seed %llu bits %u tune %u/%u, prime %d", (unsigned long long)seed, bits, tp, tw,
+                         i);
+    }
+    atomic_store(&x.stop, true);
+    for (int i = 0; i < nhelpers; i++)
+        pthread_join(th[i], NULL);
+    struct prime_stats a, b;
+    prime_state_stats(serial, &a);
+    prime_state_stats(shared, &b);
+    cr_assert_eq(a.starts, b.starts, "the shared search drew %llu starts, the serial one %llu",
+                 (unsigned long long)b.starts, (unsigned long long)a.starts);
+    cr_assert_eq(b.shared, b.windows);
+    cr_assert_eq(a.shared, 0);
+    prime_state_destroy(serial);
+    prime_state_destroy(shared);
+    prime_hunt_destroy(x.h);
+    return atomic_load(&x.helped);
+}
+
+Test(prime, shared_search_returns_the_serial_prime, .fini = fini)
+{
+    /* automatic tuning, then windows so small that most searches cross several */
+    static const struct {
+        unsigned bits, tp, tw;
+        int n;
+    } cases[] = {{64, 0, 0, 200}, {128, 0, 0, 100}, {256, 0, 0, 40}, {1000, 0, 0, 8},
+                 {256, 5, 3, 40}, {256, 16, 64, 40}, {500, 64, 100, 10}, {64, 1, 1, 50}};
+    uint64_t helped = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        for (int nh = 1; nh <= 3; nh += 2)
+            helped += shared_agrees(11 + i, cases[i].bits, cases[i].n, cases[i].tp, cases[i].tw, nh);
+    cr_assert_gt(helped, 0, "no helper ever took a piece: nothing was shared");
+}
+
+Test(prime, shared_search_alone_and_flint, .fini = fini)
+{
+    /* with nobody helping it is the serial search; flint is never split */
+    cr_assert_eq(shared_agrees(5, 1000, 3, 0, 0, 0), 0);
+    struct prime_hunt *h = prime_hunt_create();
+    struct prime_state *a = prime_state_create(8), *b = prime_state_create(8);
+    char want[HEXCAP], got[HEXCAP];
+    cr_assert_eq(prime_generate(a, PRIME_ENGINE_FLINT, 300, want, sizeof(want)), 300);
+    cr_assert_eq(prime_generate_shared(b, h, PRIME_ENGINE_FLINT, 300, got, sizeof(got)), 300);
+    cr_assert_str_eq(got, want);
+    struct prime_stats s;
+    prime_state_stats(b, &s);
+    cr_assert_eq(s.shared, 0);
+    /* a closed hunt gives nothing; the argument checks are prime_generate()'s */
+    cr_assert_not(prime_hunt_help(a, h));
+    cr_assert_eq(prime_generate_shared(b, h, PRIME_ENGINE_SIEVE, 63, NULL, 0), -EINVAL);
+    cr_assert_eq(prime_generate_shared(b, h, PRIME_ENGINE_SIEVE, 4097, NULL, 0), -EINVAL);
+    cr_assert_eq(prime_generate_shared(b, h, PRIME_ENGINE_SIEVE, 1000, got, 10), -ENOSPC);
+    prime_state_destroy(a);
+    prime_state_destroy(b);
+    prime_hunt_destroy(h);
 }

@@ -275,7 +275,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     D.metrics = &M;
     D.io = &S.io;
     peers[0] = &D;
-    if (dispatch_init(&D, DISPATCH_INLINE, 1, 0, peers, 1))
+    if (dispatch_init(&D, DISPATCH_INLINE, 1, false, 0, peers, 1))
         FAIL("dispatch_init");
     E = (struct handler_env){.draining = &draining,
                              .example_n = &example_n,
