@@ -311,7 +311,7 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
                   v->req_count[r]);
     }
 
-    put(&o, "# HELP primed_prime_duration_seconds CPU time of one prime generation.\n"
+    put(&o, "# HELP primed_prime_duration_seconds CPU time of one prime generation on the thread that ran it (split: without the helpers' share).\n"
             "# TYPE primed_prime_duration_seconds histogram\n");
     put_histo(&o, "primed_prime_duration_seconds", "", v->prime_bucket, v->prime_sum_ns, v->prime_count);
 

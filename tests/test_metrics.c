@@ -137,6 +137,22 @@ Test(metrics, queue_gauges_exist_under_inline_dispatch)
     cr_assert_gt(n, 0);
     cr_assert_not_null(strstr(out, "\nprimed_queue_depth 0\n"), "no primed_queue_depth 0 under inline");
     cr_assert_not_null(strstr(out, "\nprimed_steals_total 0\n"));
+    cr_assert_not_null(strstr(out, "\nprimed_prime_pieces_helped_total 0\n"));
+    free(out);
+}
+
+/* Pieces helped are summed over the workers. */
+Test(metrics, pieces_helped_sum_over_workers)
+{
+    static struct metrics a, b;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    metrics_add(&a.pieces_helped, 3);
+    metrics_add(&b.pieces_helped, 4);
+    struct metrics *ms[2] = {&a, &b};
+    char *out = NULL;
+    cr_assert_gt(metrics_scrape(ms, 2, &info, &out), 0);
+    cr_assert_not_null(strstr(out, "\nprimed_prime_pieces_helped_total 7\n"), "%s", out);
     free(out);
 }
 
