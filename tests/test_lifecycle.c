@@ -24,7 +24,7 @@
  * are held unread); every one is answered, none is accepted and then reset. */
 Test(lifecycle, over_max_conns_waits_never_resets, .fini = fini, .timeout = 120)
 {
-    /* inline, or steal on one worker (the lto-static build has only steal): either way the
+    /* inline, or steal on one worker (for a profile built with steal only): either way the
      * worker computes the prime itself and accepts nothing meanwhile */
     const char *mode = built_with("inline") ? "inline" : "steal";
     up((const char *const[]){"--threads", "1", "--dispatch", mode, "--max-conns", "4", NULL});
