@@ -31,78 +31,75 @@ const char *route_allow(enum route_id id)
     return id < ROUTE__COUNT ? allows[id] : NULL;
 }
 
-/* bits=N in a query string; other parameters are ignored. */
-static int parse_bits(const char *q, size_t len, unsigned *bits, const char **reason)
+/* The one parameter `name` of a query string ("name" or "name=value"; other
+ * parameters are ignored). Returns 1 with *v and *vlen set, 0 when absent,
+ * -1 when it is given more than once. */
+static int query_param(const char *q, size_t len, const char *name, const char **v, size_t *vlen)
 {
-    bool seen = false;
-    size_t i = 0;
-    while (i < len) {
+    size_t nl = strlen(name);
+    int found = 0;
+    for (size_t i = 0; i < len;) {
         size_t j = i;
         while (j < len && q[j] != '&')
             j++;
-        if (j - i >= 5 && memcmp(q + i, "bits=", 5) == 0) {
-            if (seen) {
-                *reason = "bits: given more than once";
+        if (j - i >= nl && memcmp(q + i, name, nl) == 0 && (j - i == nl || q[i + nl] == '=')) {
+            if (found)
                 return -1;
-            }
-            seen = true;
-            const char *v = q + i + 5;
-            size_t vlen = j - i - 5;
-            unsigned long n = 0;
-            if (vlen == 0 || vlen > 5) {
-                *reason = "bits: must be a whole number from 64 to 4096";
-                return -1;
-            }
-            for (size_t k = 0; k < vlen; k++) {
-                if (v[k] < '0' || v[k] > '9') {
-                    *reason = "bits: must be a whole number from 64 to 4096";
-                    return -1;
-                }
-                n = n * 10 + (unsigned long)(v[k] - '0');
-            }
-            if (n < PRIME_BITS_MIN || n > PRIME_BITS_MAX) {
-                *reason = "bits: must be a whole number from 64 to 4096";
-                return -1;
-            }
-            *bits = (unsigned)n;
-        } else if (j - i == 4 && memcmp(q + i, "bits", 4) == 0) {
-            *reason = "bits: must be a whole number from 64 to 4096";
-            return -1;
+            found = 1;
+            *v = j - i > nl ? q + i + nl + 1 : q + j;
+            *vlen = j - i > nl ? j - i - nl - 1 : 0;
         }
         i = j + 1;
     }
+    return found;
+}
+
+/* bits=N, 64..4096. */
+static int parse_bits(const char *q, size_t len, unsigned *bits, const char **reason)
+{
+    static const char bad[] = "bits: must be a whole number from 64 to 4096";
+    const char *v;
+    size_t vlen;
+    int r = query_param(q, len, "bits", &v, &vlen);
+    if (r <= 0) {
+        if (r < 0)
+            *reason = "bits: given more than once";
+        return r;
+    }
+    unsigned long n = 0;
+    *reason = bad;
+    if (vlen == 0 || vlen > 5)
+        return -1;
+    for (size_t k = 0; k < vlen; k++) {
+        if (v[k] < '0' || v[k] > '9')
+            return -1;
+        n = n * 10 + (unsigned long)(v[k] - '0');
+    }
+    if (n < PRIME_BITS_MIN || n > PRIME_BITS_MAX)
+        return -1;
+    *reason = NULL;
+    *bits = (unsigned)n;
     return 0;
 }
 
-/* fanout=parallel|sequential in a query string; other parameters are ignored. */
+/* fanout=parallel|sequential. */
 static int parse_fanout(const char *q, size_t len, uint8_t *fanout, const char **reason)
 {
-    static const char bad[] = "fanout: must be parallel or sequential";
-    bool seen = false;
-    size_t i = 0;
-    while (i < len) {
-        size_t j = i;
-        while (j < len && q[j] != '&')
-            j++;
-        size_t n = j - i;
-        if (n >= 6 && memcmp(q + i, "fanout", 6) == 0 && (n == 6 || q[i + 6] == '=')) {
-            const char *v = q + i + 7;
-            size_t vlen = n > 7 ? n - 7 : 0;
-            if (seen) {
-                *reason = "fanout: given more than once";
-                return -1;
-            }
-            seen = true;
-            if (vlen == 8 && memcmp(v, "parallel", 8) == 0) {
-                *fanout = ROUTE_FANOUT_PARALLEL;
-            } else if (vlen == 10 && memcmp(v, "sequential", 10) == 0) {
-                *fanout = ROUTE_FANOUT_SEQUENTIAL;
-            } else {
-                *reason = bad;
-                return -1;
-            }
-        }
-        i = j + 1;
+    const char *v;
+    size_t vlen;
+    int r = query_param(q, len, "fanout", &v, &vlen);
+    if (r <= 0) {
+        if (r < 0)
+            *reason = "fanout: given more than once";
+        return r;
+    }
+    if (vlen == 8 && memcmp(v, "parallel", 8) == 0) {
+        *fanout = ROUTE_FANOUT_PARALLEL;
+    } else if (vlen == 10 && memcmp(v, "sequential", 10) == 0) {
+        *fanout = ROUTE_FANOUT_SEQUENTIAL;
+    } else {
+        *reason = "fanout: must be parallel or sequential";
+        return -1;
     }
     return 0;
 }
