@@ -164,6 +164,8 @@ enum opt_id {
     OPT_PRIME_SPLIT,
     OPT_DISPATCH,
     OPT_IO,
+    OPT_URING_POLL_FIRST,
+    OPT_URING_SINGLE_SEND,
     OPT_ACCESS_LOG,
     OPT_CALLME_URL,
     OPT_ZIPKIN_URL,
@@ -224,6 +226,12 @@ static const struct opt opts[] = {
     {"dispatch", "PRIMED_DISPATCH", OPT_DISPATCH, true,
      "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
     {"io", "PRIMED_IO", OPT_IO, true, "uring, epoll or auto (default auto)"},
+    {"uring-poll-first", "PRIMED_URING_POLL_FIRST", OPT_URING_POLL_FIRST, true,
+     "on or off: a receive armed behind a response polls before it reads (IORING_RECVSEND_POLL_FIRST, "
+     "kernel >= 5.19); io_uring only, epoll accepts and ignores it (default off)"},
+    {"uring-single-send", "PRIMED_URING_SINGLE_SEND", OPT_URING_SINGLE_SEND, true,
+     "on or off: a response in one buffer goes out as IORING_OP_SEND instead of SENDMSG; io_uring only, "
+     "epoll accepts and ignores it (default off)"},
     {"access-log", "PRIMED_ACCESS_LOG", OPT_ACCESS_LOG, true, "1 to log each request on stdout (default 0)"},
     {"callme-url", "CALLME_URL", OPT_CALLME_URL, true,
      "full http:// URL GET /caller/ping calls, e.g. http://callme.default.svc.cluster.local/callme/ping "
@@ -387,6 +395,17 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else
             return fail(err, errlen, "%s: '%s' is not an I/O backend (uring, epoll or auto)", src, v);
         return 0;
+    case OPT_URING_POLL_FIRST:
+    case OPT_URING_SINGLE_SEND: {
+        bool *dst = o->id == OPT_URING_POLL_FIRST ? &c->uring_poll_first : &c->uring_single_send;
+        if (strcmp(v, "on") == 0)
+            *dst = true;
+        else if (strcmp(v, "off") == 0)
+            *dst = false;
+        else
+            return fail(err, errlen, "%s: '%s' is not on or off", src, v);
+        return 0;
+    }
     case OPT_ACCESS_LOG:
         if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
             c->access_log = true;

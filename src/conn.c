@@ -132,9 +132,9 @@ static void conn_abort(struct conn_pool *p, struct conn *c)
     conn_release(p, c);
 }
 
-static void arm_recv(struct conn_pool *p, struct conn *c, char *buf, size_t len)
+static void arm_recv(struct conn_pool *p, struct conn *c, char *buf, size_t len, unsigned hints)
 {
-    if (io_recv(p->io, c->fd, conn_tag(c), buf, len) == 0)
+    if (io_recv(p->io, c->fd, conn_tag(c), buf, len, hints) == 0)
         c->flags |= CONN_F_RECV;
     else
         conn_abort(p, c);
@@ -154,7 +154,7 @@ static void conn_linger(struct conn_pool *p, struct conn *c)
     io_shutdown(p->io, c->fd, SHUT_WR);
     timer_add(&p->linger, &c->timer, p->now_ms + CONN_LINGER_MS);
     if (!(c->flags & CONN_F_RECV))
-        arm_recv(p, c, c->rbuf, p->cfg->max_header);
+        arm_recv(p, c, c->rbuf, p->cfg->max_header, 0);
 }
 
 static void conn_flush(struct conn_pool *p, struct conn *c)
@@ -540,7 +540,8 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
             c->pnext = p->paused;
             p->paused = c;
         } else if (!throttled) {
-            arm_recv(p, c, c->rbuf + c->rlen, p->cfg->max_header - c->rlen);
+            /* behind a response (unsent), the client is rarely sending yet */
+            arm_recv(p, c, c->rbuf + c->rlen, p->cfg->max_header - c->rlen, unsent ? IO_RECV_LATER : 0);
             if (gone(c))
                 return;
         }
@@ -637,7 +638,7 @@ void conn_on_recv(struct conn_pool *p, uint64_t tag, int res)
         if (res <= 0)
             conn_abort(p, c);
         else
-            arm_recv(p, c, c->rbuf, p->cfg->max_header);
+            arm_recv(p, c, c->rbuf, p->cfg->max_header, 0);
         return;
     }
     if (res == 0) {

@@ -16,7 +16,8 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 
-int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why, size_t whylen)
+int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, unsigned tune, char *why,
+            size_t whylen)
 {
     memset(io, 0, sizeof(*io));
     why[0] = '\0';
@@ -26,7 +27,7 @@ int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops
 
     int r = -ENOSYS;
     if (want != IO_EPOLL) {
-        r = io_uring_backend_init(io, entries, max_ops);
+        r = io_uring_backend_init(io, entries, max_ops, tune);
         if (r == 0)
             return 0;
         if (want == IO_URING || (r != -ENOSYS && r != -EPERM && r != -EACCES)) {
@@ -113,9 +114,9 @@ int io_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, s
     return io->ops->connect(io, fd, tag, sa, len);
 }
 
-int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
+int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints)
 {
-    return io->ops->recv(io, fd, tag, buf, len);
+    return io->ops->recv(io, fd, tag, buf, len, hints);
 }
 
 int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)

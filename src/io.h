@@ -29,6 +29,14 @@ enum io_op {
     IO_OP_INTERNAL,
 };
 
+/* io_recv() hints. */
+#define IO_RECV_LATER 1u /* a response was just queued: the next request is rarely there yet */
+
+/* Comparison switches of the io_uring backend (--uring-* in config.h); the
+ * epoll backend accepts them and ignores them. */
+#define IO_TUNE_POLL_FIRST  1u /* IO_RECV_LATER receives go IORING_RECVSEND_POLL_FIRST */
+#define IO_TUNE_SINGLE_SEND 2u /* a one-iovec send goes IORING_OP_SEND, not SENDMSG */
+
 struct io_event {
     uint8_t op;
     bool more;
@@ -48,7 +56,7 @@ struct io_ops {
     int (*accept_stop)(struct io *io, int lfd);
     int (*conn_open)(struct io *io, int fd);
     void (*conn_close)(struct io *io, int fd);
-    int (*recv)(struct io *io, int fd, uint64_t tag, void *buf, size_t len);
+    int (*recv)(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints);
     int (*send)(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
     int (*connect)(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len);
     int (*wait)(struct io *io, struct io_event *evs, int max, int timeout_ms);
@@ -72,9 +80,10 @@ struct io {
  * and, when the kernel or a seccomp filter refuses it (ENOSYS, EPERM, EACCES),
  * epoll. why receives the reason for a fallback ("" when none). max_fd bounds
  * the fds it will be asked about; max_ops the operations the caller may have
- * in flight at once (io_uring sizes its completion queue from it). Returns 0
- * or -errno. */
-int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, char *why, size_t whylen);
+ * in flight at once (io_uring sizes its completion queue from it); tune the
+ * IO_TUNE_* switches (io_uring only). Returns 0 or -errno. */
+int io_init(struct io *io, enum io_kind want, unsigned entries, unsigned max_ops, int max_fd, unsigned tune, char *why,
+            size_t whylen);
 /* Tears the backend down; the wake eventfd stays open (see io_close_wake). */
 void io_fini(struct io *io);
 /* Closes the wake eventfd once no thread can call io_wake() on io any more. */
@@ -104,8 +113,9 @@ int io_socket(struct io *io, int family);
  * Returns 0 or -errno (then no completion comes). */
 int io_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len);
 
-/* Receives up to len bytes into buf. Returns 0 or -errno (then no completion comes). */
-int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len);
+/* Receives up to len bytes into buf; hints: IO_RECV_* (0: none), which a
+ * backend may use or ignore. Returns 0 or -errno (then no completion comes). */
+int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints);
 /* Sends msg (iovecs stay valid until the completion). Returns 0 or -errno. */
 int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
 
@@ -119,7 +129,7 @@ void io_wake(struct io *io);
 
 /* Backend set-up (io_uring.c, io_epoll.c): fill io->ops, io->be, io->desc.
  * wake_fd is already open. Return 0 or -errno. */
-int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops);
+int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops, unsigned tune);
 int io_epoll_backend_init(struct io *io, int max_fd);
 
 #endif

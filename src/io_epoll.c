@@ -105,8 +105,9 @@ static void e_conn_close(struct io *io, int fd)
     /* close() removes it from the epoll set: no EPOLL_CTL_DEL syscall */
 }
 
-static int e_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
+static int e_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints)
 {
+    (void)hints; /* readiness is tracked already: it reads only a readable socket */
     struct epoll_be *e = io->be;
     if (fd < 0 || fd >= e->max_fd)
         return -EBADF;

@@ -11,6 +11,8 @@
  * apply backpressure by simply not arming the next one (a multishot receive
  * over a provided-buffer ring would keep delivering, and need a copy plus a
  * cancel to stop) and parse in place without copying.
+ * Two comparison switches (IO_TUNE_*, off unless asked, issue 19): a receive
+ * armed behind a response polls first, and a one-buffer send is a SEND.
  */
 #include "io.h"
 
@@ -27,6 +29,8 @@ struct uring_be {
     bool ring_fd_registered;
     unsigned cq_entries; /* granted */
     bool nodrop;         /* IORING_FEAT_NODROP: an overflowed completion is kept */
+    bool poll_first;     /* IO_TUNE_POLL_FIRST asked and the kernel has it */
+    bool single_send;    /* IO_TUNE_SINGLE_SEND asked and the kernel has IORING_OP_SEND */
 };
 
 static inline uint64_t pack(enum io_op op, uint64_t tag)
@@ -94,13 +98,18 @@ static void u_conn_close(struct io *io, int fd)
     (void)fd;
 }
 
-static int u_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
+static int u_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints)
 {
     struct uring_be *u = io->be;
     struct io_uring_sqe *sqe = get_sqe(u);
     if (!sqe)
         return -EBUSY;
     io_uring_prep_recv(sqe, fd, buf, len, 0);
+    /* Behind a response the socket is most likely empty: without this the
+     * kernel first tries the receive, gets EAGAIN, then arms its poll; with
+     * it (>= 5.19) it arms the poll at once. */
+    if ((hints & IO_RECV_LATER) && u->poll_first)
+        sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     io_uring_sqe_set_data64(sqe, pack(IO_OP_RECV, tag));
     return 0;
 }
@@ -111,7 +120,12 @@ static int u_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
     struct io_uring_sqe *sqe = get_sqe(u);
     if (!sqe)
         return -EBUSY;
-    io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL);
+    /* IORING_OP_SEND (>= 5.6) skips copying in the msghdr and its iovec
+     * array; the buffer still belongs to the kernel until the completion. */
+    if (u->single_send && msg->msg_iovlen == 1)
+        io_uring_prep_send(sqe, fd, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len, MSG_NOSIGNAL);
+    else
+        io_uring_prep_sendmsg(sqe, fd, msg, MSG_NOSIGNAL);
     io_uring_sqe_set_data64(sqe, pack(IO_OP_SEND, tag));
     return 0;
 }
@@ -223,6 +237,12 @@ static void describe_flags(unsigned f, char *out, size_t len)
         snprintf(out, len, "none");
 }
 
+/* What the ready line says of one switch: nothing when not asked for. */
+static const char *tuned(unsigned asked, bool got, const char *yes, const char *no)
+{
+    return !asked ? "" : got ? yes : no;
+}
+
 /* The completion queue holds a completion for every operation that can be in
  * flight at once (max_ops, the worker's two per connection plus its own), so
  * that none waits in the kernel's overflow list; the kernel caps it at 65536
@@ -238,7 +258,7 @@ static unsigned cq_size(unsigned entries, unsigned max_ops)
     return n;
 }
 
-int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops)
+int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops, unsigned tune)
 {
     static const unsigned tries[] = {
         IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, /* >= 6.1 */
@@ -269,6 +289,17 @@ int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops)
         return r;
     }
     u->multishot_accept = true;
+    /* IORING_RECVSEND_POLL_FIRST came with 5.19, as COOP_TASKRUN did: an
+     * older kernel fails a receive whose ioprio is set (EINVAL), so it is
+     * used only on a ring that got one of the >= 5.19 flags. */
+    u->poll_first =
+        (tune & IO_TUNE_POLL_FIRST) && (u->flags & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER));
+    if (tune & IO_TUNE_SINGLE_SEND) {
+        struct io_uring_probe *probe = io_uring_get_probe_ring(&u->ring); /* >= 5.6 */
+        u->single_send = probe && io_uring_opcode_supported(probe, IORING_OP_SEND);
+        if (probe)
+            io_uring_free_probe(probe);
+    }
     /* Registered ring fd (>= 5.18): io_uring_enter skips the fd lookup. */
     u->ring_fd_registered = io_uring_register_ring_fd(&u->ring) == 1;
     io->be = u;
@@ -276,9 +307,11 @@ int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops)
     io->kind = IO_URING;
     char flags[96];
     describe_flags(u->flags, flags, sizeof(flags));
-    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s,cq=%u%s)", flags,
+    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s,cq=%u%s%s%s)", flags,
              u->ring_fd_registered ? "registered" : "plain", u->cq_entries,
-             u->cq_entries < max_ops ? (u->nodrop ? ",cq_overflow=kept" : ",cq_overflow=DROPPED") : "");
+             u->cq_entries < max_ops ? (u->nodrop ? ",cq_overflow=kept" : ",cq_overflow=DROPPED") : "",
+             tuned(tune & IO_TUNE_POLL_FIRST, u->poll_first, ",poll_first", ",poll_first=unsupported"),
+             tuned(tune & IO_TUNE_SINGLE_SEND, u->single_send, ",single_send", ",single_send=unsupported"));
     r = arm_wake(io);
     if (r) {
         u_fini(io);

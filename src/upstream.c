@@ -207,7 +207,7 @@ static void arm_recv(struct upstream_client *c, struct up_conn *u)
 {
     if (u->flags & UPC_F_RECV)
         return;
-    if (io_recv(c->io, u->fd, tag_of(u), u->rbuf, sizeof(u->rbuf)) == 0)
+    if (io_recv(c->io, u->fd, tag_of(u), u->rbuf, sizeof(u->rbuf), 0) == 0)
         u->flags |= UPC_F_RECV;
     else
         fail(c, u, UPSTREAM_ERROR, -EBUSY);

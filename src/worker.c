@@ -265,7 +265,9 @@ static int worker_setup(struct worker *w)
     /* in flight at once: a receive and a send per slot and per upstream
      * connection, the accept, the wake */
     unsigned up_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns;
-    int r = io_init(&w->io, cfg->io, 1024, 2 * w->max_open + up_ops + 8, max_fd, why, sizeof(why));
+    unsigned tune =
+        (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0);
+    int r = io_init(&w->io, cfg->io, 1024, 2 * w->max_open + up_ops + 8, max_fd, tune, why, sizeof(why));
     if (r) {
         snprintf(w->init_why, sizeof(w->init_why), "%s: %s%s", cfg->io == IO_EPOLL ? "epoll" : "io_uring_setup",
                  strerror(-r),

@@ -45,7 +45,7 @@ static void s_conn_close(struct io *io, int fd)
 {
 }
 
-static int s_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
+static int s_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints)
 {
     struct io_script *s = of(io);
     struct io_script_fd *f = slot(s, fd);
@@ -57,6 +57,7 @@ static int s_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len)
     f->recv_tag = tag;
     f->recv_buf = buf;
     f->recv_len = len;
+    f->recv_hints = hints;
     s->recvs++;
     return 0;
 }

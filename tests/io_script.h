@@ -23,6 +23,7 @@ struct io_script_fd {
     uint64_t recv_tag, send_tag; /* the tags of the last receive / send armed */
     char *recv_buf;              /* the conn's, while armed */
     size_t recv_len;
+    unsigned recv_hints;     /* IO_RECV_* of the last receive armed */
     struct msghdr *send_msg; /* the conn's, while armed */
     bool shut_rd, shut_wr, closed, opened;
     char out[IO_SCRIPT_OUT]; /* every byte sent on the fd, NUL-terminated */

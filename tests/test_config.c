@@ -356,3 +356,49 @@ Test(config, prime_split_flag_and_environment)
         cr_assert(strstr(err, "--prime-split") && strstr(err, "on or off"), "%s", err);
     }
 }
+
+Test(config, uring_switches_default_off_and_take_on_or_off)
+{
+    struct config c;
+    char err[256];
+    const char *none[] = {"primed"};
+    cr_assert_eq(parse(&c, NULL, 1, none, err), CONFIG_OK);
+    cr_assert(!c.uring_poll_first && !c.uring_single_send, "off unless asked: the lead measures before a default flips");
+
+    const char *env[] = {"PRIMED_URING_POLL_FIRST", "on", "PRIMED_URING_SINGLE_SEND", "on", NULL};
+    cr_assert_eq(parse(&c, env, 1, none, err), CONFIG_OK, "%s", err);
+    cr_assert(c.uring_poll_first && c.uring_single_send);
+    const char *off[] = {"primed", "--uring-poll-first", "off", "--uring-single-send=off"};
+    cr_assert_eq(parse(&c, env, 4, off, err), CONFIG_OK, "%s", err);
+    cr_assert(!c.uring_poll_first && !c.uring_single_send, "the flags win over the environment");
+    const char *on[] = {"primed", "--uring-single-send", "on"};
+    cr_assert_eq(parse(&c, NULL, 3, on, err), CONFIG_OK, "%s", err);
+    cr_assert(!c.uring_poll_first && c.uring_single_send, "each switch is its own");
+
+    const char *epoll[] = {"primed", "--io", "epoll", "--uring-poll-first", "on", "--uring-single-send", "on"};
+    cr_assert_eq(parse(&c, NULL, 7, epoll, err), CONFIG_OK, "accepted with epoll too (it ignores them): %s", err);
+    cr_assert_eq(c.io, IO_EPOLL);
+}
+
+Test(config, uring_switches_bad_values)
+{
+    static const char *const bad[][2] = {
+        {"--uring-poll-first", "yes"}, {"--uring-poll-first", "1"},   {"--uring-poll-first", ""},
+        {"--uring-poll-first", "ON"},  {"--uring-single-send", "0"},  {"--uring-single-send", "true"},
+        {"--uring-single-send", ""},   {"--uring-single-send", "of"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct config c;
+        char err[256];
+        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s '%s'", bad[i][0], bad[i][1]);
+        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
+        cr_assert_not_null(strstr(err, "on or off"), "says what it takes: %s", err);
+        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+    }
+    struct config c;
+    char err[256];
+    const char *env[] = {"PRIMED_URING_SINGLE_SEND", "yes", NULL};
+    const char *argv[] = {"primed"};
+    cr_assert_eq(parse(&c, env, 1, argv, err), -EINVAL);
+    cr_assert(strstr(err, "PRIMED_URING_SINGLE_SEND"), "names the variable: %s", err);
+}

@@ -145,6 +145,23 @@ Test(conn, answers_and_keeps_alive)
     cr_assert_eq(P.nopen, 1);
 }
 
+Test(conn, hints_the_receive_behind_a_response)
+{
+    /* --uring-poll-first keys on IO_RECV_LATER: only a receive armed while a
+     * response is on its way carries it (the next request is rarely there
+     * yet); a fresh connection and a request still arriving read at once. */
+    conn_start(&P, 5);
+    cr_assert_eq(S.fd[5].recv_hints, 0u, "a new connection: its request may be there already");
+    feed(5, "GET /healthz HTTP/1.1\r\nHo");
+    cr_assert(S.fd[5].recv_armed && !S.fd[5].send_armed);
+    cr_assert_eq(S.fd[5].recv_hints, 0u, "the rest of a request is coming: no hint");
+    feed(5, "st: t\r\n\r\n");
+    cr_assert(S.fd[5].send_armed && S.fd[5].recv_armed);
+    cr_assert_eq(S.fd[5].recv_hints, IO_RECV_LATER, "armed behind the response");
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[5].out);
+}
+
 Test(conn, answers_408_at_the_header_deadline)
 {
     conn_start(&P, 5);

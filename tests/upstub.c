@@ -213,7 +213,7 @@ const char *upstub_path(struct upstub *s, unsigned i, char *out, size_t cap)
 int uphost_init(struct uphost *h, enum io_kind kind, unsigned conns, unsigned timeout_ms, char *why, size_t cap)
 {
     memset(h, 0, sizeof(*h));
-    int r = io_init(&h->io, kind, 64, 64, 4096, why, cap);
+    int r = io_init(&h->io, kind, 64, 64, 4096, 0, why, cap);
     if (r)
         return r;
     resolver_init(&h->res);

@@ -37,7 +37,7 @@
     } while (0)
 
 /* Not linked here: the real backends and FLINT. */
-int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops)
+int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops, unsigned tune)
 {
     return -ENOSYS;
 }
