@@ -118,8 +118,10 @@ int dispatch_wait_timeout(struct dispatch *d, int timeout_ms)
 
 void dispatch_woke(struct dispatch *d)
 {
-    if (d->steal)
+    if (d->steal) {
         atomic_store_explicit(&d->sleeping, 0, memory_order_relaxed);
+        atomic_store_explicit(&d->napping, 0, memory_order_relaxed);
+    }
 }
 
 void dispatch_poll(struct dispatch *d)
@@ -197,13 +199,16 @@ static bool wake_one_thief(struct dispatch *d)
     return false;
 }
 
-/* Before a split prime: wakes every sleeping peer to help with it. */
+/* Before a split prime: wakes every sleeping peer, and every peer waiting out
+ * a hand-off (napping), to help with it. */
 static void wake_helpers(struct dispatch *d)
 {
     for (unsigned i = 1; i < d->npeers; i++) {
         struct dispatch *o = d->peers[(d->id + i) % d->npeers];
-        if (atomic_load_explicit(&o->sleeping, memory_order_seq_cst) &&
-            atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst))
+        if ((atomic_load_explicit(&o->sleeping, memory_order_seq_cst) &&
+             atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst)) ||
+            (atomic_load_explicit(&o->napping, memory_order_seq_cst) &&
+             atomic_exchange_explicit(&o->napping, 0, memory_order_seq_cst)))
             io_wake(o->io);
     }
 }
@@ -420,6 +425,13 @@ static int steal_wait_timeout(struct dispatch *d, int timeout_ms)
          * announcing sleep */
         handoff = handing_off(d);
         timeout_ms = handoff ? 1 : 0;
+    }
+    if (handoff && d->hunt) {
+        /* the worker the task went to wakes us to help once it hunts
+         * (wake_helpers), rather than leaving us out for the 1 ms */
+        atomic_store_explicit(&d->napping, 1, memory_order_seq_cst);
+        if (hunting_peer(d))
+            timeout_ms = 0;
     }
     if (timeout_ms && !handoff) {
         /* announce sleep, then look once more (pairs with wake_one_thief) */

@@ -28,9 +28,10 @@
  *   worker runs every prime as a shared search. It sets its hunting flag
  *   (seq_cst) before it reads the sleeping flags and wakes every sleeper
  *   (Dekker, as above: a worker about to sleep looks at the hunting flags
- *   after announcing its sleep), and clears it after the prime. A worker
- *   with nothing of its own to run (no completions, no task it can take)
- *   tests one piece of a hunting peer's search per pass of its loop, and does
+ *   after announcing its sleep) and every worker waiting out a hand-off (its
+ *   napping flag, set and re-checked the same way), and clears it after the
+ *   prime. A worker with nothing of its own to run (no completions, no task
+ *   it can take) tests one piece of a hunting peer's search per pass of its loop, and does
  *   not sleep while a peer hunts: its own connections wait at most one piece.
  *   At saturation every worker has tasks of its own, and nobody helps. The
  *   hunt outlives every worker's loop, like the deque.
@@ -101,6 +102,7 @@ struct dispatch {
     _Alignas(64) _Atomic(struct task *) done;     /* finished tasks for us, pushed by any worker */
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
     _Atomic bool hunting;                         /* our prime search is split: peers, help */
+    _Atomic int napping;                          /* 1 while waiting out a hand-off (split only) */
 };
 
 /* Sets d up for mode with a pool of queue_max tasks (steal); split: offer
