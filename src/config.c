@@ -95,6 +95,15 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Unsigned decimal in [lo, hi]; no sign, no trailing garbage. */
+/* "on" or "off" into *out. Returns 0, or -1 for anything else. */
+static int parse_onoff(const char *v, bool *out)
+{
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+        return -1;
+    *out = v[1] == 'n';
+    return 0;
+}
+
 static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
     if (!s || *s < '0' || *s > '9')
@@ -367,11 +376,7 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             return fail(err, errlen, "%s: '%s' is not a prime engine (flint or sieve)", src, v);
         return 0;
     case OPT_PRIME_SPLIT:
-        if (strcmp(v, "on") == 0)
-            c->prime_split = true;
-        else if (strcmp(v, "off") == 0)
-            c->prime_split = false;
-        else
+        if (parse_onoff(v, &c->prime_split))
             return fail(err, errlen, "%s: '%s' is not on or off", src, v);
         return 0;
     case OPT_DISPATCH:
@@ -398,11 +403,7 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
     case OPT_URING_POLL_FIRST:
     case OPT_URING_SINGLE_SEND: {
         bool *dst = o->id == OPT_URING_POLL_FIRST ? &c->uring_poll_first : &c->uring_single_send;
-        if (strcmp(v, "on") == 0)
-            *dst = true;
-        else if (strcmp(v, "off") == 0)
-            *dst = false;
-        else
+        if (parse_onoff(v, dst))
             return fail(err, errlen, "%s: '%s' is not on or off", src, v);
         return 0;
     }
