@@ -64,6 +64,9 @@ struct prime_state {
     unsigned tune_primes; /* 0 = automatic (sieve_primes_for()) */
     unsigned tune_window; /* 0 = automatic (window_for()) */
     struct prime_stats stats;
+    uint64_t seed_words[4];    /* getrandom()'s words, or the fixed seed's */
+    uint64_t fixed_seed;       /* prime_state_create()'s seed; 0: seed_words */
+    bool gmp_seeded;           /* seed_gmp() ran */
     uint8_t sieve[WINDOW_CAP]; /* 1 = offset k (base + 2k) is composite */
 };
 
@@ -156,15 +159,8 @@ struct prime_state *prime_state_create(uint64_t seed)
      * threads would produce the same primes. */
     flint_randinit(st->rnd);
     _flint_rand_init_gmp(st->rnd);
-    if (seed == 0) {
-        mpz_t s;
-        mpz_init2(s, 256);
-        mpz_import(s, 4, -1, sizeof(words[0]), 0, 0, words);
-        gmp_randseed(st->rnd->gmp_state, s);
-        mpz_clear(s);
-    } else {
-        gmp_randseed_ui(st->rnd->gmp_state, (unsigned long)seed);
-    }
+    memcpy(st->seed_words, words, sizeof(words));
+    st->fixed_seed = seed; /* the Twister is seeded on the first prime (seed_gmp()) */
     flint_randseed(st->rnd, words[0], words[1] ^ 0x9e3779b97f4a7c15ull);
 
     mpz_init2(st->start, SCRATCH_BITS);
@@ -469,10 +465,35 @@ static int write_hex(const mpz_t v, char *hex, size_t hexlen)
     return 0;
 }
 
+/* Seeds GMP's Mersenne Twister, once, before its first draw. It costs about
+ * 350 us (gmp_randseed mangles the seed with a modular power to the 19937-bit
+ * modulus), which used to sit on every worker's start-up; the first prime pays
+ * it now. Same seed, same sequence as seeding at create. Out of line: cold. */
+__attribute__((cold, noinline)) static void seed_gmp_once(struct prime_state *st)
+{
+    st->gmp_seeded = true;
+    if (st->fixed_seed == 0) {
+        mpz_t s;
+        mpz_init2(s, 256);
+        mpz_import(s, 4, -1, sizeof(st->seed_words[0]), 0, 0, st->seed_words);
+        gmp_randseed(st->rnd->gmp_state, s);
+        mpz_clear(s);
+    } else {
+        gmp_randseed_ui(st->rnd->gmp_state, (unsigned long)st->fixed_seed);
+    }
+}
+
+static inline void seed_gmp(struct prime_state *st)
+{
+    if (!st->gmp_seeded)
+        seed_gmp_once(st);
+}
+
 /* Same draw as fmpz_randprime(): bits-1 random bits under a set top bit (the
  * next prime above is the answer; one that spills past `bits` bits redraws). */
 static void draw_start(struct prime_state *st, unsigned bits)
 {
+    seed_gmp(st);
     st->stats.starts++;
     mpz_urandomb(st->start, st->rnd->gmp_state, bits - 1);
     mpz_setbit(st->start, bits - 1);
@@ -500,6 +521,7 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
     if (r < 0)
         return r;
     if (e == PRIME_ENGINE_FLINT) {
+        seed_gmp(st);
         fmpz_randprime(st->f, st->rnd, bits, 0);
         fmpz_get_mpz(st->cand, st->f);
     } else if (e == PRIME_ENGINE_SIEVE) {
