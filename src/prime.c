@@ -273,33 +273,58 @@ static void sieve_window(struct prime_state *st, const uint32_t *primes, unsigne
     }
 }
 
+/* The key of an answer at odd offset k: 2k for a probable prime, 2k + 1 when
+ * base + 2k is already past max_bits bits. Keys order as offsets do. */
+#define HUNT_NONE UINT32_MAX /* no answer */
+
+/* Tests the sieve survivors among offsets [lo, hi) of o's window (o's base
+ * and sieve) with st's scratch, in order. Returns the first answer's key, the
+ * answer left in st->cand; HUNT_NONE when there is none, or as soon as *found
+ * (NULL when nobody else searches) holds a lower one. */
+static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o, unsigned lo, unsigned hi,
+                             unsigned max_bits, _Atomic uint32_t *found)
+{
+    for (unsigned k = lo; k < hi; k++) {
+        if (o->sieve[k])
+            continue;
+        if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * k)
+            return HUNT_NONE;
+        mpz_add_ui(st->cand, o->base, 2ul * k);
+        if (mpz_sizeinbase(st->cand, 2) > max_bits)
+            return 2 * k + 1;
+        st->stats.tests++;
+        if (!strong_base2(st, st->cand))
+            continue;
+        st->stats.lucas++;
+        if (lucas(st->cand))
+            return 2 * k;
+    }
+    return HUNT_NONE;
+}
+
+static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned w, unsigned max_bits);
+
 /* Smallest BPSW probable prime > st->start, left in st->cand. Returns 1 when
- * found, 0 when the next candidate would exceed max_bits bits. */
-static int sieve_next(struct prime_state *st, unsigned max_bits)
+ * found, 0 when the next candidate would exceed max_bits bits. With h, each
+ * window's tests are offered to helpers (hunt_window()): the same answer. */
+static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max_bits)
 {
     unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
     unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
     unsigned w = st->tune_window ? st->tune_window : window_for(bits);
     /* Filled on the first sieve call, so a flint-only process never pays. */
     pthread_once(&odd_primes_once, fill_odd_primes);
-    const uint32_t *primes = odd_primes;
 
     mpz_add_ui(st->base, st->start, mpz_odd_p(st->start) ? 2 : 1);
     for (;;) {
         st->stats.windows++;
-        sieve_window(st, primes, np, w);
-        for (unsigned k = 0; k < w; k++) {
-            if (st->sieve[k])
-                continue;
-            mpz_add_ui(st->cand, st->base, 2ul * k);
-            if (mpz_sizeinbase(st->cand, 2) > max_bits)
+        sieve_window(st, odd_primes, np, w);
+        uint32_t key = h ? hunt_window(st, h, w, max_bits) : test_offsets(st, st, 0, w, max_bits, NULL);
+        if (key != HUNT_NONE) {
+            if (key & 1)
                 return 0;
-            st->stats.tests++;
-            if (!strong_base2(st, st->cand))
-                continue;
-            st->stats.lucas++;
-            if (lucas(st->cand))
-                return 1;
+            mpz_add_ui(st->cand, st->base, key); /* a helper's answer is in its own scratch */
+            return 1;
         }
         mpz_add_ui(st->base, st->base, 2ul * w);
     }
@@ -317,8 +342,6 @@ static int sieve_next(struct prime_state *st, unsigned max_bits)
  * sees the other: the helper leaves, or the owner waits for it. Pieces are
  * claimed with a fetch-add on `next`; `found` only decreases (CAS), so a
  * stale read of it costs a needless test, never a skipped one. */
-#define HUNT_NONE UINT32_MAX /* no answer in the window yet */
-
 struct prime_hunt {
     _Alignas(64) _Atomic uint64_t epoch; /* odd while a window is open */
     _Atomic unsigned helpers;            /* threads between entry and exit */
@@ -372,31 +395,13 @@ static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
     return true;
 }
 
-/* Tests the sieve survivors of one piece of the owner's window with st's
- * scratch, in order, up to the first answer or until a lower one is known. */
+/* Tests one piece of the owner's window with st's scratch. */
 static void hunt_piece(struct prime_state *st, struct prime_hunt *h, unsigned piece)
 {
-    const struct prime_state *o = h->owner;
     unsigned hi = (piece + 1) * PRIME_PIECE < h->w ? (piece + 1) * PRIME_PIECE : h->w;
-    for (unsigned k = piece * PRIME_PIECE; k < hi; k++) {
-        if (o->sieve[k])
-            continue;
-        if (atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * k)
-            return;
-        mpz_add_ui(st->cand, o->base, 2ul * k);
-        if (mpz_sizeinbase(st->cand, 2) > h->max_bits) {
-            found_min(h, 2 * k + 1);
-            return;
-        }
-        st->stats.tests++;
-        if (!strong_base2(st, st->cand))
-            continue;
-        st->stats.lucas++;
-        if (lucas(st->cand)) {
-            found_min(h, 2 * k);
-            return;
-        }
-    }
+    uint32_t key = test_offsets(st, h->owner, piece * PRIME_PIECE, hi, h->max_bits, &h->found);
+    if (key != HUNT_NONE)
+        found_min(h, key);
 }
 
 bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
@@ -416,43 +421,27 @@ bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
     return took;
 }
 
-/* sieve_next() with each window's pieces on offer through h: the same
- * answer, the lowest probable prime > st->start, left in st->cand. */
-static int hunt_next(struct prime_state *st, struct prime_hunt *h, unsigned max_bits)
+/* Offers the window st has just sieved (w offsets) to helpers and tests
+ * pieces of it alongside them; returns the lowest answer's key, or HUNT_NONE,
+ * once no helper is left inside. */
+static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned w, unsigned max_bits)
 {
-    unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
-    unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
-    unsigned w = st->tune_window ? st->tune_window : window_for(bits);
-    pthread_once(&odd_primes_once, fill_odd_primes);
-
+    st->stats.shared++;
     h->owner = st;
     h->w = w;
     h->pieces = (w + PRIME_PIECE - 1) / PRIME_PIECE;
     h->max_bits = max_bits;
-    mpz_add_ui(st->base, st->start, mpz_odd_p(st->start) ? 2 : 1);
-    for (;;) {
-        st->stats.windows++;
-        st->stats.shared++;
-        sieve_window(st, odd_primes, np, w);
-        atomic_store_explicit(&h->next, 0, memory_order_relaxed);
-        atomic_store_explicit(&h->found, HUNT_NONE, memory_order_relaxed);
-        uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed) + 1;
-        atomic_store_explicit(&h->epoch, e, memory_order_release); /* open */
-        unsigned piece;
-        while (hunt_claim(h, &piece))
-            hunt_piece(st, h, piece);
-        atomic_store_explicit(&h->epoch, e + 1, memory_order_seq_cst); /* closed */
-        while (atomic_load_explicit(&h->helpers, memory_order_seq_cst))
-            spin_pause(); /* a helper finishes the test it is in */
-        uint32_t key = atomic_load_explicit(&h->found, memory_order_relaxed);
-        if (key != HUNT_NONE) {
-            if (key & 1)
-                return 0; /* past max_bits before any prime */
-            mpz_add_ui(st->cand, st->base, key);
-            return 1;
-        }
-        mpz_add_ui(st->base, st->base, 2ul * w);
-    }
+    atomic_store_explicit(&h->next, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->found, HUNT_NONE, memory_order_relaxed);
+    uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed) + 1;
+    atomic_store_explicit(&h->epoch, e, memory_order_release); /* open */
+    unsigned piece;
+    while (hunt_claim(h, &piece))
+        hunt_piece(st, h, piece);
+    atomic_store_explicit(&h->epoch, e + 1, memory_order_seq_cst); /* closed */
+    while (atomic_load_explicit(&h->helpers, memory_order_seq_cst))
+        spin_pause(); /* a helper finishes the test it is in */
+    return atomic_load_explicit(&h->found, memory_order_relaxed);
 }
 
 static int write_hex(const mpz_t v, char *hex, size_t hexlen)
@@ -527,7 +516,7 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
     } else if (e == PRIME_ENGINE_SIEVE) {
         do
             draw_start(st, bits);
-        while (!sieve_next(st, bits));
+        while (!sieve_next(st, NULL, bits));
     } else {
         return -EINVAL;
     }
@@ -544,7 +533,7 @@ int prime_generate_shared(struct prime_state *st, struct prime_hunt *h, enum pri
         return r;
     do
         draw_start(st, bits);
-    while (!hunt_next(st, h, bits));
+    while (!sieve_next(st, h, bits));
     return answer(st, hex, hexlen);
 }
 
@@ -568,7 +557,7 @@ int prime_next(struct prime_state *st, enum prime_engine e, const char *start_he
         fmpz_clear_readonly(s);
         fmpz_get_mpz(st->cand, st->f);
     } else if (e == PRIME_ENGINE_SIEVE) {
-        sieve_next(st, PRIME_BITS_MAX + 1);
+        sieve_next(st, NULL, PRIME_BITS_MAX + 1);
     } else {
         return -EINVAL;
     }
