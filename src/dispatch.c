@@ -160,10 +160,11 @@ static uint64_t mono_ns(void)
 
 static int steal_init(struct dispatch *d, unsigned queue_max, bool split)
 {
+    /* flint is never split, and one worker has nobody to help it */
+    bool hunt = split && d->engine == PRIME_ENGINE_SIEVE && d->npeers > 1;
     d->tasks = calloc(queue_max, sizeof(*d->tasks));
-    d->hunt = split && d->engine == PRIME_ENGINE_SIEVE && d->npeers > 1 ? prime_hunt_create() : NULL;
-    if (!d->tasks || wsq_init(&d->q, queue_max) ||
-        (split && d->engine == PRIME_ENGINE_SIEVE && d->npeers > 1 && !d->hunt)) {
+    d->hunt = hunt ? prime_hunt_create() : NULL;
+    if (!d->tasks || wsq_init(&d->q, queue_max) || (hunt && !d->hunt)) {
         free(d->tasks);
         d->tasks = NULL;
         prime_hunt_destroy(d->hunt);
@@ -185,13 +186,19 @@ static void steal_fini(struct dispatch *d)
 }
 
 /* Returns whether a sleeping worker was woken. */
+/* Takes a peer's sleeping or napping flag from 1 to 0: true for the one
+ * caller that may wake it. Callers issue a seq_cst fence (or store) first. */
+static bool claim_flag(_Atomic int *flag)
+{
+    return atomic_load_explicit(flag, memory_order_relaxed) && atomic_exchange_explicit(flag, 0, memory_order_seq_cst);
+}
+
 static bool wake_one_thief(struct dispatch *d)
 {
     atomic_thread_fence(memory_order_seq_cst); /* the push before the sleeping flags (Dekker) */
     for (unsigned i = 1; i < d->npeers; i++) {
         struct dispatch *o = d->peers[(d->id + i) % d->npeers];
-        if (atomic_load_explicit(&o->sleeping, memory_order_relaxed) &&
-            atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst)) {
+        if (claim_flag(&o->sleeping)) {
             io_wake(o->io);
             return true;
         }
@@ -203,12 +210,10 @@ static bool wake_one_thief(struct dispatch *d)
  * a hand-off (napping), to help with it. */
 static void wake_helpers(struct dispatch *d)
 {
+    atomic_thread_fence(memory_order_seq_cst); /* the hunting flag before the sleeping flags (Dekker) */
     for (unsigned i = 1; i < d->npeers; i++) {
         struct dispatch *o = d->peers[(d->id + i) % d->npeers];
-        if ((atomic_load_explicit(&o->sleeping, memory_order_seq_cst) &&
-             atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst)) ||
-            (atomic_load_explicit(&o->napping, memory_order_seq_cst) &&
-             atomic_exchange_explicit(&o->napping, 0, memory_order_seq_cst)))
+        if (claim_flag(&o->sleeping) || claim_flag(&o->napping))
             io_wake(o->io);
     }
 }
