@@ -26,6 +26,8 @@
 #include <sys/socket.h>
 #include <liburing.h>
 
+#include "uring_setup.h"
+
 #define ENTRIES  1024  /* worker.c's queue depth */
 #define RBUF     8192  /* primed's default --max-header: its read buffer per connection */
 #define MAX_RESP 1024  /* responses per send; more requests in one receive wait for the next send */
@@ -203,30 +205,15 @@ static void on_send(int fd, int res)
     flush(fd);
 }
 
-/* As src/io_uring.c's cq_size: a completion for every operation in flight. */
-static unsigned cq_size(unsigned entries, unsigned max_ops)
-{
-    unsigned want = entries * 4 > max_ops ? entries * 4 : max_ops;
-    unsigned n = 1;
-    while (n < want && n < 65536)
-        n <<= 1;
-    return n;
-}
-
-/* src/io_uring.c's set-up: the most a >= 6.1 kernel gives, flag by flag on EINVAL. */
+/* src/io_uring.c's set-up (src/uring_setup.h): the most a >= 6.1 kernel gives, flag by flag on EINVAL. */
 static int ring_init(void)
 {
-    static const unsigned tries[] = {
-        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL,
-        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL,
-        0,
-    };
     int r = -EINVAL;
-    for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+    for (size_t i = 0; i < sizeof(uring_setup_tries) / sizeof(uring_setup_tries[0]); i++) {
         struct io_uring_params p;
         memset(&p, 0, sizeof(p));
-        p.flags = tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
-        p.cq_entries = cq_size(ENTRIES, 2 * 10000 + 2 * 4 * 64 + 8); /* worker.c's max_ops, one worker, defaults */
+        p.flags = uring_setup_tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+        p.cq_entries = uring_cq_size(ENTRIES, 2 * 10000 + 2 * 4 * 64 + 8); /* worker.c's max_ops, one worker, defaults */
         r = io_uring_queue_init_params(ENTRIES, &ring, &p);
         if (r != -EINVAL)
             break;

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <liburing.h>
 
+#include "uring_setup.h"
+
 struct uring_be {
     struct io_uring ring;
     unsigned flags;        /* setup flags granted */
@@ -243,40 +245,20 @@ static const char *tuned(unsigned asked, bool got, const char *yes, const char *
     return !asked ? "" : got ? yes : no;
 }
 
-/* The completion queue holds a completion for every operation that can be in
- * flight at once (max_ops, the worker's two per connection plus its own), so
- * that none waits in the kernel's overflow list; the kernel caps it at 65536
- * (IORING_SETUP_CLAMP), past which (over 32k connections per worker) the
- * overflow list holds the rest: with IORING_FEAT_NODROP (>= 5.5) they are
- * delayed, never lost. */
-static unsigned cq_size(unsigned entries, unsigned max_ops)
-{
-    unsigned want = entries * 4 > max_ops ? entries * 4 : max_ops;
-    unsigned n = 1;
-    while (n < want && n < 65536)
-        n <<= 1;
-    return n;
-}
-
 int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops, unsigned tune)
 {
-    static const unsigned tries[] = {
-        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SUBMIT_ALL, /* >= 6.1 */
-        IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SUBMIT_ALL,                               /* >= 5.19 */
-        0,
-    };
     struct uring_be *u = calloc(1, sizeof(*u));
     if (!u)
         return -ENOMEM;
     int r = -EINVAL;
-    for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+    for (size_t i = 0; i < sizeof(uring_setup_tries) / sizeof(uring_setup_tries[0]); i++) {
         struct io_uring_params p;
         memset(&p, 0, sizeof(p));
-        p.flags = tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
-        p.cq_entries = cq_size(entries, max_ops);
+        p.flags = uring_setup_tries[i] | IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+        p.cq_entries = uring_cq_size(entries, max_ops);
         r = io_uring_queue_init_params(entries, &u->ring, &p);
         if (r == 0) {
-            u->flags = tries[i];
+            u->flags = uring_setup_tries[i];
             u->cq_entries = p.cq_entries;
             u->nodrop = (p.features & IORING_FEAT_NODROP) != 0;
             break;
