@@ -141,6 +141,13 @@ static void gw_down(void)
     out.body = NULL;
 }
 
+/* The fan-out answered exactly want (shown when it did not). */
+static void expect_body(const char *want)
+{
+    cr_assert_eq(out.len, strlen(want), "%.*s", (int)out.len, out.body);
+    cr_assert_eq(memcmp(out.body, want, out.len), 0, "%.*s", (int)out.len, out.body);
+}
+
 /* The owner's pointer to the fan-out: the gateway clears it when done runs. */
 static struct gateway_req *req;
 
@@ -193,8 +200,7 @@ static void answers_in_catalog_order(enum io_kind kind, bool sequential)
              "{\"itemId\":\"a3\",\"name\":\"C\",\"availability\":%s},"
              "{\"itemId\":\"a4\",\"name\":\"D\",\"availability\":%s}]",
              avail("a1"), avail("a2"), avail("a3"), avail("a4"));
-    cr_assert_eq(out.len, strlen(want));
-    cr_assert_eq(memcmp(out.body, want, out.len), 0, "%.*s", (int)out.len, out.body);
+    expect_body(want);
 
     char p[96];
     cr_assert_eq(cat.requests, 1);
@@ -257,8 +263,7 @@ static void silent_item_is_null_at_the_deadline(enum io_kind kind)
              "{\"itemId\":\"a3\",\"name\":\"C\",\"availability\":null},"
              "{\"itemId\":\"a4\",\"name\":\"D\",\"availability\":%s}]",
              avail("a1"), avail("a2"), avail("a4"));
-    cr_assert_eq(out.len, strlen(want), "%.*s", (int)out.len, out.body);
-    cr_assert_eq(memcmp(out.body, want, out.len), 0, "%.*s", (int)out.len, out.body);
+    expect_body(want);
     cr_assert_eq(h.m.fallbacks, 1);
     cr_assert_eq(h.m.upstream_calls[METRICS_UP_INVENTORY][UPSTREAM_TIMEOUT], 1);
     gw_down();
@@ -291,8 +296,7 @@ static void deadline_is_shared(enum io_kind kind)
                                "{\"itemId\":\"a2\",\"name\":\"B\",\"availability\":null},"
                                "{\"itemId\":\"a3\",\"name\":\"C\",\"availability\":null},"
                                "{\"itemId\":\"a4\",\"name\":\"D\",\"availability\":null}]";
-    cr_assert_eq(out.len, strlen(want), "%.*s", (int)out.len, out.body);
-    cr_assert_eq(memcmp(out.body, want, out.len), 0);
+    expect_body(want);
     cr_assert_eq(inv.requests, 1, "the products whose turn comes after the deadline are not called");
     cr_assert_eq(h.m.fallbacks, 4);
     gw_down();
@@ -493,8 +497,7 @@ static void inventory_bounds(enum io_kind kind)
              "{\"itemId\":\"a5\",\"availability\":%s},{\"itemId\":\"a6\",\"availability\":null},"
              "{\"availability\":null}]",
              avail("a1"), obj512);
-    cr_assert_eq(out.len, strlen(want), "%.*s", (int)out.len, out.body);
-    cr_assert_eq(memcmp(out.body, want, out.len), 0, "%.*s", (int)out.len, out.body);
+    expect_body(want);
     cr_assert_eq(inv.requests, 6, "an object without itemId is not called");
     cr_assert_eq(h.m.fallbacks, 5);
     gw_down();
