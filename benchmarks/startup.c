@@ -13,6 +13,15 @@
  * SIGTERM, then SIGKILL after --kill-timeout seconds; the next run waits until the port
  * refuses connections again, so a slow exit is never measured as a fast start.
  *
+ * Pinning is done here, not with taskset around the probe and the command: a child
+ * inherits its parent's CPU mask, so under `taskset -c 1 startup_probe -- CMD` the server
+ * started on the probe's busy CPU and waited for a scheduler slice there (its main thread
+ * for the whole start-up, or a `taskset -c 0` wrapper for its own exec), which the figures
+ * counted as start-up. --cpu N pins the probe alone; the child is given --server-cpus
+ * (default: the CPUs the probe was allowed, less N) with sched_setaffinity() by the probe
+ * right after fork() (a new child otherwise waits behind the polling probe for up to a
+ * scheduler tick) and by the child before exec, so no wrapper's exec is timed either.
+ *
  * Output: one "run=K ..." line per run and one "metric=NAME ..." summary line per phase
  * (median, min, p10, p90, max in milliseconds), both machine-readable. Exit status 0
  * when every run reached 200 on the health path, 1 otherwise, 2 on usage errors.
@@ -23,6 +32,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -48,7 +58,36 @@ struct opts {
     double timeout_s;      /* per phase */
     double kill_timeout_s;
     bool quiet;
+    int cpu;             /* the probe's own CPU, -1: not pinned */
+    cpu_set_t server;    /* the command's CPUs, set between fork and exec */
+    bool pin_server;
 };
+
+/* "0,2-3" into a CPU set; false on anything else (empty, out of range, junk). */
+static bool parse_cpus(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    while (*s) {
+        char *end;
+        long a = strtol(s, &end, 10), b = a;
+        if (end == s || a < 0 || a >= CPU_SETSIZE)
+            return false;
+        if (*end == '-') {
+            s = end + 1;
+            b = strtol(s, &end, 10);
+            if (end == s || b < a || b >= CPU_SETSIZE)
+                return false;
+        }
+        for (long i = a; i <= b; i++)
+            CPU_SET((int)i, set);
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return false;
+        s = end;
+    }
+    return CPU_COUNT(set) > 0;
+}
 
 static double now_s(void)
 {
@@ -203,17 +242,19 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: startup_probe [--runs N] [--port P] [--path /healthz] [--ready-path /readyz]\n"
             "                     [--example-path /example] [--timeout S] [--kill-timeout S] [--quiet]\n"
-            "                     -- CMD ARGS...\n"
+            "                     [--cpu N] [--server-cpus LIST] -- CMD ARGS...\n"
             "Runs CMD N times (PORT=P in its environment) and times exec -> first 200 on each path.\n"
-            "An empty --ready-path or --example-path skips that phase.\n");
+            "An empty --ready-path or --example-path skips that phase. --cpu pins the probe to CPU N;\n"
+            "CMD then runs on --server-cpus (e.g. 0 or 0,2-3; default: the probe's CPUs less N).\n");
 }
 
 int main(int argc, char **argv)
 {
     struct opts o = {
         .runs = 10, .port = 18080, .path = { "/healthz", "/readyz", "/example" },
-        .timeout_s = 30.0, .kill_timeout_s = 10.0,
+        .timeout_s = 30.0, .kill_timeout_s = 10.0, .cpu = -1,
     };
+    const char *server_cpus = NULL;
     static const struct option lo[] = {
         { "runs", required_argument, NULL, 'n' },
         { "port", required_argument, NULL, 'p' },
@@ -223,11 +264,13 @@ int main(int argc, char **argv)
         { "timeout", required_argument, NULL, 't' },
         { "kill-timeout", required_argument, NULL, 'k' },
         { "quiet", no_argument, NULL, 'q' },
+        { "cpu", required_argument, NULL, 'c' },
+        { "server-cpus", required_argument, NULL, 's' },
         { "help", no_argument, NULL, 'H' },
         { 0 },
     };
     int c;
-    while ((c = getopt_long(argc, argv, "+n:p:h:r:e:t:k:qH", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+n:p:h:r:e:t:k:qc:s:H", lo, NULL)) != -1) {
         switch (c) {
         case 'n': o.runs = atoi(optarg); break;
         case 'p': o.port = atoi(optarg); break;
@@ -237,6 +280,17 @@ int main(int argc, char **argv)
         case 't': o.timeout_s = atof(optarg); break;
         case 'k': o.kill_timeout_s = atof(optarg); break;
         case 'q': o.quiet = true; break;
+        case 'c': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 0 || n >= CPU_SETSIZE) {
+                fprintf(stderr, "startup_probe: --cpu wants one CPU number, not '%s'\n", optarg);
+                return 2;
+            }
+            o.cpu = (int)n;
+            break;
+        }
+        case 's': server_cpus = optarg; break;
         case 'H': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -245,6 +299,33 @@ int main(int argc, char **argv)
         o.timeout_s <= 0) {
         usage(stderr);
         return 2;
+    }
+    /* Pinning (see the top of the file): the command's CPUs first, from the mask we were
+     * started with, then the probe's own. */
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) < 0) {
+        perror("startup_probe: sched_getaffinity");
+        return 1;
+    }
+    if (server_cpus) {
+        if (!parse_cpus(server_cpus, &o.server)) {
+            fprintf(stderr, "startup_probe: --server-cpus wants a list like 0 or 0,2-3, not '%s'\n", server_cpus);
+            return 2;
+        }
+        o.pin_server = true;
+    } else if (o.cpu >= 0) {
+        o.server = allowed;
+        CPU_CLR(o.cpu, &o.server);
+        o.pin_server = CPU_COUNT(&o.server) > 0; /* one CPU only: the command shares it */
+    }
+    if (o.cpu >= 0) {
+        cpu_set_t mine;
+        CPU_ZERO(&mine);
+        CPU_SET(o.cpu, &mine);
+        if (sched_setaffinity(0, sizeof mine, &mine) < 0) {
+            fprintf(stderr, "startup_probe: cannot pin the probe to CPU %d: %s\n", o.cpu, strerror(errno));
+            return 2;
+        }
     }
     char **cmd = argv + optind;
     char portstr[16];
@@ -269,11 +350,20 @@ int main(int argc, char **argv)
         if (pid == 0) {
             setpgid(0, 0);
             setenv("PORT", portstr, 1);
+            if (o.pin_server && sched_setaffinity(0, sizeof o.server, &o.server) < 0) {
+                fprintf(stderr, "startup_probe: cannot pin the command to --server-cpus: %s\n", strerror(errno));
+                _exit(127);
+            }
             execvp(cmd[0], cmd);
             fprintf(stderr, "startup_probe: execvp %s: %s\n", cmd[0], strerror(errno));
             _exit(127);
         }
         setpgid(pid, pid); /* both sides, so kill(-pid) works whichever runs first */
+        /* Both sides too: the new child waits on our CPU's run queue until we yield it,
+         * up to a scheduler tick (4 ms at HZ=250) while we poll; moved from here it starts
+         * at once on an idle server CPU. */
+        if (o.pin_server)
+            sched_setaffinity(pid, sizeof o.server, &o.server);
 
         bool exited = false;
         double t[PH_COUNT] = { -1, -1, -1 };

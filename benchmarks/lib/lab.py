@@ -369,9 +369,15 @@ def run_siege(t, path, siegerc, wrk_cpus, reps=10, users=10, pgids=()):
 
 def run_startup(t, runs, server_cpus, probe_cpus, probe, timeout=30):
     """benchmarks/startup's probe over t's command; fills t.startup[phase] = dict."""
-    cmd = taskset_prefix(probe_cpus) + [probe, "--runs", str(runs), "--port", str(t.port),
-                                        "--timeout", str(timeout), "--quiet", "--"] + \
-        taskset_prefix(server_cpus) + t.cmd
+    # the probe pins itself and its child (--cpu, --server-cpus): with taskset prefixes the
+    # server's taskset ran, and the server started, on the probe's busy CPU (it inherits it)
+    pin = []
+    if probe_cpus:
+        pin += ["--cpu", str(probe_cpus[0])]
+    if server_cpus:
+        pin += ["--server-cpus", ",".join(map(str, server_cpus))]
+    cmd = [probe, "--runs", str(runs), "--port", str(t.port), "--timeout", str(timeout), "--quiet"] + pin + \
+        ["--"] + t.cmd
     env = dict(os.environ)
     env.update(t.env)
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
