@@ -17,6 +17,7 @@ import csv
 import json
 import os
 import re
+import resource
 import shlex
 import signal
 import socket
@@ -86,6 +87,8 @@ class Target:
     failed: str = ""
     idle_rss_kb: int = 0
     peak_rss_kb: int = 0
+    conns_rss_kb: int = 0          # RSS holding --rss-conns keep-alive connections, after the load
+    conns_rss_err: str = ""
     max_threads: int = 0
     startup: dict = field(default_factory=dict)
 
@@ -142,12 +145,86 @@ def http_status(port, path, timeout=2.0):
         return 0
 
 
+def read_answer(s):
+    """One HTTP/1.1 answer on a keep-alive connection: its status; the body is read by
+    Content-Length or chunked framing, so the next request on s would start clean."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            raise OSError("closed before an answer")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    m = re.match(rb"HTTP/1\.\d (\d{3})", head)
+    if not m:
+        raise OSError("not an HTTP answer: %r" % head[:40])
+    fields = {}
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        fields[k.strip().lower()] = v.strip()
+    if b"content-length" in fields:
+        n = int(fields[b"content-length"])
+        while len(body) < n:
+            chunk = s.recv(4096)
+            if not chunk:
+                raise OSError("short body")
+            body += chunk
+    elif fields.get(b"transfer-encoding", b"").lower() == b"chunked":
+        while not body.endswith(b"0\r\n\r\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                raise OSError("short chunked body")
+            body += chunk
+    return int(m.group(1))
+
+
+def held_rss(t, conns, timeout=10.0):
+    """(RSS in KiB summed over t's process group, None) while t holds `conns` keep-alive
+    connections that each got one /healthz answer; (None, why) when it could not hold them."""
+    socks = []
+    try:
+        for _ in range(conns):
+            c = socket.create_connection(("127.0.0.1", t.port), timeout=timeout)
+            socks.append(c)
+            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        for c in socks:
+            st = read_answer(c)
+            if st != 200:
+                raise OSError("/healthz answered %d" % st)
+        time.sleep(0.3)
+        _, _, _, rss = group_sample(t.stat_pgid)
+        return rss, None
+    except OSError as e:
+        return None, "held %d of %d connections: %s" % (len(socks), conns, e)
+    finally:
+        for c in socks:
+            c.close()
+
+
+def raise_nofile(need):
+    """The lab's soft fd limit up to `need` (its servers inherit it), within the hard limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = need if hard == resource.RLIM_INFINITY else min(need, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def port_free(port):
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5):
             return False
     except OSError:
         return True
+
+
+def server_env(t):
+    """The environment a target runs in: the lab's, less MALLOC_PERTURB_ (meson sets it for
+    tests: glibc would then fill every allocation, and a server's whole connection arena would
+    count as resident and as start-up time), plus the target's own."""
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
+    env.update(t.env)
+    return env
 
 
 def taskset_prefix(cpus):
@@ -161,8 +238,7 @@ def start(t, cpus, logdir, timeout=60.0):
     if not port_free(t.port):
         t.failed = "port %d already in use" % t.port
         return False
-    env = dict(os.environ)
-    env.update(t.env)
+    env = server_env(t)
     env["PORT"] = str(t.port)
     logf = open(os.path.join(logdir, "server-%s.log" % safe(t.name)), "wb")
     t.proc = subprocess.Popen(taskset_prefix(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
@@ -378,8 +454,7 @@ def run_startup(t, runs, server_cpus, probe_cpus, probe, timeout=30):
         pin += ["--server-cpus", ",".join(map(str, server_cpus))]
     cmd = [probe, "--runs", str(runs), "--port", str(t.port), "--timeout", str(timeout), "--quiet"] + pin + \
         ["--"] + t.cmd
-    env = dict(os.environ)
-    env.update(t.env)
+    env = server_env(t)
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=runs * (3 * timeout + 15) + 30)
     for line in p.stdout.splitlines():
@@ -473,6 +548,11 @@ def lab(args, targets, outdir, meta):
     discarded = DISCARDED
     meta["contamination_discarded"] = discarded
     qwait = getattr(args, "quiet_wait", 0)
+    if getattr(args, "rss_conns", 0) > 0:
+        # the servers inherit it: each must be able to hold --rss-conns connections
+        got = raise_nofile(args.rss_conns + 1024)
+        if got != resource.RLIM_INFINITY and got < args.rss_conns + 64:
+            log("fd limit %d: too low to hold %d connections (RAM @conns will say failed)" % (got, args.rss_conns))
 
     # 1. the physical limit, measured now, on one server CPU
     if args.prime_bench and os.access(args.prime_bench, os.X_OK):
@@ -572,6 +652,16 @@ def lab(args, targets, outdir, meta):
                 t.peak_rss_kb = max(t.peak_rss_kb, hwm)
         open_runs = open_loop(args, live, raw, wrk_cpus, qwait, contam)
         siege_runs = siege(args, live, wrk_cpus, qwait, contam)
+        rss_conns = getattr(args, "rss_conns", 0)
+        for t in live:
+            if rss_conns <= 0 or t.proc.poll() is not None:
+                continue
+            t.conns_rss_kb, t.conns_rss_err = held_rss(t, rss_conns)
+            t.conns_rss_kb = t.conns_rss_kb or 0
+            t.conns_rss_err = t.conns_rss_err or ""
+            log("%s: RSS %s holding %d keep-alive connections%s" % (
+                t.name, ("%.1f MiB" % (t.conns_rss_kb / 1024)) if t.conns_rss_kb else "n/a", rss_conns,
+                (" (" + t.conns_rss_err + ")") if t.conns_rss_err else ""))
     finally:
         for t in targets:
             stop(t)
@@ -653,7 +743,7 @@ def trim_logs(logdir, keep=1 << 20):
 # ----------------------------------------------------------------------------- report
 
 SUMMARY_COLS = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPONSE TIME p95",
-                "SATURATION POINT", "RAM", "CPU", "THREADS", "% of ceiling", "SERVER FAILURES",
+                "SATURATION POINT", "RAM", "RAM idle", "RAM @conns", "CPU", "THREADS", "% of ceiling", "SERVER FAILURES",
                 "CLIENT TIMEOUTS", "AVAILABILITY"]
 DETAIL_COLS = ["target", "path", "conns", "rounds", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms",
                "refused", "reset", "non2xx", "timeouts", "availability_pct", "cpu_pct", "threads",
@@ -739,6 +829,9 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             "RESPONSE TIME p95": ("%.1f ms" % best["p95_ms"]) if best and best["p95_ms"] is not None else "n/a",
             "SATURATION POINT": saturation([(d["conns"], d["rps"], d["p95_ms"]) for d in ex]) if ex else "n/a",
             "RAM": ("%.1f MiB" % (t.peak_rss_kb / 1024)) if t.peak_rss_kb else "n/a",
+            "RAM idle": ("%.1f MiB" % (t.idle_rss_kb / 1024)) if t.idle_rss_kb else "n/a",
+            "RAM @conns": ("%.1f MiB" % (t.conns_rss_kb / 1024)) if t.conns_rss_kb else
+                          ("n/a" if not getattr(args, "rss_conns", 0) else "failed"),
             "CPU": ("%.0f%%" % best["cpu_pct"]) if best else "n/a",
             "THREADS": str(t.max_threads) if t.max_threads else "n/a",
             "% of ceiling": ("%.1f%%" % best["pct_of_ceiling"]) if best and best["pct_of_ceiling"] is not None else "n/a",
@@ -757,6 +850,9 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             "first_example_ms_median": t.startup.get("example", {}).get("median_ms"),
             "idle_rss_kb": t.idle_rss_kb or None,
             "peak_rss_kb": t.peak_rss_kb or None,
+            "conns_rss_kb": t.conns_rss_kb or None,
+            "rss_conns": getattr(args, "rss_conns", 0),
+            "conns_rss_error": t.conns_rss_err or None,
             "artifact_bytes": t.artifact_bytes,
             "build_s": t.build_s,
             "status": t.failed or "ok",
@@ -766,7 +862,7 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
     limit.update({"TYPE": "physical limit (prime cost)", "BUILD TIME": "-", "ARTIFACT SIZE": "-", "BOOT UP": "-",
                   "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
                   "RESPONSE TIME p95": ("%.2f ms (1 prime)" % (cost_us / 1e3)) if cost_us else "n/a",
-                  "SATURATION POINT": "-", "RAM": "-", "CPU": "-", "THREADS": "-",
+                  "SATURATION POINT": "-", "RAM": "-", "RAM idle": "-", "RAM @conns": "-", "CPU": "-", "THREADS": "-",
                   "% of ceiling": "100%" if ceiling else "n/a", "SERVER FAILURES": "-", "CLIENT TIMEOUTS": "-",
                   "AVAILABILITY": "-", "status": "limit"})
     over = contamination_meta(meta)
@@ -857,7 +953,8 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                  "(at most %d times each; the discarded figures are in raw.json)." % (
                      nd, "; ".join(sorted({d["what"] for d in meta["contamination_discarded"]}))[:300], RETRIES))
     L.append("")
-    L.append("| " + " | ".join(SUMMARY_COLS) + " |")
+    header = {"RAM @conns": "RAM @%d conns" % getattr(args, "rss_conns", 0)}
+    L.append("| " + " | ".join(header.get(c, c) for c in SUMMARY_COLS) + " |")
     L.append("|" + "---|" * len(SUMMARY_COLS))
     for row in summary + [limit]:
         cells = [str(row[c]) for c in SUMMARY_COLS]
@@ -867,7 +964,9 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
     L.append("")
     L.append("RPS: best /example requests/s over the concurrencies (@connections); p95, CPU and %% of ceiling "
              "are from that same run. BOOT UP: exec to first /healthz 200, median (p10-p90) of %d runs. "
-             "RAM: peak RSS (VmHWM, summed over the process group) over the whole load. THREADS: most seen "
+             "RAM: peak RSS (VmHWM, summed over the process group) over the whole load. RAM idle: RSS (VmRSS, "
+             "summed) just after the first /healthz 200 at start. RAM @N conns: RSS while it holds N keep-alive "
+             "connections that each got one /healthz answer, after all the load. THREADS: most seen "
              "during load. SATURATION POINT: connections past which requests/s rose by 5%% or less while p95 "
              "still grew (\"> N\": not reached). SERVER FAILURES: refused connects + connections reset or "
              "closed under a request + non-2xx answers, over all its closed-loop runs; CLIENT TIMEOUTS: wrk gave "
