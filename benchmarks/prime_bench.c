@@ -6,11 +6,22 @@
  * very same primes (a paired comparison). Prints median, p10/p90 and min/max of
  * wall and thread-CPU time; --csv prints one `key=value` line per engine for
  * scripts; --sweep prints the sieve tuning curve (primes x window -> us).
+ * --split spin|idle compares the sieve engine serial with the split search
+ * (prime_generate_shared() and one helper thread on --helper-cpu), one prime
+ * each in turn from the same seed (the same primes): how much of the split's
+ * gain is the algorithm, with no server, no wake-up and no I/O around it. The
+ * helper calls prime_hunt_help() without pause during every split prime; during
+ * the serial ones it goes on polling (spin: the other CPU busy, as it is at
+ * load) or waits on a condition variable (idle: the other CPU halted, as it is
+ * at concurrency 1 in primed, and woken for each split prime, the wake-up timed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <gmp.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +37,8 @@ static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp"};
 struct opts {
     unsigned bits, count;
     int engines[ENG_N];
-    int csv, sweep, cpu;
+    int csv, sweep, cpu, helper_cpu;
+    int split; /* 0: off, 1: spin, 2: idle */
     uint64_t seed;
     unsigned sieve_primes, window; /* 0 = automatic */
     unsigned sweep_primes[16], n_sweep_primes; /* --sweep-primes a,b,... */
@@ -91,7 +103,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|all]\n"
             "                   [--csv] [--sweep] [--seed N] [--cpu N]\n"
-            "                   [--sieve-primes N] [--window N]\n"
+            "                   [--sieve-primes N] [--window N] [--split spin|idle [--helper-cpu N]]\n"
             "  --bits N          prime size (default 1000)\n"
             "  --count N         primes per engine (default 200)\n"
             "  --csv             one line per engine: engine=... bits=... median_us=...\n"
@@ -100,12 +112,16 @@ static void usage(FILE *f)
             "  --sweep-windows a,b,...  windows (odd offsets) to sweep (default 1,2,4 x bits)\n"
             "  --seed N          seed for flint/sieve (default: one random seed shared)\n"
             "  --cpu N           pin to CPU N (default: the CPU it starts on)\n"
-            "  --sieve-primes N, --window N   fixed sieve tuning (default automatic)\n");
+            "  --sieve-primes N, --window N   fixed sieve tuning (default automatic)\n"
+            "  --split spin|idle  sieve serial against split with one helper thread (spin: it polls\n"
+            "                    between split primes too; idle: it sleeps and is woken for each)\n"
+            "  --helper-cpu N    the helper's CPU (default: the lowest allowed CPU other than --cpu's;\n"
+            "                    with one CPU, that one); exit 1 when a split prime differs from its serial twin\n");
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){.bits = PRIME_BITS_DEFAULT, .count = 200, .cpu = -1,
+    *o = (struct opts){.bits = PRIME_BITS_DEFAULT, .count = 200, .cpu = -1, .helper_cpu = -1,
                        .engines = {1, 1, 1}};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -125,6 +141,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->seed = strtoull(v, NULL, 10), i++;
         } else if (v && strcmp(a, "--cpu") == 0) {
             o->cpu = atoi(v), i++;
+        } else if (v && strcmp(a, "--helper-cpu") == 0) {
+            o->helper_cpu = atoi(v), i++;
+        } else if (v && strcmp(a, "--split") == 0) {
+            o->split = strcmp(v, "spin") == 0 ? 1 : strcmp(v, "idle") == 0 ? 2 : -1, i++;
+            if (o->split < 0)
+                return -EINVAL;
         } else if (v && strcmp(a, "--sieve-primes") == 0) {
             o->sieve_primes = (unsigned)strtoul(v, NULL, 10), i++;
         } else if (v && strcmp(a, "--window") == 0) {
@@ -364,6 +386,134 @@ static int run_sweep(const struct opts *o)
     return 0;
 }
 
+/* ---- --split ---------------------------------------------------------- */
+
+struct helper {
+    struct prime_hunt *hunt;
+    struct prime_state *st;
+    int cpu;
+    bool idle;              /* wait on cv between split primes */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool active, stop;      /* under mu */
+    _Atomic bool spinning;  /* active, read without the lock */
+    uint64_t pieces;
+};
+
+static void *helper_main(void *arg)
+{
+    struct helper *h = arg;
+    pin(h->cpu);
+    for (;;) {
+        if (h->idle && !atomic_load_explicit(&h->spinning, memory_order_acquire)) {
+            pthread_mutex_lock(&h->mu);
+            while (!h->active && !h->stop)
+                pthread_cond_wait(&h->cv, &h->mu);
+            bool stop = h->stop;
+            pthread_mutex_unlock(&h->mu);
+            if (stop)
+                return NULL;
+        }
+        if (!h->idle) {
+            pthread_mutex_lock(&h->mu);
+            bool stop = h->stop;
+            pthread_mutex_unlock(&h->mu);
+            if (stop)
+                return NULL;
+        }
+        for (unsigned k = 0; k < 64; k++)
+            h->pieces += prime_hunt_help(h->st, h->hunt);
+    }
+}
+
+static void helper_set(struct helper *h, bool active)
+{
+    pthread_mutex_lock(&h->mu);
+    h->active = active;
+    atomic_store_explicit(&h->spinning, active, memory_order_release);
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static int other_cpu(int cpu)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set) && c != cpu)
+            return c;
+    return -1;
+}
+
+static int run_split(const struct opts *o, int cpu)
+{
+    struct helper h = {.cpu = o->helper_cpu, .idle = o->split == 2};
+    if (h.cpu < 0) {
+        h.cpu = cpu; /* a single CPU: the figures then say what sharing it costs */
+        fprintf(stderr, "prime_bench: one CPU only: the helper shares CPU %d\n", cpu);
+    }
+    struct prime_state *serial = prime_state_create(o->seed), *owner = prime_state_create(o->seed);
+    h.st = prime_state_create(o->seed ^ 1);
+    h.hunt = prime_hunt_create();
+    struct series s[2] = {{calloc(o->count, sizeof(double)), calloc(o->count, sizeof(double))},
+                          {calloc(o->count, sizeof(double)), calloc(o->count, sizeof(double))}};
+    if (!serial || !owner || !h.st || !h.hunt || !s[0].wall || !s[0].cpu || !s[1].wall || !s[1].cpu) {
+        fprintf(stderr, "prime_bench: out of memory\n");
+        return 1;
+    }
+    prime_state_tune(serial, o->sieve_primes, o->window);
+    prime_state_tune(owner, o->sieve_primes, o->window);
+    pthread_mutex_init(&h.mu, NULL);
+    pthread_cond_init(&h.cv, NULL);
+    pthread_t t;
+    if (pthread_create(&t, NULL, helper_main, &h) != 0) {
+        fprintf(stderr, "prime_bench: cannot start the helper thread\n");
+        return 1;
+    }
+    char a[PRIME_BITS_MAX / 4 + 2], b[PRIME_BITS_MAX / 4 + 2];
+    unsigned differ = 0;
+    for (unsigned i = 0; i < o->count; i++) {
+        double w0 = now_us(CLOCK_MONOTONIC), c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+        int r1 = prime_generate(serial, PRIME_ENGINE_SIEVE, o->bits, a, sizeof(a));
+        s[0].cpu[i] = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+        s[0].wall[i] = now_us(CLOCK_MONOTONIC) - w0;
+        w0 = now_us(CLOCK_MONOTONIC), c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+        helper_set(&h, true); /* idle: the wake-up is in the split time */
+        int r2 = prime_generate_shared(owner, h.hunt, PRIME_ENGINE_SIEVE, o->bits, b, sizeof(b));
+        helper_set(&h, false);
+        s[1].cpu[i] = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+        s[1].wall[i] = now_us(CLOCK_MONOTONIC) - w0;
+        if (r1 < 0 || r2 < 0) {
+            fprintf(stderr, "prime_bench: prime_generate failed\n");
+            return 1;
+        }
+        differ += strcmp(a, b) != 0;
+    }
+    pthread_mutex_lock(&h.mu);
+    h.stop = true;
+    pthread_cond_signal(&h.cv);
+    pthread_mutex_unlock(&h.mu);
+    pthread_join(t, NULL);
+    struct summary m0 = summarize(&s[0], o->count), m1 = summarize(&s[1], o->count);
+    printf("split=%s bits=%u count=%u cpu=%d helper_cpu=%d serial_mean_us=%.1f serial_median_us=%.1f "
+           "serial_p90_us=%.1f split_mean_us=%.1f split_median_us=%.1f split_p90_us=%.1f "
+           "ratio_mean=%.3f ratio_median=%.3f ratio_p90=%.3f owner_cpu_mean_us=%.1f pieces_helped_per_prime=%.1f "
+           "different_primes=%u\n",
+           h.idle ? "idle" : "spin", o->bits, o->count, cpu, h.cpu, m0.mean, m0.med, m0.p90, m1.mean, m1.med,
+           m1.p90, m1.mean / m0.mean, m1.med / m0.med, m1.p90 / m0.p90, m1.cpu_mean,
+           (double)h.pieces / o->count, differ);
+    prime_state_destroy(serial);
+    prime_state_destroy(owner);
+    prime_state_destroy(h.st);
+    prime_hunt_destroy(h.hunt);
+    for (int k = 0; k < 2; k++) {
+        free(s[k].wall);
+        free(s[k].cpu);
+    }
+    return differ ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -373,8 +523,10 @@ int main(int argc, char **argv)
     }
     if (o.seed == 0)
         o.seed = random_seed();
+    if (o.split && o.helper_cpu < 0)
+        o.helper_cpu = other_cpu(o.cpu >= 0 ? o.cpu : sched_getcpu()); /* before pin() narrows the mask */
     pin(o.cpu);
-    int r = o.sweep ? run_sweep(&o) : run_engines(&o);
+    int r = o.split ? run_split(&o, sched_getcpu()) : o.sweep ? run_sweep(&o) : run_engines(&o);
     prime_thread_fini();
     return r;
 }
