@@ -171,6 +171,21 @@ static int parse1(struct config *c, const char *flag, const char *value, char *e
     return parse(c, NULL, 3, argv, err);
 }
 
+/* Every {flag, value} of bad is refused with one line that names the flag
+ * and, when says is not NULL, contains it. */
+static void assert_refused(const char *const bad[][2], size_t n, const char *says)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct config c;
+        char err[256];
+        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s '%s'", bad[i][0], bad[i][1]);
+        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
+        if (says)
+            cr_assert_not_null(strstr(err, says), "says what it takes: %s", err);
+        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+    }
+}
+
 Test(config, gateway_flags_and_their_environment)
 {
     struct config c;
@@ -230,13 +245,7 @@ Test(config, gateway_bad_values)
         {"--inventory-url", "inventory"},       {"--fanout", "both"},
         {"--fanout", ""},                       {"--fanout", "Parallel"},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct config c;
-        char err[256];
-        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s %s", bad[i][0], bad[i][1]);
-        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
-        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
-    }
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]), NULL);
     struct config c;
     char err[256];
     cr_assert_eq(parse1(&c, "--catalog-url", "http://c:1/?x=1", err), -EINVAL);
@@ -315,13 +324,7 @@ Test(config, fault_bad_values)
         {"--fault-abort", "50x"},           {"--fault-abort", "-503"},
         {"--fault-path", "api"},            {"--fault-path", ""},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct config c;
-        char err[256];
-        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s '%s'", bad[i][0], bad[i][1]);
-        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
-        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
-    }
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]), NULL);
     struct config c;
     char err[256];
     cr_assert_eq(parse1(&c, "--fault-abort", "418", err), -EINVAL);
@@ -350,11 +353,9 @@ Test(config, prime_split_flag_and_environment)
     const char *flags[] = {"primed", "--prime-split=on"};
     cr_assert_eq(parse(&c, env, 2, flags, err), CONFIG_OK, "%s", err);
     cr_assert(c.prime_split, "the flag wins");
-    static const char *const bad[] = {"yes", "", "ON", "1"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        cr_assert_eq(parse1(&c, "--prime-split", bad[i], err), -EINVAL, "accepted '%s'", bad[i]);
-        cr_assert(strstr(err, "--prime-split") && strstr(err, "on or off"), "%s", err);
-    }
+    static const char *const bad[][2] = {
+        {"--prime-split", "yes"}, {"--prime-split", ""}, {"--prime-split", "ON"}, {"--prime-split", "1"}};
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]), "on or off");
 }
 
 Test(config, uring_switches_default_off_and_take_on_or_off)
@@ -387,14 +388,7 @@ Test(config, uring_switches_bad_values)
         {"--uring-poll-first", "ON"},  {"--uring-single-send", "0"},  {"--uring-single-send", "true"},
         {"--uring-single-send", ""},   {"--uring-single-send", "of"},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct config c;
-        char err[256];
-        cr_assert_eq(parse1(&c, bad[i][0], bad[i][1], err), -EINVAL, "%s '%s'", bad[i][0], bad[i][1]);
-        cr_assert_not_null(strstr(err, bad[i][0]), "names the flag: %s", err);
-        cr_assert_not_null(strstr(err, "on or off"), "says what it takes: %s", err);
-        cr_assert_null(strchr(err, '\n'), "one line: %s", err);
-    }
+    assert_refused(bad, sizeof(bad) / sizeof(bad[0]), "on or off");
     struct config c;
     char err[256];
     const char *env[] = {"PRIMED_URING_SINGLE_SEND", "yes", NULL};
