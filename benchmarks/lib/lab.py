@@ -145,59 +145,19 @@ def http_status(port, path, timeout=2.0):
         return 0
 
 
-def read_answer(s):
-    """One HTTP/1.1 answer on a keep-alive connection: its status; the body is read by
-    Content-Length or chunked framing, so the next request on s would start clean."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = s.recv(4096)
-        if not chunk:
-            raise OSError("closed before an answer")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    m = re.match(rb"HTTP/1\.\d (\d{3})", head)
-    if not m:
-        raise OSError("not an HTTP answer: %r" % head[:40])
-    fields = {}
-    for line in head.split(b"\r\n")[1:]:
-        k, _, v = line.partition(b":")
-        fields[k.strip().lower()] = v.strip()
-    if b"content-length" in fields:
-        n = int(fields[b"content-length"])
-        while len(body) < n:
-            chunk = s.recv(4096)
-            if not chunk:
-                raise OSError("short body")
-            body += chunk
-    elif fields.get(b"transfer-encoding", b"").lower() == b"chunked":
-        while not body.endswith(b"0\r\n\r\n"):
-            chunk = s.recv(4096)
-            if not chunk:
-                raise OSError("short chunked body")
-            body += chunk
-    return int(m.group(1))
-
-
-def held_rss(t, conns, timeout=10.0):
-    """(RSS in KiB summed over t's process group, None) while t holds `conns` keep-alive
-    connections that each got one /healthz answer; (None, why) when it could not hold them."""
-    socks = []
+def held_rss(t, conns):
+    """(RSS in KiB summed over t's process group, "") while t holds `conns` keep-alive
+    connections that each got one /healthz answer; (0, why) when it could not hold them."""
     try:
-        for _ in range(conns):
-            c = socket.create_connection(("127.0.0.1", t.port), timeout=timeout)
-            socks.append(c)
-            c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        for c in socks:
-            st = read_answer(c)
-            if st != 200:
-                raise OSError("/healthz answered %d" % st)
+        held = spawn.hold_keepalive(t.port, conns)
+    except OSError as e:
+        return 0, str(e)
+    try:
         time.sleep(0.3)
         _, _, _, rss = group_sample(t.stat_pgid)
-        return rss, None
-    except OSError as e:
-        return None, "held %d of %d connections: %s" % (len(socks), conns, e)
+        return rss, ""
     finally:
-        for c in socks:
+        for c in held:
             c.close()
 
 
@@ -657,8 +617,6 @@ def lab(args, targets, outdir, meta):
             if rss_conns <= 0 or t.proc.poll() is not None:
                 continue
             t.conns_rss_kb, t.conns_rss_err = held_rss(t, rss_conns)
-            t.conns_rss_kb = t.conns_rss_kb or 0
-            t.conns_rss_err = t.conns_rss_err or ""
             log("%s: RSS %s holding %d keep-alive connections%s" % (
                 t.name, ("%.1f MiB" % (t.conns_rss_kb / 1024)) if t.conns_rss_kb else "n/a", rss_conns,
                 (" (" + t.conns_rss_err + ")") if t.conns_rss_err else ""))

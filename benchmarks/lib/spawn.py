@@ -3,7 +3,7 @@
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
 (SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
-/metrics text as a dict; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
+/metrics text as a dict; keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
 tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
 benchmarks/containers and profiles/compare; benchmarks/lib/lab.py runs its targets its own way
 (process groups, fixed ports) but builds and parses wrk here.
@@ -42,6 +42,30 @@ def http_get(port, path, timeout=10.0):
         return r.status, r.read().decode("utf-8", "replace")
     finally:
         c.close()
+
+
+def hold_keepalive(port, n, timeout=10.0):
+    """n keep-alive connections to 127.0.0.1:port, each of which has had one GET /healthz
+    answered HTTP/1.1 200 (body read), for a memory figure while they are held: returns them
+    (http.client connections; the caller closes them). Raises OSError, having closed what it
+    opened, saying how many it had open."""
+    held = []
+    try:
+        for _ in range(n):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            held.append(c)
+            c.request("GET", "/healthz")
+            r = c.getresponse()
+            r.read()
+            if r.status != 200 or r.version != 11:
+                raise OSError("/healthz answered HTTP/%d.%d %d" % (r.version // 10, r.version % 10, r.status))
+            if r.will_close:
+                raise OSError("/healthz closed the connection")
+        return held
+    except (OSError, http.client.HTTPException) as e:
+        for c in held:
+            c.close()
+        raise OSError("held %d of %d connections: %s" % (len(held), n, e)) from e
 
 
 def parse_metrics(text):
