@@ -48,8 +48,8 @@ def hold_keepalive(port, n, timeout=10.0):
     """n keep-alive connections to 127.0.0.1:port, each of which has had one GET /healthz
     answered HTTP/1.1 200 (body read), for a memory figure while they are held: returns them
     (http.client connections; the caller closes them). Raises OSError, having closed what it
-    opened, saying how many it had open."""
-    held = []
+    opened, saying how many it held answered."""
+    held, answered = [], 0
     try:
         for _ in range(n):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
@@ -61,11 +61,12 @@ def hold_keepalive(port, n, timeout=10.0):
                 raise OSError("/healthz answered HTTP/%d.%d %d" % (r.version // 10, r.version % 10, r.status))
             if r.will_close:
                 raise OSError("/healthz closed the connection")
+            answered += 1
         return held
     except (OSError, http.client.HTTPException) as e:
         for c in held:
             c.close()
-        raise OSError("held %d of %d connections: %s" % (len(held), n, e)) from e
+        raise OSError("held %d of %d connections: %s" % (answered, n, e)) from e
 
 
 def parse_metrics(text):
