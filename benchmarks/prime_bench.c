@@ -392,11 +392,11 @@ struct helper {
     struct prime_hunt *hunt;
     struct prime_state *st;
     int cpu;
-    bool idle;              /* wait on cv between split primes */
-    pthread_mutex_t mu;
+    bool idle;             /* wait on cv between split primes */
+    pthread_mutex_t mu;    /* with cv: the idle helper's sleep */
     pthread_cond_t cv;
-    bool active, stop;      /* under mu */
-    _Atomic bool spinning;  /* active, read without the lock */
+    _Atomic bool active;   /* a split prime is running */
+    _Atomic bool stop;
     uint64_t pieces;
 };
 
@@ -404,33 +404,25 @@ static void *helper_main(void *arg)
 {
     struct helper *h = arg;
     pin(h->cpu);
-    for (;;) {
-        if (h->idle && !atomic_load_explicit(&h->spinning, memory_order_acquire)) {
+    while (!atomic_load(&h->stop)) {
+        if (h->idle && !atomic_load(&h->active)) {
             pthread_mutex_lock(&h->mu);
-            while (!h->active && !h->stop)
+            while (!atomic_load(&h->active) && !atomic_load(&h->stop))
                 pthread_cond_wait(&h->cv, &h->mu);
-            bool stop = h->stop;
             pthread_mutex_unlock(&h->mu);
-            if (stop)
-                return NULL;
-        }
-        if (!h->idle) {
-            pthread_mutex_lock(&h->mu);
-            bool stop = h->stop;
-            pthread_mutex_unlock(&h->mu);
-            if (stop)
-                return NULL;
+            continue;
         }
         for (unsigned k = 0; k < 64; k++)
             h->pieces += prime_hunt_help(h->st, h->hunt);
     }
+    return NULL;
 }
 
-static void helper_set(struct helper *h, bool active)
+/* Sets one of h's flags under the lock the idle helper sleeps on, and wakes it. */
+static void helper_set(struct helper *h, _Atomic bool *flag, bool v)
 {
     pthread_mutex_lock(&h->mu);
-    h->active = active;
-    atomic_store_explicit(&h->spinning, active, memory_order_release);
+    atomic_store(flag, v);
     pthread_cond_signal(&h->cv);
     pthread_mutex_unlock(&h->mu);
 }
@@ -479,9 +471,9 @@ static int run_split(const struct opts *o, int cpu)
         s[0].cpu[i] = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
         s[0].wall[i] = now_us(CLOCK_MONOTONIC) - w0;
         w0 = now_us(CLOCK_MONOTONIC), c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
-        helper_set(&h, true); /* idle: the wake-up is in the split time */
+        helper_set(&h, &h.active, true); /* idle: the wake-up is in the split time */
         int r2 = prime_generate_shared(owner, h.hunt, PRIME_ENGINE_SIEVE, o->bits, b, sizeof(b));
-        helper_set(&h, false);
+        helper_set(&h, &h.active, false);
         s[1].cpu[i] = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
         s[1].wall[i] = now_us(CLOCK_MONOTONIC) - w0;
         if (r1 < 0 || r2 < 0) {
@@ -490,10 +482,7 @@ static int run_split(const struct opts *o, int cpu)
         }
         differ += strcmp(a, b) != 0;
     }
-    pthread_mutex_lock(&h.mu);
-    h.stop = true;
-    pthread_cond_signal(&h.cv);
-    pthread_mutex_unlock(&h.mu);
+    helper_set(&h, &h.stop, true);
     pthread_join(t, NULL);
     struct summary m0 = summarize(&s[0], o->count), m1 = summarize(&s[1], o->count);
     printf("split=%s bits=%u count=%u cpu=%d helper_cpu=%d serial_mean_us=%.1f serial_median_us=%.1f "
