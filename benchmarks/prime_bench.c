@@ -397,7 +397,6 @@ struct helper {
     pthread_cond_t cv;
     _Atomic bool active;   /* a split prime is running */
     _Atomic bool stop;
-    uint64_t pieces;
 };
 
 static void *helper_main(void *arg)
@@ -413,7 +412,7 @@ static void *helper_main(void *arg)
             continue;
         }
         for (unsigned k = 0; k < 64; k++)
-            h->pieces += prime_hunt_help(h->st, h->hunt);
+            prime_hunt_help(h->st, h->hunt);
     }
     return NULL;
 }
@@ -485,13 +484,15 @@ static int run_split(const struct opts *o, int cpu)
     helper_set(&h, &h.stop, true);
     pthread_join(t, NULL);
     struct summary m0 = summarize(&s[0], o->count), m1 = summarize(&s[1], o->count);
+    struct prime_stats hs;
+    prime_state_stats(h.st, &hs);
     printf("split=%s bits=%u count=%u cpu=%d helper_cpu=%d serial_mean_us=%.1f serial_median_us=%.1f "
            "serial_p90_us=%.1f split_mean_us=%.1f split_median_us=%.1f split_p90_us=%.1f "
            "ratio_mean=%.3f ratio_median=%.3f ratio_p90=%.3f owner_cpu_mean_us=%.1f pieces_helped_per_prime=%.1f "
-           "different_primes=%u\n",
+           "chunks_helped_per_prime=%.1f different_primes=%u\n",
            h.idle ? "idle" : "spin", o->bits, o->count, cpu, h.cpu, m0.mean, m0.med, m0.p90, m1.mean, m1.med,
            m1.p90, m1.mean / m0.mean, m1.med / m0.med, m1.p90 / m0.p90, m1.cpu_mean,
-           (double)h.pieces / o->count, differ);
+           (double)hs.helped / o->count, (double)hs.chunks / o->count, differ);
     prime_state_destroy(serial);
     prime_state_destroy(owner);
     prime_state_destroy(h.st);

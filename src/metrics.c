@@ -349,7 +349,8 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
         "primed_steals_total %" PRIu64 "\n",
         v->steals);
     put(&o,
-        "# HELP primed_prime_pieces_helped_total Pieces of one worker's prime search tested by an idle worker "
+        "# HELP primed_prime_pieces_helped_total Parts of one worker's prime search (sieve chunks, test pieces) taken "
+        "by an idle worker "
         "(--prime-split; 0: inline dispatch).\n"
         "# TYPE primed_prime_pieces_helped_total counter\n"
         "primed_prime_pieces_helped_total %" PRIu64 "\n",

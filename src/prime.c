@@ -238,23 +238,24 @@ static int lucas(const mpz_t n)
     return r;
 }
 
-/* Sieves the window [base, base + 2w) of odd numbers: sieve[k] = 1 when
- * base + 2k has a factor among primes[0..np). The residue of the base mod each
- * prime is computed once per window and used at once, so no per-prime table is
- * kept (a second window is rare: see window_for()). Primes are packed into
- * products that fit a limb, so one mpn_mod_1() over the base serves 3-5 of
- * them; the rest is one 64-bit remainder per prime. */
-static void sieve_window(struct prime_state *st, const uint32_t *primes, unsigned np, unsigned w)
+/* Marks in s[0..w) the odd offsets k with base + 2k divisible by one of
+ * primes[i..end) (limbs, n: the base). The residue of the base mod each prime
+ * is computed once per window and used at once, so no per-prime table is kept
+ * (a second window is rare: see window_for()). Primes are packed into products
+ * that fit a limb, so one mpn_mod_1() over the base serves 3-5 of them; the
+ * rest is one 64-bit remainder per prime. `shared`: other threads mark the same
+ * window at the same time (the hunt's sieve chunks), so each mark is a relaxed
+ * atomic store (a plain byte store on x86 and arm64); marks are idempotent, so
+ * the order does not matter. Inlined into its two callers: each gets its own
+ * copy with `shared` fixed. */
+static inline __attribute__((always_inline)) void sieve_marks(const mp_limb_t *limbs, mp_size_t n, uint8_t *s,
+                                                              const uint32_t *primes, unsigned i, unsigned end,
+                                                              unsigned w, bool shared)
 {
-    const mp_limb_t *limbs = mpz_limbs_read(st->base);
-    mp_size_t n = mpz_size(st->base);
-    uint8_t *s = st->sieve;
-    memset(s, 0, w);
-    unsigned i = 0;
-    while (i < np) {
+    while (i < end) {
         mp_limb_t prod = primes[i];
         unsigned j = i + 1;
-        while (j < np) {
+        while (j < end) {
             mp_limb_t next;
             if (__builtin_mul_overflow(prod, primes[j], &next))
                 break;
@@ -267,10 +268,31 @@ static void sieve_window(struct prime_state *st, const uint32_t *primes, unsigne
             uint32_t rp = (uint32_t)(r % p);
             uint32_t t = rp ? p - rp : 0;                 /* base + t = 0 mod p */
             uint32_t k = (t & 1) ? (t + p) >> 1 : t >> 1; /* 2k = t mod p */
-            for (; k < w; k += p)
-                s[k] = 1;
+            for (; k < w; k += p) {
+                if (shared)
+                    __atomic_store_n(&s[k], 1, __ATOMIC_RELAXED);
+                else
+                    s[k] = 1;
+            }
         }
     }
+}
+
+/* Sieves the window [base, base + 2w) of odd numbers: sieve[k] = 1 when
+ * base + 2k has a factor among primes[0..np). */
+static void sieve_window(struct prime_state *st, const uint32_t *primes, unsigned np, unsigned w)
+{
+    memset(st->sieve, 0, w);
+    sieve_marks(mpz_limbs_read(st->base), (mp_size_t)mpz_size(st->base), st->sieve, primes, 0, np, w, false);
+}
+
+/* Offsets of s[0..w) left unmarked: the window's candidates. */
+static unsigned survivors(const uint8_t *s, unsigned w)
+{
+    unsigned n = 0;
+    for (unsigned k = 0; k < w; k++)
+        n += !s[k];
+    return n;
 }
 
 /* The key of an answer at odd offset k: 2k for a probable prime, 2k + 1 when
@@ -302,11 +324,12 @@ static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o
     return HUNT_NONE;
 }
 
-static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned w, unsigned max_bits);
+static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned np, unsigned w, unsigned max_bits);
 
 /* Smallest BPSW probable prime > st->start, left in st->cand. Returns 1 when
  * found, 0 when the next candidate would exceed max_bits bits. With h, each
- * window's tests are offered to helpers (hunt_window()): the same answer. */
+ * window's sieve and tests are offered to helpers (hunt_window()): the same
+ * answer. */
 static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max_bits)
 {
     unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
@@ -318,8 +341,14 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
     mpz_add_ui(st->base, st->start, mpz_odd_p(st->start) ? 2 : 1);
     for (;;) {
         st->stats.windows++;
-        sieve_window(st, odd_primes, np, w);
-        uint32_t key = h ? hunt_window(st, h, w, max_bits) : test_offsets(st, st, 0, w, max_bits, NULL);
+        uint32_t key;
+        if (h) {
+            key = hunt_window(st, h, np, w, max_bits);
+        } else {
+            sieve_window(st, odd_primes, np, w);
+            st->stats.survivors += survivors(st->sieve, w);
+            key = test_offsets(st, st, 0, w, max_bits, NULL);
+        }
         if (key != HUNT_NONE) {
             if (key & 1)
                 return 0;
@@ -332,24 +361,36 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
 
 /* ---- the shared search (prime.h) ----------------------------------------
  *
- * Protocol. The owner writes the window (its base and sieve, w, max_bits) and
- * resets `next` and `found` while the hunt is closed (epoch even), then opens
- * it with a release store of an odd epoch. A helper reads the epoch
- * (acquire), announces itself in `helpers` (seq_cst), and goes on only if the
- * epoch is still the one it read; the owner closes by storing the next even
- * epoch (seq_cst) and waits for `helpers` to drop to 0 (seq_cst) before it
- * reads `found` or touches the window again. Of the two (Dekker) at least one
- * sees the other: the helper leaves, or the owner waits for it. Pieces are
- * claimed with a fetch-add on `next`; `found` only decreases (CAS), so a
- * stale read of it costs a needless test, never a skipped one. */
+ * Protocol. The owner writes the window (its base, a zeroed sieve, w,
+ * max_bits) and resets the counters and `found` while the hunt is closed
+ * (epoch even), then opens it with a release store of an odd epoch. A helper
+ * reads the epoch (acquire), announces itself in `helpers` (seq_cst), and goes
+ * on only if the epoch is still the one it read; the owner closes by storing
+ * the next even epoch (seq_cst) and waits for `helpers` to drop to 0 (seq_cst)
+ * before it reads `found` or touches the window again. Of the two (Dekker) at
+ * least one sees the other: the helper leaves, or the owner waits for it.
+ *
+ * An open window has two phases. First its sieve, cut into chunks of
+ * SIEVE_CHUNK sieving primes claimed with a fetch-add on `chunk`; each chunk
+ * is counted in `sieved` (release) when its marks are in. Then its tests,
+ * pieces of PRIME_PIECE offsets claimed with a fetch-add on `next`, which a
+ * thread starts only once `sieved` counts every chunk (acquire: every mark is
+ * visible). A thread that finds the chunks all claimed but not all in waits
+ * for the one in progress (a few tens of microseconds). `found` only
+ * decreases (CAS), so a stale read of it costs a needless test, never a
+ * skipped one. */
+#define SIEVE_CHUNK 2048 /* sieving primes per chunk: 16 chunks, ~45 us each, at 1000 bits */
+
 struct prime_hunt {
     _Alignas(64) _Atomic uint64_t epoch; /* odd while a window is open */
     _Atomic unsigned helpers;            /* threads between entry and exit */
-    _Alignas(64) _Atomic unsigned next;  /* the next piece to claim */
+    _Alignas(64) _Atomic unsigned chunk; /* the next sieve chunk to claim */
+    _Atomic unsigned sieved;             /* sieve chunks whose marks are in */
+    _Atomic unsigned next;               /* the next piece to claim */
     _Atomic uint32_t found;              /* lowest key: 2 * offset, + 1 past max_bits */
     /* written by the owner while closed, read-only while open */
-    const struct prime_state *owner;
-    unsigned w, pieces, max_bits;
+    struct prime_state *owner; /* its sieve is marked by every thread in the sieve phase */
+    unsigned np, chunks, w, pieces, max_bits;
 };
 
 static inline void spin_pause(void)
@@ -384,6 +425,29 @@ static void found_min(struct prime_hunt *h, uint32_t key)
         ;
 }
 
+/* Claims the next sieve chunk and marks it in the owner's sieve; false when
+ * every chunk is claimed. */
+static bool hunt_sieve_chunk(struct prime_hunt *h)
+{
+    unsigned c = atomic_fetch_add_explicit(&h->chunk, 1, memory_order_relaxed);
+    if (c >= h->chunks)
+        return false;
+    const struct prime_state *o = h->owner;
+    unsigned end = (c + 1) * SIEVE_CHUNK < h->np ? (c + 1) * SIEVE_CHUNK : h->np;
+    sieve_marks(mpz_limbs_read(o->base), (mp_size_t)mpz_size(o->base), h->owner->sieve, odd_primes, c * SIEVE_CHUNK,
+                end, h->w, true);
+    atomic_fetch_add_explicit(&h->sieved, 1, memory_order_release);
+    return true;
+}
+
+/* Waits until the marks of every chunk are in (the chunks still in progress
+ * are other threads'). */
+static void hunt_sieved(struct prime_hunt *h)
+{
+    while (atomic_load_explicit(&h->sieved, memory_order_acquire) < h->chunks)
+        spin_pause();
+}
+
 /* Claims the next piece, unless the window is used up or an answer below the
  * piece is known. */
 static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
@@ -412,29 +476,46 @@ bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
     bool took = false;
     atomic_fetch_add_explicit(&h->helpers, 1, memory_order_seq_cst);
     unsigned piece;
-    if (atomic_load_explicit(&h->epoch, memory_order_seq_cst) == e && hunt_claim(h, &piece)) {
-        hunt_piece(st, h, piece);
-        st->stats.helped++;
-        took = true;
+    if (atomic_load_explicit(&h->epoch, memory_order_seq_cst) == e) {
+        if (hunt_sieve_chunk(h)) {
+            st->stats.chunks++;
+            took = true;
+        } else {
+            hunt_sieved(h);
+            if (hunt_claim(h, &piece)) {
+                hunt_piece(st, h, piece);
+                st->stats.helped++;
+                took = true;
+            }
+        }
     }
     atomic_fetch_sub_explicit(&h->helpers, 1, memory_order_seq_cst);
     return took;
 }
 
-/* Offers the window st has just sieved (w offsets) to helpers and tests
- * pieces of it alongside them; returns the lowest answer's key, or HUNT_NONE,
- * once no helper is left inside. */
-static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned w, unsigned max_bits)
+/* Offers the window at st->base (w offsets, np sieving primes) to helpers,
+ * sieves and tests it alongside them; returns the lowest answer's key, or
+ * HUNT_NONE, once no helper is left inside. */
+static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned np, unsigned w, unsigned max_bits)
 {
     st->stats.shared++;
+    memset(st->sieve, 0, w);
     h->owner = st;
+    h->np = np;
+    h->chunks = (np + SIEVE_CHUNK - 1) / SIEVE_CHUNK;
     h->w = w;
     h->pieces = (w + PRIME_PIECE - 1) / PRIME_PIECE;
     h->max_bits = max_bits;
+    atomic_store_explicit(&h->chunk, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->sieved, 0, memory_order_relaxed);
     atomic_store_explicit(&h->next, 0, memory_order_relaxed);
     atomic_store_explicit(&h->found, HUNT_NONE, memory_order_relaxed);
     uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed) + 1;
     atomic_store_explicit(&h->epoch, e, memory_order_release); /* open */
+    while (hunt_sieve_chunk(h))
+        ;
+    hunt_sieved(h);
+    st->stats.survivors += survivors(st->sieve, w);
     unsigned piece;
     while (hunt_claim(h, &piece))
         hunt_piece(st, h, piece);

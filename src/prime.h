@@ -48,9 +48,10 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
 
 /* ---- a search other threads can join ------------------------------------
  *
- * prime_generate_shared() is prime_generate() with the candidate tests of
- * each sieve window cut into pieces of PRIME_PIECE offsets that other threads
- * may take through prime_hunt_help() while it runs. The answer is the
+ * prime_generate_shared() is prime_generate() with each sieve window's work
+ * cut into parts that other threads may take through prime_hunt_help() while
+ * it runs: first its sieve, in chunks of sieving primes, then its candidate
+ * tests, in pieces of PRIME_PIECE offsets. The answer is the
  * smallest probable prime of the lowest window that has one: the very prime
  * prime_generate() returns for the same state (the start is drawn the same
  * way, from the caller's state only). A piece above an answer already found
@@ -73,22 +74,26 @@ void prime_hunt_destroy(struct prime_hunt *h);
 int prime_generate_shared(struct prime_state *st, struct prime_hunt *h, enum prime_engine e, unsigned bits, char *hex,
                           size_t hexlen);
 
-/* Tests at most one piece of h's open window with st's scratch (st belongs to
- * the calling thread, not to h's owner). Returns true when it took a piece,
- * false when h had none to give. */
+/* Sieves one chunk of h's open window, or tests one piece of it with st's
+ * scratch (st belongs to the calling thread, not to h's owner); a call that
+ * finds the sieve's chunks all taken but not all done waits for them (tens of
+ * microseconds). Returns true when it took a chunk or a piece, false when h
+ * had none to give. */
 bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h);
 
 /* Counters of one state's work, for benchmarks and tests (sieve engine only,
  * except `primes`, which counts every prime_generate() success). */
 struct prime_stats {
-    uint64_t primes;  /* primes returned by prime_generate() */
-    uint64_t starts;  /* random starts drawn (a start whose next prime spills
-                         past `bits` bits is redrawn) */
-    uint64_t windows; /* sieve windows sieved */
-    uint64_t tests;   /* strong base-2 tests run on sieve survivors */
-    uint64_t lucas;   /* Lucas tests run (survivors of the base-2 test) */
-    uint64_t shared;  /* windows offered to helpers by prime_generate_shared() */
-    uint64_t helped;  /* pieces of another thread's hunt tested with this state */
+    uint64_t primes;    /* primes returned by prime_generate() */
+    uint64_t starts;    /* random starts drawn (a start whose next prime spills
+                           past `bits` bits is redrawn) */
+    uint64_t windows;   /* sieve windows sieved */
+    uint64_t survivors; /* offsets of those windows the sieve left unmarked */
+    uint64_t tests;     /* strong base-2 tests run on sieve survivors */
+    uint64_t lucas;     /* Lucas tests run (survivors of the base-2 test) */
+    uint64_t shared;    /* windows offered to helpers by prime_generate_shared() */
+    uint64_t helped;    /* pieces of another thread's hunt tested with this state */
+    uint64_t chunks;    /* sieve chunks of another thread's hunt marked by this state's thread */
 };
 
 /* Copies st's counters into *out. */

@@ -375,6 +375,7 @@ struct helper {
     struct prime_hunt *h;
     _Atomic bool stop;
     _Atomic uint64_t helped; /* pieces tested, summed over the helper threads */
+    _Atomic uint64_t chunks; /* sieve chunks marked, summed over the helper threads */
 };
 
 static void *help_loop(void *arg)
@@ -386,14 +387,18 @@ static void *help_loop(void *arg)
     struct prime_stats ps;
     prime_state_stats(st, &ps);
     atomic_fetch_add(&x->helped, ps.helped);
+    atomic_fetch_add(&x->chunks, ps.chunks);
+    cr_assert_eq(ps.windows, 0, "a helper sieves windows of its own");
     prime_state_destroy(st);
     prime_thread_fini();
     return NULL;
 }
 
-/* Same seed, same primes: serially, and shared with `nhelpers` threads that
- * take every piece they can. Returns the pieces the helpers tested. */
-static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, unsigned tw, int nhelpers)
+/* Same seed, same primes and the same sieve: serially, and shared with
+ * `nhelpers` threads that take every chunk and piece they can. Returns the
+ * pieces the helpers tested; adds the chunks they sieved to *chunks. */
+static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, unsigned tw, int nhelpers,
+                              uint64_t *chunks)
 {
     struct helper x = {.h = prime_hunt_create()};
     cr_assert_not_null(x.h);
@@ -420,9 +425,18 @@ static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, 
                  (unsigned long long)b.starts, (unsigned long long)a.starts);
     cr_assert_eq(b.shared, b.windows);
     cr_assert_eq(a.shared, 0);
+    /* a mark a helper made and the owner never saw would leave a candidate
+     * the serial sieve rules out: the primes agree, the survivors do not */
+    cr_assert_eq(a.windows, b.windows);
+    cr_assert_eq(a.survivors, b.survivors, "seed %llu bits %u tune %u/%u: %llu survivors shared, %llu serial",
+                 (unsigned long long)seed, bits, tp, tw, (unsigned long long)b.survivors,
+                 (unsigned long long)a.survivors);
+    cr_assert_gt(a.survivors, 0);
     prime_state_destroy(serial);
     prime_state_destroy(shared);
     prime_hunt_destroy(x.h);
+    if (chunks)
+        *chunks += atomic_load(&x.chunks);
     return atomic_load(&x.helped);
 }
 
@@ -434,17 +448,18 @@ Test(prime, shared_search_returns_the_serial_prime, .fini = fini)
         int n;
     } cases[] = {{64, 0, 0, 200}, {128, 0, 0, 100}, {256, 0, 0, 40}, {1000, 0, 0, 8},
                  {256, 5, 3, 40}, {256, 16, 64, 40}, {500, 64, 100, 10}, {64, 1, 1, 50}};
-    uint64_t helped = 0;
+    uint64_t helped = 0, chunks = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         for (int nh = 1; nh <= 3; nh += 2)
-            helped += shared_agrees(11 + i, cases[i].bits, cases[i].n, cases[i].tp, cases[i].tw, nh);
+            helped += shared_agrees(11 + i, cases[i].bits, cases[i].n, cases[i].tp, cases[i].tw, nh, &chunks);
     cr_assert_gt(helped, 0, "no helper ever took a piece: nothing was shared");
+    cr_assert_gt(chunks, 0, "no helper ever sieved a chunk: the sieve was not shared");
 }
 
 Test(prime, shared_search_alone_and_flint, .fini = fini)
 {
     /* with nobody helping it is the serial search; flint is never split */
-    cr_assert_eq(shared_agrees(5, 1000, 3, 0, 0, 0), 0);
+    cr_assert_eq(shared_agrees(5, 1000, 3, 0, 0, 0, NULL), 0);
     struct prime_hunt *h = prime_hunt_create();
     struct prime_state *a = prime_state_create(8), *b = prime_state_create(8);
     char want[HEXCAP], got[HEXCAP];
