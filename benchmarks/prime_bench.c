@@ -37,7 +37,7 @@ static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp"};
 struct opts {
     unsigned bits, count;
     int engines[ENG_N];
-    int csv, sweep, cpu, helper_cpu;
+    int csv, sweep, checks, cpu, helper_cpu;
     int split; /* 0: off, 1: spin, 2: idle */
     uint64_t seed;
     unsigned sieve_primes, window; /* 0 = automatic */
@@ -103,7 +103,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|all]\n"
             "                   [--csv] [--sweep] [--seed N] [--cpu N]\n"
-            "                   [--sieve-primes N] [--window N] [--split spin|idle [--helper-cpu N]]\n"
+            "                   [--sieve-primes N] [--window N] [--split spin|idle [--helper-cpu N]] [--checks]\n"
             "  --bits N          prime size (default 1000)\n"
             "  --count N         primes per engine (default 200)\n"
             "  --csv             one line per engine: engine=... bits=... median_us=...\n"
@@ -116,7 +116,9 @@ static void usage(FILE *f)
             "  --split spin|idle  sieve serial against split with one helper thread (spin: it polls\n"
             "                    between split primes too; idle: it sleeps and is woken for each)\n"
             "  --helper-cpu N    the helper's CPU (default: the lowest allowed CPU other than --cpu's;\n"
-            "                    with one CPU, that one); exit 1 when a split prime differs from its serial twin\n");
+            "                    with one CPU, that one); exit 1 when a split prime differs from its serial twin\n"
+            "  --checks          the primality checks one by one on --count sieve primes: strong base 2,\n"
+            "                    the Lucas test the engine runs, FLINT's (thread CPU us; exit 1 if one fails)\n");
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -130,6 +132,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->csv = 1;
         } else if (strcmp(a, "--sweep") == 0) {
             o->sweep = 1;
+        } else if (strcmp(a, "--checks") == 0) {
+            o->checks = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -504,6 +508,50 @@ static int run_split(const struct opts *o, int cpu)
     return differ ? 1 : 0;
 }
 
+/* ---- --checks --------------------------------------------------------- */
+
+/* Thread CPU time of each of BPSW's checks on o->count primes of the sieve
+ * engine (all must pass them), the checks in turn on each prime. */
+static int run_checks(const struct opts *o)
+{
+    static const enum prime_check checks[] = {PRIME_CHECK_BASE2, PRIME_CHECK_LUCAS, PRIME_CHECK_FLINT_LUCAS};
+    static const char *const names[] = {"base2", "lucas", "flint_lucas"};
+    enum { NC = sizeof(checks) / sizeof(checks[0]) };
+    struct prime_state *st = prime_state_create(o->seed);
+    double *us[NC];
+    for (int c = 0; c < NC; c++)
+        us[c] = calloc(o->count, sizeof(double));
+    if (!st || !us[0] || !us[1] || !us[2]) {
+        fprintf(stderr, "prime_bench: out of memory\n");
+        return 1;
+    }
+    char hex[PRIME_BITS_MAX / 4 + 2];
+    for (unsigned i = 0; i < o->count; i++) {
+        if (prime_generate(st, PRIME_ENGINE_SIEVE, o->bits, hex, sizeof(hex)) < 0)
+            return 1;
+        for (int c = 0; c < NC; c++) {
+            double c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+            int r = prime_check(st, checks[c], hex);
+            us[c][i] = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+            if (r != 1) {
+                fprintf(stderr, "prime_bench: %s fails the prime %s\n", names[c], hex);
+                return 1;
+            }
+        }
+    }
+    double med[NC];
+    printf("checks bits=%u count=%u", o->bits, o->count);
+    for (int c = 0; c < NC; c++) {
+        qsort(us[c], o->count, sizeof(double), cmp_double);
+        med[c] = pct(us[c], o->count, 50);
+        printf(" %s_median_us=%.1f", names[c], med[c]);
+        free(us[c]);
+    }
+    printf(" lucas_per_base2=%.2f flint_lucas_per_base2=%.2f\n", med[1] / med[0], med[2] / med[0]);
+    prime_state_destroy(st);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -516,7 +564,10 @@ int main(int argc, char **argv)
     if (o.split && o.helper_cpu < 0)
         o.helper_cpu = other_cpu(o.cpu >= 0 ? o.cpu : sched_getcpu()); /* before pin() narrows the mask */
     pin(o.cpu);
-    int r = o.split ? run_split(&o, sched_getcpu()) : o.sweep ? run_sweep(&o) : run_engines(&o);
+    int r = o.split    ? run_split(&o, sched_getcpu())
+            : o.checks ? run_checks(&o)
+            : o.sweep  ? run_sweep(&o)
+                       : run_engines(&o);
     prime_thread_fini();
     return r;
 }

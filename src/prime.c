@@ -2,8 +2,8 @@
  *
  * The only file that includes FLINT or GMP. A struct prime_state belongs to one
  * thread and holds everything a call needs (random state, preallocated mpz
- * scratch, the sieve window), so prime_generate() allocates
- * nothing of its own; only FLINT's Lucas test allocates its temporaries.
+ * scratch, the sieve window, the Lucas test's limbs), so the sieve engine
+ * allocates nothing per prime (the flint engine's FLINT calls do).
  * Invariants: every candidate is > 2^63, far above the largest sieving prime, so
  * "divisible by a sieving prime" always means composite. Both engines draw the
  * start the same way from the same GMP state, so for one seed they return the
@@ -35,6 +35,8 @@
 #define WINDOW_CAP       (1u << 14)
 /* Scratch limbs: the largest next prime has PRIME_BITS_MAX + 1 bits. */
 #define SCRATCH_BITS     (PRIME_BITS_MAX + 2 * GMP_NUMB_BITS)
+/* Limbs of lucas_aes()'s operands: n up to SCRATCH_BITS bits. */
+#define LUCAS_LIMBS      (SCRATCH_BITS / GMP_NUMB_BITS)
 
 /* The odd primes 3, 5, 7, ... shared read-only by all threads, filled once by
  * FLINT's prime iterator. Rejected: n_primes_arr_readonly(), which keeps a
@@ -64,10 +66,13 @@ struct prime_state {
     unsigned tune_primes; /* 0 = automatic (sieve_primes_for()) */
     unsigned tune_window; /* 0 = automatic (window_for()) */
     struct prime_stats stats;
-    uint64_t seed_words[4];    /* getrandom()'s words, or the fixed seed's */
-    uint64_t fixed_seed;       /* prime_state_create()'s seed; 0: seed_words */
-    bool gmp_seeded;           /* seed_gmp() ran */
-    uint8_t sieve[WINDOW_CAP]; /* 1 = offset k (base + 2k) is composite */
+    uint64_t seed_words[4];                     /* getrandom()'s words, or the fixed seed's */
+    uint64_t fixed_seed;                        /* prime_state_create()'s seed; 0: seed_words */
+    bool gmp_seeded;                            /* seed_gmp() ran */
+    mp_limb_t lv[LUCAS_LIMBS], lw[LUCAS_LIMBS]; /* lucas_aes(): V_k, V_k+1 */
+    mp_limb_t l2[LUCAS_LIMBS], lp[LUCAS_LIMBS]; /* lucas_aes(): 2R, PR mod n */
+    mp_limb_t lt[2 * LUCAS_LIMBS];              /* lucas_aes(): a product */
+    uint8_t sieve[WINDOW_CAP];                  /* 1 = offset k (base + 2k) is composite */
 };
 
 int prime_engine_parse(const char *name, enum prime_engine *out)
@@ -223,19 +228,125 @@ static int strong_base2(struct prime_state *st, const mpz_t n)
     return 0;
 }
 
-/* Lucas test with Selfridge's parameters (the second half of BPSW), through a
- * read-only fmpz view of n so that nothing is copied. A one-limb n goes to
- * n_is_prime() instead: BPSW is deterministic below 2^64 and FLINT's
- * single-limb version costs ~1 us where the fmpz Lucas test costs ~8 us. */
-static int lucas(const mpz_t n)
+/* ---- the Lucas half of BPSW ---------------------------------------------
+ *
+ * The almost extra strong Lucas test (Grantham, "Frobenius pseudoprimes",
+ * 2001): Q = 1 and P the first of 3, 4, 5, ... with Jacobi(P^2 - 4 | n) = -1;
+ * with n + 1 = d 2^s, d odd, n passes when V_d = +-2 (mod n) or
+ * V_(d 2^r) = 0 (mod n) for some 0 <= r < s - 1. A prime always passes (with
+ * the Jacobi symbol -1, V_(n+1) = 2 and V_2k = V_k^2 - 2 force one of them).
+ * With Q = 1 the ladder needs V only: one squaring and one product per bit of
+ * d, where FLINT's Lucas test with Selfridge's Q tracks U, V and Q^k (three
+ * products per bit, and a division after each): 2.9-3.0x the strong base-2
+ * test there against ~1.5x here (docs/prime.md). The products are reduced in
+ * Montgomery form (R = 2^(64 nn)), by the word-by-word REDC that GMP's own
+ * mpz_powm uses, on GMP's public mpn functions. */
+struct mont {
+    const mp_limb_t *n;
+    mp_size_t nn;
+    mp_limb_t ninv; /* -1/n mod 2^64 */
+    mp_limb_t *t;   /* 2 nn limbs of product */
+};
+
+/* r = t / R mod n, r < n; t (2 nn limbs, < n R) is destroyed. After the step
+ * for limb i, t[i] is 0 and keeps that step's carry, added in at the end. */
+static void mont_redc(const struct mont *m, mp_limb_t *r)
+{
+    mp_limb_t *t = m->t;
+    for (mp_size_t i = 0; i < m->nn; i++)
+        t[i] = mpn_addmul_1(t + i, m->n, m->nn, t[i] * m->ninv);
+    if (mpn_add_n(r, t + m->nn, t, m->nn) || mpn_cmp(r, m->n, m->nn) >= 0)
+        mpn_sub_n(r, r, m->n, m->nn);
+}
+
+/* r = a b - c, all in Montgomery form and < n; r may be a or b. */
+static void mont_mul_sub(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *c)
+{
+    if (a == b)
+        mpn_sqr(m->t, a, m->nn);
+    else
+        mpn_mul_n(m->t, a, b, m->nn);
+    mont_redc(m, r);
+    if (mpn_sub_n(r, r, c, m->nn))
+        mpn_add_n(r, r, m->n, m->nn);
+}
+
+/* The nn limbs of (v R mod n), zero-padded, with st->x as scratch. */
+static void mont_const(struct prime_state *st, const mpz_t n, unsigned long v, mp_limb_t *out, mp_size_t nn)
+{
+    mpz_set_ui(st->x, v);
+    mpz_mul_2exp(st->x, st->x, (mp_bitcnt_t)nn * GMP_NUMB_BITS);
+    mpz_tdiv_r(st->x, st->x, n);
+    mp_size_t k = (mp_size_t)mpz_size(st->x);
+    mpn_copyi(out, mpz_limbs_read(st->x), k);
+    mpn_zero(out + k, nn - k);
+}
+
+static mp_limb_t limb_inverse(mp_limb_t n0)
+{
+    mp_limb_t x = n0; /* n0 n0 = 1 mod 8: 3 bits; each step doubles them */
+    for (int i = 0; i < 5; i++)
+        x *= 2 - n0 * x;
+    return x;
+}
+
+/* The almost extra strong Lucas test of an odd n > 2 (any size up to
+ * LUCAS_LIMBS limbs). Returns 1 for a probable prime, 0 for a composite. */
+static int lucas_aes(struct prime_state *st, const mpz_t n)
+{
+    if (mpz_perfect_square_p(n))
+        return 0; /* no P has Jacobi -1 for a square */
+    unsigned long p = 3;
+    for (;; p++) {
+        int j = mpz_ui_kronecker(p * p - 4, n);
+        if (j == -1)
+            break;
+        if (j == 0) /* n shares a factor with p^2 - 4: only a tiny n may be that factor */
+            return mpz_cmp_ui(n, p * p - 4) <= 0 && n_is_prime(mpz_get_ui(n));
+    }
+    mp_size_t nn = (mp_size_t)mpz_size(n);
+    struct mont m = {.n = mpz_limbs_read(n), .nn = nn, .t = st->lt};
+    m.ninv = -limb_inverse(m.n[0]);
+    mp_limb_t *v = st->lv, *w = st->lw, *two = st->l2, *pr = st->lp;
+    mont_const(st, n, 2, two, nn);
+    mont_const(st, n, p, pr, nn);
+
+    /* n + 1 = d 2^s; (V_k, V_(k+1)) from (V_0, V_1) = (2, P) along d's bits */
+    mpz_add_ui(st->nm1, n, 1);
+    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
+    mpz_tdiv_q_2exp(st->d, st->nm1, s);
+    mpn_copyi(v, two, nn);
+    mpn_copyi(w, pr, nn);
+    for (size_t i = mpz_sizeinbase(st->d, 2); i-- > 0;) {
+        if (mpz_tstbit(st->d, i)) {
+            mont_mul_sub(&m, v, v, w, pr);  /* V_2k+1 = V_k V_k+1 - P */
+            mont_mul_sub(&m, w, w, w, two); /* V_2k+2 = V_k+1^2 - 2 */
+        } else {
+            mont_mul_sub(&m, w, v, w, pr);  /* V_2k+1 */
+            mont_mul_sub(&m, v, v, v, two); /* V_2k = V_k^2 - 2 */
+        }
+    }
+    if (mpn_cmp(v, two, nn) == 0)
+        return 1;
+    mpn_sub_n(w, m.n, two, nn); /* -2 */
+    if (mpn_cmp(v, w, nn) == 0)
+        return 1;
+    for (mp_bitcnt_t r = 0; r + 1 < s; r++) {
+        if (mpn_zero_p(v, nn))
+            return 1;
+        mont_mul_sub(&m, v, v, v, two);
+    }
+    return 0;
+}
+
+/* The Lucas half of BPSW for a sieve candidate. A one-limb n goes to
+ * n_is_prime() instead: BPSW is deterministic below 2^64 and costs ~1 us
+ * there. */
+static int lucas(struct prime_state *st, const mpz_t n)
 {
     if (mpz_size(n) == 1)
         return n_is_prime(mpz_getlimbn(n, 0));
-    fmpz_t f;
-    fmpz_init_set_readonly(f, n);
-    int r = fmpz_is_probabprime_lucas(f);
-    fmpz_clear_readonly(f);
-    return r;
+    return lucas_aes(st, n);
 }
 
 /* Marks in s[0..w) the odd offsets k with base + 2k divisible by one of
@@ -318,7 +429,7 @@ static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o
         if (!strong_base2(st, st->cand))
             continue;
         st->stats.lucas++;
-        if (lucas(st->cand))
+        if (lucas(st, st->cand))
             return 2 * k;
     }
     return HUNT_NONE;
@@ -618,14 +729,41 @@ int prime_generate_shared(struct prime_state *st, struct prime_hunt *h, enum pri
     return answer(st, hex, hexlen);
 }
 
-int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex, char *hex, size_t hexlen)
+/* Reads hex (digits only, no prefix, at most max_digits of them) into v.
+ * Returns 0, or -EINVAL. */
+static int read_hex(mpz_t v, const char *hex, size_t max_digits)
 {
-    if (!start_hex || !*start_hex || strlen(start_hex) > PRIME_BITS_MAX / 4)
+    if (!hex || !*hex || strlen(hex) > max_digits)
         return -EINVAL;
-    for (const char *c = start_hex; *c; c++)
+    for (const char *c = hex; *c; c++)
         if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || (*c >= 'A' && *c <= 'F')))
             return -EINVAL;
-    if (mpz_set_str(st->start, start_hex, 16) != 0)
+    return mpz_set_str(v, hex, 16) == 0 ? 0 : -EINVAL;
+}
+
+int prime_check(struct prime_state *st, enum prime_check c, const char *hex)
+{
+    if (read_hex(st->cand, hex, PRIME_BITS_MAX / 4 + 1) < 0 || mpz_cmp_ui(st->cand, 3) < 0 || mpz_even_p(st->cand))
+        return -EINVAL;
+    switch (c) {
+    case PRIME_CHECK_BASE2:
+        return strong_base2(st, st->cand);
+    case PRIME_CHECK_LUCAS:
+        return lucas_aes(st, st->cand);
+    case PRIME_CHECK_FLINT_LUCAS: {
+        fmpz_t f;
+        fmpz_init_set_readonly(f, st->cand);
+        int r = fmpz_is_probabprime_lucas(f);
+        fmpz_clear_readonly(f);
+        return r;
+    }
+    }
+    return -EINVAL;
+}
+
+int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex, char *hex, size_t hexlen)
+{
+    if (read_hex(st->start, start_hex, PRIME_BITS_MAX / 4) < 0)
         return -EINVAL;
     size_t sbits = mpz_sizeinbase(st->start, 2);
     if (mpz_sgn(st->start) <= 0 || sbits < PRIME_BITS_MIN || sbits > PRIME_BITS_MAX)

@@ -114,4 +114,18 @@ int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned win
  * when hex is too small. */
 int prime_next(struct prime_state *st, enum prime_engine e, const char *start_hex, char *hex, size_t hexlen);
 
+/* The sieve engine's primality checks one by one, for tests and benchmarks. */
+enum prime_check {
+    PRIME_CHECK_BASE2,       /* the strong probable-prime test to base 2 (BPSW's first half) */
+    PRIME_CHECK_LUCAS,       /* BPSW's second half: the almost extra strong Lucas test */
+    PRIME_CHECK_FLINT_LUCAS, /* FLINT's Lucas test (Selfridge's parameters), which it replaced */
+};
+
+/* Runs check c on the odd number n written in hex (hexadecimal, no prefix,
+ * 3 <= n, at most PRIME_BITS_MAX / 4 + 1 digits). Unlike the engine, which
+ * leaves a one-limb candidate to FLINT's n_is_prime(), every n takes the
+ * multi-limb code here. Returns 1 when n passes, 0 when it fails (composite),
+ * -EINVAL for a malformed, even or too small n. */
+int prime_check(struct prime_state *st, enum prime_check c, const char *hex);
+
 #endif

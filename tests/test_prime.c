@@ -1,6 +1,7 @@
 /* test_prime.c - prime.c: sizes, primality checked independently with FLINT,
  * randomness (distinct, per-thread, deterministic per seed), the two engines
- * agreeing prime for prime, next-prime correctness, and the error returns. */
+ * agreeing prime for prime, next-prime correctness, the primality checks one by
+ * one (prime_check()), and the error returns. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -477,4 +478,112 @@ Test(prime, shared_search_alone_and_flint, .fini = fini)
     prime_state_destroy(a);
     prime_state_destroy(b);
     prime_hunt_destroy(h);
+}
+
+/* ---- the primality checks one by one: prime_check() ----------------------- */
+
+static int check_ul(struct prime_state *st, enum prime_check c, unsigned long n)
+{
+    char hex[32];
+    snprintf(hex, sizeof(hex), "%lx", n);
+    return prime_check(st, c, hex);
+}
+
+Test(prime, bpsw_is_exact_for_every_odd_number_below_2_18, .fini = fini)
+{
+    /* GMP's mpz_probab_prime_p() proves primality by trial division below
+     * 10^6; the strong base-2 pseudoprimes below 2^18 (2047, 3277, 4033, ...)
+     * must all fall to the Lucas half, and no prime may. */
+    struct prime_state *st = prime_state_create(1);
+    mpz_t z;
+    mpz_init(z);
+    unsigned psp = 0, lucas_only = 0;
+    for (unsigned long n = 3; n < (1ul << 18); n += 2) {
+        mpz_set_ui(z, n);
+        int want = mpz_probab_prime_p(z, 25) == 2;
+        int b2 = check_ul(st, PRIME_CHECK_BASE2, n), lu = check_ul(st, PRIME_CHECK_LUCAS, n);
+        cr_assert(b2 >= 0 && lu >= 0);
+        cr_assert_eq(b2 && lu, want, "%lu: base-2 %d, Lucas %d, prime %d", n, b2, lu, want);
+        psp += b2 && !want;
+        lucas_only += lu && !want;
+    }
+    cr_assert_gt(psp, 10, "only %u strong base-2 pseudoprimes below 2^18: the base-2 check is not the one", psp);
+    cr_assert_gt(lucas_only, 0, "no Lucas pseudoprime below 2^18: the Lucas check cannot be a probable-prime test");
+    cr_assert_lt(lucas_only, 100, "%u Lucas pseudoprimes below 2^18", lucas_only);
+    /* composites that are extra strong Lucas pseudoprimes for Baillie's
+     * parameters (P = 3, 4, 5, ...; Q = 1) and strong Lucas pseudoprimes for
+     * Selfridge's, published with the pseudoprime tables (OEIS A217719): the
+     * almost extra strong test, weaker, must pass them, and base 2 fail them */
+    static const unsigned long es[] = {5777, 10877, 75077, 100127, 113573, 155819, 161027, 162133, 189419, 231703};
+    for (size_t i = 0; i < sizeof(es) / sizeof(es[0]); i++) {
+        cr_assert_eq(check_ul(st, PRIME_CHECK_LUCAS, es[i]), 1, "%lu", es[i]);
+        cr_assert_eq(check_ul(st, PRIME_CHECK_FLINT_LUCAS, es[i]), 1, "%lu", es[i]);
+        cr_assert_eq(check_ul(st, PRIME_CHECK_BASE2, es[i]), 0, "%lu", es[i]);
+    }
+    mpz_clear(z);
+    prime_state_destroy(st);
+}
+
+Test(prime, lucas_passes_primes_and_fails_composites_of_many_limbs, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(3);
+    mpz_t p, q, n;
+    mpz_inits(p, q, n, NULL);
+    char hp[HEXCAP], hq[HEXCAP], hn[2 * HEXCAP];
+    static const unsigned bits[] = {65, 128, 500, 1000, 2048};
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        int count = bits[i] > 1000 ? 3 : 12;
+        for (int k = 0; k < count; k++) {
+            cr_assert_eq(prime_generate(st, PRIME_ENGINE_SIEVE, bits[i], hp, sizeof(hp)), (int)bits[i]);
+            cr_assert_eq(prime_generate(st, PRIME_ENGINE_SIEVE, bits[i], hq, sizeof(hq)), (int)bits[i]);
+            cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hp), 1, "%u-bit prime %s", bits[i], hp);
+            cr_assert_eq(prime_check(st, PRIME_CHECK_FLINT_LUCAS, hp), 1);
+            cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hp), 1);
+            mpz_set_str(p, hp, 16);
+            mpz_set_str(q, hq, 16);
+            /* p q, p^2 (a square: no parameter exists) and p + q (even: refused) */
+            mpz_mul(n, p, q);
+            if (mpz_sizeinbase(n, 16) <= PRIME_BITS_MAX / 4 + 1) {
+                mpz_get_str(hn, 16, n);
+                cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), 0, "%s * %s", hp, hq);
+                cr_assert_eq(prime_check(st, PRIME_CHECK_FLINT_LUCAS, hn), 0);
+                mpz_mul(n, p, p);
+                mpz_get_str(hn, 16, n);
+                cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), 0, "%s squared", hp);
+            }
+            mpz_add(n, p, q);
+            mpz_get_str(hn, 16, n);
+            cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), -EINVAL);
+            /* the next odd numbers above p: composite unless prime, both checks agree */
+            for (int d = 2; d <= 40; d += 2) {
+                mpz_add_ui(n, p, (unsigned long)d);
+                mpz_get_str(hn, 16, n);
+                int want = mpz_probab_prime_p(n, 25) > 0;
+                cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), want, "%s + %d", hp, d);
+                cr_assert_eq(prime_check(st, PRIME_CHECK_FLINT_LUCAS, hn), want, "%s + %d", hp, d);
+            }
+        }
+    }
+    mpz_clears(p, q, n, NULL);
+    prime_state_destroy(st);
+}
+
+Test(prime, check_rejects_bad_input, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(3);
+    static const char *bad[] = {NULL, "", "0", "1", "2", "4", "1g", "0x7", "-7", " 7"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_FLINT_LUCAS; c++)
+            cr_assert_eq(prime_check(st, (enum prime_check)c, bad[i]), -EINVAL, "%s", bad[i] ? bad[i] : "NULL");
+    cr_assert_eq(prime_check(st, (enum prime_check)99, "7"), -EINVAL);
+    char big[PRIME_BITS_MAX / 4 + 3];
+    memset(big, 'f', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, big), -EINVAL);
+    big[PRIME_BITS_MAX / 4 + 1] = 0; /* the largest accepted: 4100 bits */
+    cr_assert_geq(prime_check(st, PRIME_CHECK_LUCAS, big), 0);
+    cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "3"), 1);
+    cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "5"), 1);
+    cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "9"), 0);
+    prime_state_destroy(st);
 }
