@@ -566,15 +566,15 @@ def lab(args, targets, outdir, meta):
                                                    ("  (" + t.startup["error"] + ")") if "error" in t.startup else ""))
 
     # 3. load: all targets up at once, each on its own port; rounds interleave A B A B
-    for t in targets:
-        if t.failed:
-            continue
-        log("starting %s on port %d: %s" % (t.name, t.port, " ".join(shlex.quote(c) for c in t.cmd)))
-        if not start(t, server_cpus, logdir):
-            log("  %s failed: %s" % (t.name, t.failed))
-    live = [t for t in targets if not t.failed]
     raw, open_runs, siege_runs = [], [], []
     try:
+        for t in targets:
+            if t.failed:
+                continue
+            log("starting %s on port %d: %s" % (t.name, t.port, " ".join(shlex.quote(c) for c in t.cmd)))
+            if not start(t, server_cpus, logdir):
+                log("  %s failed: %s" % (t.name, t.failed))
+        live = [t for t in targets if not t.failed]
         if args.warmup > 0:
             for t in live:
                 log("warm-up %s: /example c=50 %ds (not recorded)" % (t.name, args.warmup))

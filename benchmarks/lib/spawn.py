@@ -19,11 +19,19 @@ import resource
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 
 LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk_report.lua")
 WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
+
+
+def exit_on_sigterm():
+    """SIGTERM (kill, a timeout) ends the calling script as Ctrl-C does: SystemExit unwinds
+    its finally blocks, which stop the servers and containers it started (by default SIGTERM
+    ends Python at once and leaves them running)."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def free_port():
