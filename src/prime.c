@@ -238,7 +238,7 @@ static int strong_base2(struct prime_state *st, const mpz_t n)
  * With Q = 1 the ladder needs V only: one squaring and one product per bit of
  * d, where FLINT's Lucas test with Selfridge's Q tracks U, V and Q^k (three
  * products per bit, and a division after each): 2.9-3.0x the strong base-2
- * test there against ~1.5x here (docs/prime.md). The products are reduced in
+ * test there against ~2x here (docs/prime.md). The products are reduced in
  * Montgomery form (R = 2^(64 nn)), by the word-by-word REDC that GMP's own
  * mpz_powm uses, on GMP's public mpn functions. */
 struct mont {
@@ -543,10 +543,10 @@ static bool hunt_sieve_chunk(struct prime_hunt *h)
     unsigned c = atomic_fetch_add_explicit(&h->chunk, 1, memory_order_relaxed);
     if (c >= h->chunks)
         return false;
-    const struct prime_state *o = h->owner;
+    struct prime_state *o = h->owner;
     unsigned end = (c + 1) * SIEVE_CHUNK < h->np ? (c + 1) * SIEVE_CHUNK : h->np;
-    sieve_marks(mpz_limbs_read(o->base), (mp_size_t)mpz_size(o->base), h->owner->sieve, odd_primes, c * SIEVE_CHUNK,
-                end, h->w, true);
+    sieve_marks(mpz_limbs_read(o->base), (mp_size_t)mpz_size(o->base), o->sieve, odd_primes, c * SIEVE_CHUNK, end, h->w,
+                true);
     atomic_fetch_add_explicit(&h->sieved, 1, memory_order_release);
     return true;
 }
