@@ -490,7 +490,7 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
  * for the one in progress (a few tens of microseconds). `found` only
  * decreases (CAS), so a stale read of it costs a needless test, never a
  * skipped one. */
-#define SIEVE_CHUNK 2048 /* sieving primes per chunk: 16 chunks, ~45 us each, at 1000 bits */
+#define SIEVE_CHUNK 2048 /* sieving primes per chunk: 16 chunks at 1000 bits */
 
 struct prime_hunt {
     _Alignas(64) _Atomic uint64_t epoch; /* odd while a window is open */
