@@ -117,8 +117,9 @@ static void usage(FILE *f)
             "                    between split primes too; idle: it sleeps and is woken for each)\n"
             "  --helper-cpu N    the helper's CPU (default: the lowest allowed CPU other than --cpu's;\n"
             "                    with one CPU, that one); exit 1 when a split prime differs from its serial twin\n"
-            "  --checks          the primality checks one by one on --count sieve primes: strong base 2,\n"
-            "                    the Lucas test the engine runs, FLINT's (thread CPU us; exit 1 if one fails)\n");
+            "  --checks          the primality checks one by one on --count sieve primes: strong base 2\n"
+            "                    (the engine's, then mpz_powm's), the Lucas test the engine runs, FLINT's\n"
+            "                    (thread CPU us; exit 1 if one fails)\n");
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -514,14 +515,18 @@ static int run_split(const struct opts *o, int cpu)
  * engine (all must pass them), the checks in turn on each prime. */
 static int run_checks(const struct opts *o)
 {
-    static const enum prime_check checks[] = {PRIME_CHECK_BASE2, PRIME_CHECK_LUCAS, PRIME_CHECK_FLINT_LUCAS};
-    static const char *const names[] = {"base2", "lucas", "flint_lucas"};
+    static const enum prime_check checks[] = {PRIME_CHECK_BASE2, PRIME_CHECK_BASE2_GMP, PRIME_CHECK_LUCAS,
+                                              PRIME_CHECK_FLINT_LUCAS};
+    static const char *const names[] = {"base2", "base2_gmp", "lucas", "flint_lucas"};
     enum { NC = sizeof(checks) / sizeof(checks[0]) };
     struct prime_state *st = prime_state_create(o->seed);
     double *us[NC];
     for (int c = 0; c < NC; c++)
         us[c] = calloc(o->count, sizeof(double));
-    if (!st || !us[0] || !us[1] || !us[2]) {
+    bool ok = st != NULL;
+    for (int c = 0; c < NC; c++)
+        ok = ok && us[c];
+    if (!ok) {
         fprintf(stderr, "prime_bench: out of memory\n");
         return 1;
     }
@@ -547,7 +552,8 @@ static int run_checks(const struct opts *o)
         printf(" %s_median_us=%.1f", names[c], med[c]);
         free(us[c]);
     }
-    printf(" lucas_per_base2=%.2f flint_lucas_per_base2=%.2f\n", med[1] / med[0], med[2] / med[0]);
+    printf(" base2_gmp_per_base2=%.2f lucas_per_base2=%.2f flint_lucas_per_base2=%.2f\n", med[1] / med[0],
+           med[2] / med[0], med[3] / med[0]);
     prime_state_destroy(st);
     return 0;
 }

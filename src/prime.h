@@ -119,6 +119,7 @@ enum prime_check {
     PRIME_CHECK_BASE2,       /* the strong probable-prime test to base 2 (BPSW's first half) */
     PRIME_CHECK_LUCAS,       /* BPSW's second half: the almost extra strong Lucas test */
     PRIME_CHECK_FLINT_LUCAS, /* FLINT's Lucas test (Selfridge's parameters), which it replaced */
+    PRIME_CHECK_BASE2_GMP,   /* the strong base-2 test by mpz_powm, which PRIME_CHECK_BASE2 replaced */
 };
 
 /* Runs check c on the odd number n written in hex (hexadecimal, no prefix,

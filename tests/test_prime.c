@@ -503,6 +503,7 @@ Test(prime, bpsw_is_exact_for_every_odd_number_below_2_18, .fini = fini)
         int want = mpz_probab_prime_p(z, 25) == 2;
         int b2 = check_ul(st, PRIME_CHECK_BASE2, n), lu = check_ul(st, PRIME_CHECK_LUCAS, n);
         cr_assert(b2 >= 0 && lu >= 0);
+        cr_assert_eq(b2, check_ul(st, PRIME_CHECK_BASE2_GMP, n), "%lu: base-2 %d, by mpz_powm %d", n, b2, !b2);
         cr_assert_eq(b2 && lu, want, "%lu: base-2 %d, Lucas %d, prime %d", n, b2, lu, want);
         psp += b2 && !want;
         lucas_only += lu && !want;
@@ -568,12 +569,59 @@ Test(prime, lucas_passes_primes_and_fails_composites_of_many_limbs, .fini = fini
     prime_state_destroy(st);
 }
 
+/* strong_base2() (Montgomery, doublings) against mpz_powm's test, at the
+ * limb boundaries and up to the largest accepted size: random odd numbers,
+ * primes, and composite Mersenne numbers 2^p - 1 (p prime), which are strong
+ * base-2 pseudoprimes (2^p = 1, and p divides d) and fall to the Lucas half. */
+Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
+{
+    struct prime_state *st = prime_state_create(4);
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, 19);
+    mpz_t n;
+    mpz_init(n);
+    char hn[PRIME_BITS_MAX / 4 + 2];
+    static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 2048, PRIME_BITS_MAX + 4};
+    unsigned passed = 0;
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        for (int k = 0; k < 40; k++) {
+            mpz_urandomb(n, rs, bits[i]);
+            mpz_setbit(n, bits[i] - 1);
+            mpz_setbit(n, 0);
+            if (k >= (bits[i] > 2048 ? 40 : bits[i] > 1001 ? 38 : 30)) /* some primes (s from 1 up) */
+                mpz_nextprime(n, n);
+            if (mpz_sizeinbase(n, 2) > PRIME_BITS_MAX + 4)
+                continue;
+            mpz_get_str(hn, 16, n);
+            int b2 = prime_check(st, PRIME_CHECK_BASE2, hn);
+            cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_GMP, hn), "%u bits: %s", bits[i], hn);
+            cr_assert_eq(b2, mpz_probab_prime_p(n, 25) > 0, "%u bits: %s", bits[i], hn);
+            passed += b2;
+        }
+    }
+    cr_assert_geq(passed, 90, "only %u of the primes passed", passed);
+    static const unsigned mersenne[] = {11, 23, 29, 67, 257, 1061, 4001}; /* 2^p - 1 composite */
+    for (size_t i = 0; i < sizeof(mersenne) / sizeof(mersenne[0]); i++) {
+        mpz_set_ui(n, 0);
+        mpz_setbit(n, mersenne[i]);
+        mpz_sub_ui(n, n, 1);
+        mpz_get_str(hn, 16, n);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "2^%u - 1", mersenne[i]);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_GMP, hn), 1, "2^%u - 1", mersenne[i]);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), 0, "2^%u - 1", mersenne[i]);
+    }
+    mpz_clear(n);
+    gmp_randclear(rs);
+    prime_state_destroy(st);
+}
+
 Test(prime, check_rejects_bad_input, .fini = fini)
 {
     struct prime_state *st = prime_state_create(3);
     static const char *bad[] = {NULL, "", "0", "1", "2", "4", "1g", "0x7", "-7", " 7"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_FLINT_LUCAS; c++)
+        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_BASE2_GMP; c++)
             cr_assert_eq(prime_check(st, (enum prime_check)c, bad[i]), -EINVAL, "%s", bad[i] ? bad[i] : "NULL");
     cr_assert_eq(prime_check(st, (enum prime_check)99, "7"), -EINVAL);
     char big[PRIME_BITS_MAX / 4 + 3];
