@@ -235,6 +235,22 @@ static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
  * Both tests square (and multiply) residues mod n, reduced in Montgomery form
  * (R = 2^(64 nn)) by the word-by-word REDC that GMP's own mpz_powm uses, on
  * GMP's public mpn functions. */
+
+/* When a test of the shared search may give up: once an answer below `key`
+ * is known in *found (the candidate cannot be the answer then). Checked every
+ * STOP_EVERY + 1 bits of the exponent (~30 us at 1000 bits), so the thread
+ * that found the answer does not wait out a whole test of a candidate above
+ * it (~0.5 ms) before it may answer. found == NULL: never. */
+struct stop {
+    const _Atomic uint32_t *found;
+    uint32_t key;
+};
+#define STOP_EVERY 63u
+
+static inline bool stopped(const struct stop *s)
+{
+    return s && s->found && atomic_load_explicit(s->found, memory_order_relaxed) < s->key;
+}
 struct mont {
     const mp_limb_t *n;
     mp_size_t nn;
@@ -290,8 +306,9 @@ static mp_limb_t limb_inverse(mp_limb_t n0)
  * base being 2, a multiplication by it is a doubling (a shift and at most
  * one subtraction), so 2^d costs one squaring per bit of d; mpz_powm, which
  * cannot know its base is 2, multiplies by a window of odd powers besides
- * (~1/6 more products at 1000 bits). Same answers as strong_base2_gmp(). */
-static int strong_base2(struct prime_state *st, const mpz_t n)
+ * (~1/6 more products at 1000 bits). Same answers as strong_base2_gmp(), or
+ * -1 when `stop` says so. */
+static int strong_base2(struct prime_state *st, const mpz_t n, const struct stop *stop)
 {
     mp_size_t nn = (mp_size_t)mpz_size(n);
     struct mont m = {.n = mpz_limbs_read(n), .nn = nn, .t = st->lt};
@@ -310,6 +327,8 @@ static int strong_base2(struct prime_state *st, const mpz_t n)
     mont_const(st, n, 1, one, nn);
     mpn_sub_n(minus_one, m.n, one, nn);
     while (i-- > 0) {
+        if ((i & STOP_EVERY) == 0 && stopped(stop))
+            return -1;
         mpn_sqr(m.t, x, nn);
         mont_redc(&m, x);
         if (mpz_tstbit(st->d, i) && (mpn_lshift(x, x, nn, 1) || mpn_cmp(x, m.n, nn) >= 0))
@@ -338,8 +357,8 @@ static int strong_base2(struct prime_state *st, const mpz_t n)
  * Lucas test with Selfridge's Q tracks U, V and Q^k (three products per bit,
  * and a division after each): ~3x mpz_powm's strong base-2 test there
  * against ~2x here (docs/prime.md). Returns 1 for a probable prime, 0 for a
- * composite. */
-static int lucas_aes(struct prime_state *st, const mpz_t n)
+ * composite, -1 when `stop` says so. */
+static int lucas_aes(struct prime_state *st, const mpz_t n, const struct stop *stop)
 {
     if (mpz_perfect_square_p(n))
         return 0; /* no P has Jacobi -1 for a square */
@@ -365,6 +384,8 @@ static int lucas_aes(struct prime_state *st, const mpz_t n)
     mpn_copyi(v, two, nn);
     mpn_copyi(w, pr, nn);
     for (size_t i = mpz_sizeinbase(st->d, 2); i-- > 0;) {
+        if ((i & STOP_EVERY) == 0 && stopped(stop))
+            return -1;
         if (mpz_tstbit(st->d, i)) {
             mont_mul_sub(&m, v, v, w, pr);  /* V_2k+1 = V_k V_k+1 - P */
             mont_mul_sub(&m, w, w, w, two); /* V_2k+2 = V_k+1^2 - 2 */
@@ -389,11 +410,11 @@ static int lucas_aes(struct prime_state *st, const mpz_t n)
 /* The Lucas half of BPSW for a sieve candidate. A one-limb n goes to
  * n_is_prime() instead: BPSW is deterministic below 2^64 and costs ~1 us
  * there. */
-static int lucas(struct prime_state *st, const mpz_t n)
+static int lucas(struct prime_state *st, const mpz_t n, const struct stop *stop)
 {
     if (mpz_size(n) == 1)
         return n_is_prime(mpz_getlimbn(n, 0));
-    return lucas_aes(st, n);
+    return lucas_aes(st, n, stop);
 }
 
 /* Marks in s[0..w) the odd offsets k with base + 2k divisible by one of
@@ -473,11 +494,18 @@ static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o
         if (mpz_sizeinbase(st->cand, 2) > max_bits)
             return 2 * k + 1;
         st->stats.tests++;
-        if (!strong_base2(st, st->cand))
-            continue;
-        st->stats.lucas++;
-        if (lucas(st, st->cand))
+        struct stop stop = {found, 2 * k};
+        int r = strong_base2(st, st->cand, &stop);
+        if (r > 0) {
+            st->stats.lucas++;
+            r = lucas(st, st->cand, &stop);
+        }
+        if (r > 0)
             return 2 * k;
+        if (r < 0) {
+            st->stats.stopped++;
+            return HUNT_NONE;
+        }
     }
     return HUNT_NONE;
 }
@@ -794,11 +822,11 @@ int prime_check(struct prime_state *st, enum prime_check c, const char *hex)
         return -EINVAL;
     switch (c) {
     case PRIME_CHECK_BASE2:
-        return strong_base2(st, st->cand);
+        return strong_base2(st, st->cand, NULL);
     case PRIME_CHECK_BASE2_GMP:
         return strong_base2_gmp(st, st->cand);
     case PRIME_CHECK_LUCAS:
-        return lucas_aes(st, st->cand);
+        return lucas_aes(st, st->cand, NULL);
     case PRIME_CHECK_FLINT_LUCAS: {
         fmpz_t f;
         fmpz_init_set_readonly(f, st->cand);

@@ -94,6 +94,7 @@ struct prime_stats {
     uint64_t shared;    /* windows offered to helpers by prime_generate_shared() */
     uint64_t helped;    /* pieces of another thread's hunt tested with this state */
     uint64_t chunks;    /* sieve chunks of another thread's hunt marked by this state's thread */
+    uint64_t stopped;   /* tests of a shared search given up midway: a lower answer was found */
 };
 
 /* Copies st's counters into *out. */

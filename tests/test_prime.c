@@ -377,6 +377,7 @@ struct helper {
     _Atomic bool stop;
     _Atomic uint64_t helped; /* pieces tested, summed over the helper threads */
     _Atomic uint64_t chunks; /* sieve chunks marked, summed over the helper threads */
+    _Atomic uint64_t stopped; /* tests given up midway, summed over the helper threads */
 };
 
 static void *help_loop(void *arg)
@@ -389,6 +390,7 @@ static void *help_loop(void *arg)
     prime_state_stats(st, &ps);
     atomic_fetch_add(&x->helped, ps.helped);
     atomic_fetch_add(&x->chunks, ps.chunks);
+    atomic_fetch_add(&x->stopped, ps.stopped);
     cr_assert_eq(ps.windows, 0, "a helper sieves windows of its own");
     prime_state_destroy(st);
     prime_thread_fini();
@@ -397,9 +399,10 @@ static void *help_loop(void *arg)
 
 /* Same seed, same primes and the same sieve: serially, and shared with
  * `nhelpers` threads that take every chunk and piece they can. Returns the
- * pieces the helpers tested; adds the chunks they sieved to *chunks. */
+ * pieces the helpers tested; adds the chunks they sieved to *chunks and the
+ * tests given up midway (owner's and helpers') to *stopped. */
 static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, unsigned tw, int nhelpers,
-                              uint64_t *chunks)
+                              uint64_t *chunks, uint64_t *stopped)
 {
     struct helper x = {.h = prime_hunt_create()};
     cr_assert_not_null(x.h);
@@ -433,6 +436,9 @@ static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, 
                  (unsigned long long)seed, bits, tp, tw, (unsigned long long)b.survivors,
                  (unsigned long long)a.survivors);
     cr_assert_gt(a.survivors, 0);
+    cr_assert_eq(a.stopped, 0, "a serial search gave up a test");
+    if (stopped)
+        *stopped += b.stopped + atomic_load(&x.stopped);
     prime_state_destroy(serial);
     prime_state_destroy(shared);
     prime_hunt_destroy(x.h);
@@ -449,18 +455,22 @@ Test(prime, shared_search_returns_the_serial_prime, .fini = fini)
         int n;
     } cases[] = {{64, 0, 0, 200}, {128, 0, 0, 100}, {256, 0, 0, 40}, {1000, 0, 0, 8},
                  {256, 5, 3, 40}, {256, 16, 64, 40}, {500, 64, 100, 10}, {64, 1, 1, 50}};
-    uint64_t helped = 0, chunks = 0;
+    uint64_t helped = 0, chunks = 0, stopped = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         for (int nh = 1; nh <= 3; nh += 2)
-            helped += shared_agrees(11 + i, cases[i].bits, cases[i].n, cases[i].tp, cases[i].tw, nh, &chunks);
+            helped += shared_agrees(11 + i, cases[i].bits, cases[i].n, cases[i].tp, cases[i].tw, nh, &chunks,
+                                    cases[i].bits == 1000 ? &stopped : NULL);
     cr_assert_gt(helped, 0, "no helper ever took a piece: nothing was shared");
     cr_assert_gt(chunks, 0, "no helper ever sieved a chunk: the sieve was not shared");
+    /* at 1000 bits a test takes ~0.5 ms: when one thread finds the answer,
+     * another is most often inside a test above it, which it gives up */
+    cr_assert_gt(stopped, 0, "no test above a found answer was ever given up");
 }
 
 Test(prime, shared_search_alone_and_flint, .fini = fini)
 {
     /* with nobody helping it is the serial search; flint is never split */
-    cr_assert_eq(shared_agrees(5, 1000, 3, 0, 0, 0, NULL), 0);
+    cr_assert_eq(shared_agrees(5, 1000, 3, 0, 0, 0, NULL, NULL), 0);
     struct prime_hunt *h = prime_hunt_create();
     struct prime_state *a = prime_state_create(8), *b = prime_state_create(8);
     char want[HEXCAP], got[HEXCAP];
