@@ -707,7 +707,7 @@ static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsign
         hunt_piece(st, h, piece);
     atomic_store_explicit(&h->epoch, e + 1, memory_order_seq_cst); /* closed */
     while (atomic_load_explicit(&h->helpers, memory_order_seq_cst))
-        spin_pause(); /* a helper finishes the test it is in */
+        spin_pause(); /* a helper leaves the test it is in (stopped(): within ~30 us) */
     return atomic_load_explicit(&h->found, memory_order_relaxed);
 }
 

@@ -55,8 +55,8 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * smallest probable prime of the lowest window that has one: the very prime
  * prime_generate() returns for the same state (the start is drawn the same
  * way, from the caller's state only). A piece above an answer already found
- * is not tested, and a helper stops inside its piece once a lower answer is
- * known. The caller returns only when every helper has left the hunt, so its
+ * is not tested, and a thread gives up the test it is in (within ~30 us at
+ * 1000 bits) once an answer below its candidate is known. The caller returns only when every helper has left the hunt, so its
  * window is never read after it changes. One hunt has one owner thread (the
  * caller of prime_generate_shared()); any number of threads may help it. The
  * flint engine is not split: it runs serially. */
