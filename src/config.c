@@ -64,6 +64,7 @@ void config_defaults(struct config *c)
     c->queue_max = 256;
     c->engine = PRIME_ENGINE_DEFAULT;
     c->prime_split = true;
+    c->uring_single_send = true; /* measured: docs/benchmarks.md, "Plaintext" */
     c->dispatch = PRIMED_HAVE_STEAL ? DISPATCH_STEAL : DISPATCH_INLINE;
     c->io = IO_AUTO;
     c->access_log = false;
@@ -240,7 +241,7 @@ static const struct opt opts[] = {
      "kernel >= 5.19); io_uring only, epoll accepts and ignores it (default off)"},
     {"uring-single-send", "PRIMED_URING_SINGLE_SEND", OPT_URING_SINGLE_SEND, true,
      "on or off: a response in one buffer goes out as IORING_OP_SEND instead of SENDMSG; io_uring only, "
-     "epoll accepts and ignores it (default off)"},
+     "epoll accepts and ignores it (default on)"},
     {"access-log", "PRIMED_ACCESS_LOG", OPT_ACCESS_LOG, true, "1 to log each request on stdout (default 0)"},
     {"callme-url", "CALLME_URL", OPT_CALLME_URL, true,
      "full http:// URL GET /caller/ping calls, e.g. http://callme.default.svc.cluster.local/callme/ping "

@@ -11,8 +11,9 @@
  * apply backpressure by simply not arming the next one (a multishot receive
  * over a provided-buffer ring would keep delivering, and need a copy plus a
  * cancel to stop) and parse in place without copying.
- * Two comparison switches (IO_TUNE_*, off unless asked, issue 19): a receive
- * armed behind a response polls first, and a one-buffer send is a SEND.
+ * Two switches of issue 19 (IO_TUNE_*): a receive armed behind a response
+ * polls first (off unless asked: it did not show), and a one-buffer send is a
+ * SEND (on by default: less CPU per /healthz than SENDMSG, docs/benchmarks.md).
  */
 #include "io.h"
 
