@@ -251,6 +251,7 @@ static inline bool stopped(const struct stop *s)
 {
     return s && s->found && atomic_load_explicit(s->found, memory_order_relaxed) < s->key;
 }
+
 struct mont {
     const mp_limb_t *n;
     mp_size_t nn;
@@ -269,14 +270,20 @@ static void mont_redc(const struct mont *m, mp_limb_t *r)
         mpn_sub_n(r, r, m->n, m->nn);
 }
 
-/* r = a b - c, all in Montgomery form and < n; r may be a or b. */
-static void mont_mul_sub(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *c)
+/* r = a b, in Montgomery form and < n (a square when a == b); r may be a or b. */
+static void mont_mul(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
 {
     if (a == b)
         mpn_sqr(m->t, a, m->nn);
     else
         mpn_mul_n(m->t, a, b, m->nn);
     mont_redc(m, r);
+}
+
+/* r = a b - c, all in Montgomery form and < n; r may be a or b. */
+static void mont_mul_sub(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *c)
+{
+    mont_mul(m, r, a, b);
     if (mpn_sub_n(r, r, c, m->nn))
         mpn_add_n(r, r, m->n, m->nn);
 }
@@ -300,6 +307,13 @@ static mp_limb_t limb_inverse(mp_limb_t n0)
     return x;
 }
 
+/* Arithmetic mod the odd n, with st's product scratch. */
+static struct mont mont_of(struct prime_state *st, const mpz_t n)
+{
+    const mp_limb_t *limbs = mpz_limbs_read(n);
+    return (struct mont){.n = limbs, .nn = (mp_size_t)mpz_size(n), .ninv = -limb_inverse(limbs[0]), .t = st->lt};
+}
+
 /* The strong probable-prime test to base 2 of an odd n > 2 (any size up
  * to LUCAS_LIMBS limbs), in Montgomery form: with n - 1 = d 2^s, d odd, n
  * passes when 2^d = 1 or 2^(d 2^r) = -1 (mod n) for some 0 <= r < s. The
@@ -310,9 +324,8 @@ static mp_limb_t limb_inverse(mp_limb_t n0)
  * -1 when `stop` says so. */
 static int strong_base2(struct prime_state *st, const mpz_t n, const struct stop *stop)
 {
-    mp_size_t nn = (mp_size_t)mpz_size(n);
-    struct mont m = {.n = mpz_limbs_read(n), .nn = nn, .t = st->lt};
-    m.ninv = -limb_inverse(m.n[0]);
+    struct mont m = mont_of(st, n);
+    mp_size_t nn = m.nn;
     mp_limb_t *x = st->lv, *one = st->l2, *minus_one = st->lp;
 
     mpz_sub_ui(st->nm1, n, 1);
@@ -329,16 +342,14 @@ static int strong_base2(struct prime_state *st, const mpz_t n, const struct stop
     while (i-- > 0) {
         if ((i & STOP_EVERY) == 0 && stopped(stop))
             return -1;
-        mpn_sqr(m.t, x, nn);
-        mont_redc(&m, x);
+        mont_mul(&m, x, x, x);
         if (mpz_tstbit(st->d, i) && (mpn_lshift(x, x, nn, 1) || mpn_cmp(x, m.n, nn) >= 0))
             mpn_sub_n(x, x, m.n, nn); /* x < n, so 2x < 2n: once is enough */
     }
     if (mpn_cmp(x, one, nn) == 0 || mpn_cmp(x, minus_one, nn) == 0)
         return 1;
     for (mp_bitcnt_t r = 1; r < s; r++) {
-        mpn_sqr(m.t, x, nn);
-        mont_redc(&m, x);
+        mont_mul(&m, x, x, x);
         if (mpn_cmp(x, minus_one, nn) == 0)
             return 1;
         if (mpn_cmp(x, one, nn) == 0)
@@ -370,9 +381,8 @@ static int lucas_aes(struct prime_state *st, const mpz_t n, const struct stop *s
         if (j == 0) /* n shares a factor with p^2 - 4: only a tiny n may be that factor */
             return mpz_cmp_ui(n, p * p - 4) <= 0 && n_is_prime(mpz_get_ui(n));
     }
-    mp_size_t nn = (mp_size_t)mpz_size(n);
-    struct mont m = {.n = mpz_limbs_read(n), .nn = nn, .t = st->lt};
-    m.ninv = -limb_inverse(m.n[0]);
+    struct mont m = mont_of(st, n);
+    mp_size_t nn = m.nn;
     mp_limb_t *v = st->lv, *w = st->lw, *two = st->l2, *pr = st->lp;
     mont_const(st, n, 2, two, nn);
     mont_const(st, n, p, pr, nn);

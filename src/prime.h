@@ -56,10 +56,11 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * prime_generate() returns for the same state (the start is drawn the same
  * way, from the caller's state only). A piece above an answer already found
  * is not tested, and a thread gives up the test it is in (within ~30 us at
- * 1000 bits) once an answer below its candidate is known. The caller returns only when every helper has left the hunt, so its
- * window is never read after it changes. One hunt has one owner thread (the
- * caller of prime_generate_shared()); any number of threads may help it. The
- * flint engine is not split: it runs serially. */
+ * 1000 bits) once an answer below its candidate is known. The caller returns
+ * only when every helper has left the hunt, so its window is never read after
+ * it changes. One hunt has one owner thread (the caller of
+ * prime_generate_shared()); any number of threads may help it. The flint
+ * engine is not split: it runs serially. */
 #define PRIME_PIECE 16 /* odd offsets per piece: ~1.4 sieve survivors at 1000 bits */
 
 struct prime_hunt;
