@@ -72,11 +72,17 @@ def req(port, path, headers=None, timeout=5.0, sock=None, method="GET"):
             sock.close()
 
 
+_HELD = []  # closed_port()'s sockets: bound for the life of the script
+
+
 def closed_port():
-    """A port on 127.0.0.1 that was bound a moment ago and is closed now: connect is refused."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 where connect is refused: bound by a socket that never listens, and held
+    for the life of the script. A port closed again at once is free for the next bind to port 0: a
+    primed started after it could get it, and answer its own upstream calls (a CI failure)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD.append(s)
+    return s.getsockname()[1]
 
 
 class HostileProc:
