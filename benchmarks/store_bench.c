@@ -1,12 +1,18 @@
 /* store_bench.c - the event store's cost per insert (docs/benchmarks.md):
  * what a worker pays in store_add() (a lock, a copy, a wake), and how fast
- * the store thread commits, in memory and in a WAL file.
+ * the store thread commits, in memory and in a WAL file; and with --opens,
+ * what the store costs primed's start-up (docs/profiles.md).
  *
  *   store_bench [--events N] [--threads T] [--db PATH|:memory:]
+ *   store_bench --opens N [--db PATH|:memory:]
  *
  * Prints one line per run: db, threads, events, ns per store_add() on the
  * adding threads (median of the threads), and the store thread's inserts/s
- * from the first add to the last commit.
+ * from the first add to the last commit. --opens: N times what server_run()
+ * does with the store before the workers start, store_open() and then
+ * store_catalog() of the built-in products, each timed, then store_close();
+ * prints the first time (the process's first SQLite statements: cold code
+ * and caches, as at start-up) and the median of the others (warm).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "store.h"
 
 static uint64_t now_ns(void)
@@ -48,9 +56,65 @@ static int cmp(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+static long minor_faults(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+/* --opens: the store's share of start-up, cold (first) and warm (median of the rest). */
+static int opens(const char *db, unsigned n)
+{
+    static struct catalog c;
+    double *open_us = calloc(n, sizeof(double)), *cat_us = calloc(n, sizeof(double));
+    long faults = 0;
+    if (!open_us || !cat_us) {
+        fprintf(stderr, "store_bench: out of memory\n");
+        return 1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        struct store *s;
+        char err[300];
+        catalog_builtin(&c);
+        long f0 = minor_faults();
+        uint64_t t0 = now_ns();
+        if (store_open(&s, db, 0, err, sizeof(err))) {
+            fprintf(stderr, "store_bench: %s\n", err);
+            return 1;
+        }
+        uint64_t t1 = now_ns();
+        if (store_catalog(s, &c, err, sizeof(err))) {
+            fprintf(stderr, "store_bench: %s\n", err);
+            return 1;
+        }
+        uint64_t t2 = now_ns();
+        if (i == 0)
+            faults = minor_faults() - f0;
+        store_close(s);
+        open_us[i] = (double)(t1 - t0) / 1e3;
+        cat_us[i] = (double)(t2 - t1) / 1e3;
+    }
+    double first_open = open_us[0], first_cat = cat_us[0];
+    double warm_open = 0, warm_cat = 0;
+    if (n > 1) {
+        qsort(open_us + 1, n - 1, sizeof(double), cmp);
+        qsort(cat_us + 1, n - 1, sizeof(double), cmp);
+        warm_open = open_us[1 + (n - 1) / 2];
+        warm_cat = cat_us[1 + (n - 1) / 2];
+    }
+    printf("db=%s opens=%u products=%u first_open_us=%.0f first_catalog_us=%.0f first_total_us=%.0f "
+           "first_minor_faults=%ld warm_open_us=%.0f warm_catalog_us=%.0f warm_total_us=%.0f\n",
+           db, n, c.n, first_open, first_cat, first_open + first_cat, faults, warm_open, warm_cat,
+           warm_open + warm_cat);
+    free(open_us);
+    free(cat_us);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    unsigned events = 200000, threads = 2;
+    unsigned events = 200000, threads = 2, nopens = 0;
     const char *db = ":memory:";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--events"))
@@ -59,11 +123,16 @@ int main(int argc, char **argv)
             threads = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--db"))
             db = argv[i + 1];
+        else if (!strcmp(argv[i], "--opens"))
+            nopens = (unsigned)strtoul(argv[i + 1], NULL, 10);
     }
-    if (!threads || threads > 64 || !events) {
-        fprintf(stderr, "usage: store_bench [--events N] [--threads 1..64] [--db PATH|:memory:]\n");
+    if (!threads || threads > 64 || !events || nopens > 100000) {
+        fprintf(stderr, "usage: store_bench [--events N] [--threads 1..64] [--db PATH|:memory:]\n"
+                        "       store_bench --opens 1..100000 [--db PATH|:memory:]\n");
         return 2;
     }
+    if (nopens)
+        return opens(db, nopens);
     struct store *s;
     char err[300];
     /* a queue that holds the whole run: the adders measure their own cost,
