@@ -10,69 +10,31 @@
 
 #include "build_info.h"
 #include "catalog.h"
-#include "conn.h"
-#include "io_script.h"
+#include "pool_fixture.h"
 
-static struct io_script S;
-static struct config C;
-static struct metrics M;
-static struct dispatch D;
-static struct dispatch *peers[1];
-static struct conn_pool P;
-static struct handler_env E;
-static _Atomic int draining;
-static _Atomic uint64_t example_n, ping_n, event_n;
-static struct prime_state *prime;
-static struct io_event evs[64];
-static struct fault F;
-static void (*tweak)(void); /* a test's changes to C and P before the pool starts */
+static struct pool_fixture F;
+static void (*tweak)(void); /* a test's changes to the config and the app before the pool starts */
 
-static int no_scrape(void *ctx, char **out)
-{
-    return -ENOMEM;
-}
+/* The fixture's parts under the names the tests use. */
+#define S (F.s)
+#define C (F.cfg)
+#define P (F.w.pool)
+#define D (F.w.dispatch)
+#define M (F.aw->metrics)
 
 static void setup_mode(enum dispatch_mode mode, unsigned queue_max, unsigned max_header)
 {
-    io_script_init(&S);
-    config_defaults(&C);
+    pool_fixture_init(&F);
     C.bits = PRIME_BITS_MIN;
     C.max_header = max_header;
     C.header_timeout_ms = 1000;
     C.idle_timeout_ms = 5000;
     C.queue_max = queue_max;
-    memset(&M, 0, sizeof(M));
-    memset(&D, 0, sizeof(D));
-    memset(&P, 0, sizeof(P));
-    atomic_store(&draining, 0);
-    prime = prime_state_create(1);
-    cr_assert(prime);
-    D.engine = C.engine;
-    D.prime = prime;
-    D.io = &S.io;
-    D.metrics = &M;
-    peers[0] = &D;
-    cr_assert_eq(dispatch_init(&D, mode, queue_max, false, 0, peers, 1), 0);
-    E = (struct handler_env){.draining = &draining,
-                             .example_n = &example_n,
-                             .ping_n = &ping_n,
-                             .event_n = &event_n,
-                             .app = "app",
-                             .pod = "pod",
-                             .ns = "ns",
-                             .revision_hdr = ""};
-    P.cfg = &C;
-    P.io = &S.io;
-    P.dispatch = &D;
-    P.metrics = &M;
-    P.env = &E;
-    P.scrape = no_scrape;
-    P.nslots = 8;
-    P.now_ms = 1000000;
-    resp_date(P.date, 784111777);
+    C.dispatch = mode;
+    C.prime_split = false;
     if (tweak)
         tweak();
-    cr_assert_eq(conn_pool_init(&P), 0);
+    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
 }
 
 static void setup(void)
@@ -82,22 +44,12 @@ static void setup(void)
 
 static void teardown(void)
 {
-    conn_pool_fini(&P);
-    prime_state_destroy(prime);
+    pool_fixture_stop(&F);
 }
 
-/* Hands out every queued completion, as the worker loop does. */
 static void pump(void)
 {
-    int n;
-    while ((n = io_wait(&S.io, evs, 64, 0)) > 0) {
-        for (int i = 0; i < n; i++) {
-            if (evs[i].op == IO_OP_RECV)
-                conn_on_recv(&P, evs[i].tag, evs[i].res);
-            else if (evs[i].op == IO_OP_SEND)
-                conn_on_send(&P, evs[i].tag, evs[i].res);
-        }
-    }
+    pool_fixture_pump(&F);
 }
 
 static void feed(int fd, const char *s)
@@ -115,9 +67,7 @@ static void drain_sends(int fd)
 
 static void tick(uint64_t ms)
 {
-    P.now_ms += ms;
-    conn_pool_expire(&P);
-    pump();
+    pool_fixture_tick(&F, ms);
 }
 
 static unsigned count(const char *hay, const char *needle)
@@ -173,7 +123,7 @@ Test(conn, answers_408_at_the_header_deadline)
     drain_sends(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 408 "), "%s", S.fd[5].out);
     cr_assert(strstr(S.fd[5].out, "Connection: close"));
-    cr_assert_eq(atomic_load(&M.bad[BAD_TIMEOUT]), 1);
+    cr_assert_eq(atomic_load(&M.conn.bad[BAD_TIMEOUT]), 1);
 }
 
 Test(conn, header_deadline_is_for_the_head_not_each_receive)
@@ -271,11 +221,11 @@ Test(conn, idle_connection_closes_at_the_idle_deadline)
 
 Test(conn, drain_gives_idle_connections_a_short_grace)
 {
-    C.header_timeout_ms = 3 * CONN_DRAIN_IDLE_MS;
+    P.lim.header_timeout_ms = 3 * CONN_DRAIN_IDLE_MS;
     conn_start(&P, 5);
     conn_start(&P, 6);
     feed(6, "GET /healthz HTTP/1.1\r\n"); /* mid-request: finishes first */
-    atomic_store(&draining, 1);
+    atomic_store(&F.all.draining, 1);
     conn_pool_drain(&P);
     tick(CONN_DRAIN_IDLE_MS);
     cr_assert(S.fd[5].shut_rd, "between requests: closed after the grace");
@@ -357,8 +307,9 @@ Test(conn, pauses_and_resumes_under_backpressure, .init = NULL)
     feed(6, GET("/example"));
     struct conn *c6 = conn_of(&P, S.fd[6].recv_tag);
     cr_assert(c6);
-    cr_assert_eq(c6->state, CONN_TASK);
-    cr_assert_eq(c6->job.where, DISPATCH_JOB_WAITING, "no task left: it waits in the queue");
+    cr_assert_eq(c6->state, CONN_WAITING);
+    struct dispatch_job *job6 = (struct dispatch_job *)app_req_of(c6)->job; /* example.c's job starts with it */
+    cr_assert_eq(job6->where, DISPATCH_JOB_WAITING, "no task left: it waits in the queue");
     cr_assert_eq(c6->timer.list, 0, "no client timer while the server works");
     feed(7, GET("/healthz"));
     drain_sends(7);
@@ -382,7 +333,7 @@ Test(conn, pauses_and_resumes_under_backpressure, .init = NULL)
     cr_assert(!dispatch_throttled(&D));
     cr_assert(S.fd[7].recv_armed, "resumed");
     cr_assert_eq(dispatch_out(&D), 0);
-    cr_assert_eq(atomic_load(&M.in_flight), 0, "every request answered once");
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0, "every request answered once");
 #else
     cr_skip_test("built without work stealing");
 #endif
@@ -396,8 +347,6 @@ static void with_faults(void)
 {
     C.fault_delay_ms = tweak_delay_ms;
     C.fault_abort = tweak_abort;
-    cr_assert(fault_init(&F, &C));
-    P.fault = &F;
 }
 
 /* A test's .init runs after the suite's: start the pool again with tweak. */
@@ -437,11 +386,11 @@ Test(conn, held_by_a_delay_is_answered_at_its_end, .init = setup_delay)
     feed(5, GET("/ping"));
     struct conn *c = conn_of(&P, S.fd[5].recv_tag);
     cr_assert(c);
-    cr_assert_eq(c->state, CONN_HELD);
+    cr_assert_eq(c->state, CONN_WAITING);
     cr_assert(!S.fd[5].send_armed, "held: nothing goes out");
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
-    cr_assert_eq(atomic_load(&M.in_flight), 1);
-    cr_assert_eq(conn_pool_next_deadline(&P, UINT64_MAX), P.now_ms + 500 + 1,
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
+    cr_assert_eq(app_worker_hooks.next_deadline(&F.w, UINT64_MAX), P.now_ms + 500 + 1,
                  "its timer is the delay (+ 1 ms: the clock is floored to whole ms)");
     /* the worker serves the others meanwhile; the probes are never faulted */
     feed(6, GET("/healthz"));
@@ -462,7 +411,7 @@ Test(conn, held_by_a_delay_is_answered_at_its_end, .init = setup_delay)
     drain_sends(6);
     cr_assert_eq(count(S.fd[6].out, "HTTP/1.1 200 OK"), 2, "%s", S.fd[6].out);
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 2);
-    cr_assert_eq(atomic_load(&M.in_flight), 0);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_200]), 2);
 }
 
@@ -470,15 +419,16 @@ Test(conn, client_reset_while_held_releases_the_slot, .init = setup_delay)
 {
     conn_start(&P, 5);
     feed(5, GET("/ping"));
-    cr_assert_eq(atomic_load(&M.in_flight), 1);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
     cr_assert(S.fd[5].recv_armed, "a held connection still reads: it sees its client go");
     io_script_recv_res(&S, 5, -ECONNRESET);
     pump();
     cr_assert(S.fd[5].closed);
     cr_assert_eq(P.nopen, 0);
     cr_assert(conn_pool_has_slot(&P));
-    cr_assert_eq(atomic_load(&M.in_flight), 0, "the held request is no longer in flight");
-    cr_assert_eq(conn_pool_next_deadline(&P, UINT64_MAX), UINT64_MAX, "its timer is gone");
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0, "the held request is no longer in flight");
+    cr_assert_eq(app_worker_hooks.next_deadline(&F.w, UINT64_MAX), UINT64_MAX, "its timer is gone");
+    cr_assert_eq(conn_pool_next_deadline(&P, UINT64_MAX), UINT64_MAX, "and no client timer runs");
     tick(1000);
     cr_assert_eq(S.sends, 0, "nothing answered for it");
     /* the slot serves the next client */
@@ -501,7 +451,7 @@ Test(conn, client_eof_while_held_answers_then_closes, .init = setup_delay)
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK"), "%s", S.fd[5].out);
     cr_assert(S.fd[5].closed);
     cr_assert_eq(P.nopen, 0);
-    cr_assert_eq(atomic_load(&M.in_flight), 0);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
 }
 
 Test(conn, abort_answers_the_code, .init = setup_abort)
@@ -518,7 +468,7 @@ Test(conn, abort_answers_the_code, .init = setup_abort)
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_503]), 1);
     cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "an abort keeps the connection");
-    cr_assert_eq(atomic_load(&M.in_flight), 0);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
 }
 
 Test(conn, delay_then_abort, .init = setup_both)
@@ -532,7 +482,7 @@ Test(conn, delay_then_abort, .init = setup_both)
     cr_assert(strstr(S.fd[5].out, "fault filter abort"));
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_ABORT]), 1);
-    cr_assert_eq(atomic_load(&M.in_flight), 0);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
 }
 
 static struct catalog cat;
@@ -541,7 +491,7 @@ static void with_catalog(void)
 {
     catalog_builtin(&cat);
     cr_assert_eq(catalog_render(&cat), 0);
-    E.catalog = &cat;
+    F.app.catalog = &cat;
 }
 
 static void setup_catalog(void)
@@ -573,9 +523,8 @@ Test(conn, catalog_body_goes_out_intact_across_short_sends, .init = setup_catalo
     }
     cr_assert_eq(atomic_load(&M.requests[ROUTE_CATALOG][STATUS_IDX_200]), 2);
     struct conn *c = conn_of(&P, S.fd[5].recv_tag);
-    cr_assert(c && c->ext == NULL, "the catalog's body is not the connection's to keep");
+    cr_assert(c && c->ext.data == NULL, "the catalog's body is not the connection's to keep");
     cr_assert_eq(cat.json[0], '[', "nor to free: still the catalog's");
-    conn_pool_fini(&P);
-    P.conns = NULL;
+    pool_fixture_stop(&F);
     catalog_free(&cat); /* after the pool: nothing points into it any more */
 }

@@ -8,7 +8,7 @@
 #include "build_info.h"
 #include "dispatch.h"
 
-static struct metrics m;
+static struct dispatch_stats m;
 static uint64_t done_tags[8];
 static unsigned ndone, nresume;
 
@@ -29,7 +29,7 @@ static struct dispatch *make(enum dispatch_mode mode, unsigned queue_max)
     memset(&d, 0, sizeof(d));
     d.prime = prime_state_create(1);
     d.engine = PRIME_ENGINE_FLINT;
-    d.metrics = &m;
+    d.stats = &m;
     d.hooks = (struct dispatch_hooks){.done = on_done, .resume = on_resume};
     peers[0] = &d;
     ndone = nresume = 0;

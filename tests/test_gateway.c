@@ -217,8 +217,8 @@ static void answers_in_catalog_order(enum io_kind kind, bool sequential)
     } else {
         cr_assert_geq(inv.max_pending, 2, "parallel: the calls overlap (%u at most)", inv.max_pending);
     }
-    cr_assert_eq(h.m.upstream_calls[METRICS_UP_CATALOG][UPSTREAM_OK], 1);
-    cr_assert_eq(h.m.upstream_calls[METRICS_UP_INVENTORY][UPSTREAM_OK], 4);
+    cr_assert_eq(h.m.upstream[METRICS_UP_CATALOG].calls[UPSTREAM_OK], 1);
+    cr_assert_eq(h.m.upstream[METRICS_UP_INVENTORY].calls[UPSTREAM_OK], 4);
     cr_assert_eq(h.m.fallbacks, 0);
     gw_down();
 }
@@ -265,7 +265,7 @@ static void silent_item_is_null_at_the_deadline(enum io_kind kind)
              avail("a1"), avail("a2"), avail("a4"));
     expect_body(want);
     cr_assert_eq(h.m.fallbacks, 1);
-    cr_assert_eq(h.m.upstream_calls[METRICS_UP_INVENTORY][UPSTREAM_TIMEOUT], 1);
+    cr_assert_eq(h.m.upstream[METRICS_UP_INVENTORY].calls[UPSTREAM_TIMEOUT], 1);
     gw_down();
 }
 

@@ -23,9 +23,17 @@ static struct handler_env env = {
     .revision_hdr = "K-Revision: r-1\r\n",
 };
 
+/* The route of the last request parsed(), as the app's head hook makes it. */
+static struct route_result rt;
+
+static void on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
+{
+    route_match(rq->method, url, len, 64, &rt);
+}
+
 static struct http parsed(const char *req)
 {
-    static struct http_limits lim = {.max_url = 2048, .max_body = 1 << 20, .default_bits = 64};
+    static struct http_limits lim = {.max_url = 2048, .max_body = 1 << 20, .on_head = on_head};
     static char buf[1024];
     struct http h;
     size_t len = strlen(req), pos = 0;
@@ -47,15 +55,15 @@ Test(handlers, routes_each_path)
         {"GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 200, "ready\n"},
         {"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 404, "not found\n"},
         {"POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", HANDLER_RESPOND, 405, NULL},
-        {"GET /example HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_PRIME, 0, NULL},
-        {"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_METRICS, 0, NULL},
+        {"GET /example HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_ROUTE, 0, NULL},
+        {"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_ROUTE, 0, NULL},
         {"GET /ping HTTP/1.1\r\nHost: a\r\n\r\n", HANDLER_RESPOND, 200, "app(id=1): pod-1 in ns\n"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct http h = parsed(cases[i].req);
         struct resp r;
         char body[HANDLERS_BODY_MAX];
-        enum handler_action a = handlers_route(&env, &h, &r, body, sizeof(body));
+        enum handler_action a = handlers_route(&env, &h, &rt, &r, body, sizeof(body));
         cr_assert_eq(a, cases[i].action, "%s", cases[i].req);
         if (a != HANDLER_RESPOND)
             continue;
@@ -74,7 +82,7 @@ Test(handlers, draining_closes_and_readyz_says_so)
     struct resp r;
     char body[HANDLERS_BODY_MAX];
     atomic_store(&draining, 1);
-    handlers_route(&env, &h, &r, body, sizeof(body));
+    handlers_route(&env, &h, &rt, &r, body, sizeof(body));
     atomic_store(&draining, 0);
     cr_assert_eq(r.status, 503);
     cr_assert(!r.keep_alive);
@@ -91,18 +99,6 @@ Test(handlers, example_counts_and_failure_closes)
     handlers_example(&env, &h, -ENOMEM, &r, body, sizeof(body));
     cr_assert_eq(r.status, 500);
     cr_assert(!r.keep_alive);
-}
-
-Test(handlers, refusal_resets_routing_and_closes)
-{
-    struct http h = parsed("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n");
-    struct resp r;
-    handlers_refusal(&h.req, 431, BAD_HEADER_TOO_LARGE, &r);
-    cr_assert_eq(r.status, 431);
-    cr_assert_eq(h.req.route.id, ROUTE_OTHER);
-    cr_assert(h.req.has_method, "the method stays for the access log");
-    cr_assert(!r.keep_alive);
-    cr_assert_str_eq(r.body, "request head too large\n");
 }
 
 Test(handlers, headers_carry_trace_and_revision)
@@ -140,7 +136,7 @@ Test(handlers, callme_stores_and_names_its_event)
     struct resp r;
     char body[HANDLERS_BODY_MAX];
     uint64_t before = atomic_load(&event_n);
-    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 200);
     char want[64];
     snprintf(want, sizeof(want), "app(id=%llu): pod-1 in ns\n", (unsigned long long)before + 1);
@@ -152,12 +148,12 @@ Test(handlers, caller_needs_an_upstream)
     struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 404, "no --callme-url");
     cr_assert(strstr(r.body, "--callme-url"), "says what is missing: %s", r.body);
     struct handler_env with = env;
     with.callme = "callme:80";
-    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_CALL);
+    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE);
 }
 
 Test(handlers, caller_answers_each_outcome)
@@ -217,17 +213,17 @@ Test(handlers, gateway_routes)
     char body[HANDLERS_BODY_MAX];
 
     struct http h = parsed("GET /api/catalog HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_LASTING, "sent from the catalog");
+    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_LASTING, "sent from the catalog");
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(r.ctype, "application/json");
     cr_assert_eq(r.body, cat.json, "the catalog's own buffer, not a copy");
     cr_assert_eq(r.body_len, cat.json_len);
     cr_assert(r.keep_alive);
-    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 404, "no catalog: 404");
 
     h = parsed("GET /api/inventory/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(r.ctype, "application/json");
     const struct catalog_item *it = catalog_find(&cat, "329299");
@@ -245,26 +241,26 @@ Test(handlers, gateway_routes)
     };
     for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
         h = parsed(unknown[i]);
-        cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+        cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
         cr_assert_eq(r.status, 404, "%s", unknown[i]);
         cr_assert_str_eq(r.body, "no such item\n");
         cr_assert(r.keep_alive);
     }
     h = parsed("GET /api/inventory/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
-    handlers_route(&env, &h, &r, body, sizeof(body));
+    handlers_route(&env, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 404, "no catalog: no item");
 
     h = parsed("GET /api/products HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_FANOUT);
-    cr_assert_eq(handlers_route(&env, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE);
+    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 404);
     cr_assert(strstr(r.body, "--catalog-url") && strstr(r.body, "--inventory-url"), "says what is missing: %s", r.body);
     h = parsed("GET /api/products?fanout=bogus HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 400);
     cr_assert(strstr(r.body, "fanout"), "%s", r.body);
     h = parsed("POST /api/products HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 405);
     cr_assert_str_eq(r.allow, "GET, HEAD");
     catalog_free(&cat);

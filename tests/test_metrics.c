@@ -41,19 +41,19 @@ Test(metrics, histogram_is_cumulative_and_inf_equals_count)
 {
     static struct metrics m;
     memset(&m, 0, sizeof(m));
-    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 200000);         /* 0.2 ms */
-    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 18000000);       /* 18 ms */
-    metrics_observe(&m.req_seconds[ROUTE_EXAMPLE], 60000000000ULL); /* 60 s: +Inf only */
+    stats_observe(&m.req_seconds[ROUTE_EXAMPLE], 200000);         /* 0.2 ms */
+    stats_observe(&m.req_seconds[ROUTE_EXAMPLE], 18000000);       /* 18 ms */
+    stats_observe(&m.req_seconds[ROUTE_EXAMPLE], 60000000000ULL); /* 60 s: +Inf only */
     struct metrics *ms[1] = {&m};
     struct metrics_view v;
     metrics_merge(ms, 1, &v);
     cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][0], 1);
     cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][4], 1); /* le 0.01 */
     cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][5], 2); /* le 0.025 */
-    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][METRICS_NBUCKETS - 1], 2);
-    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][METRICS_NBUCKETS], 3);
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][STATS_NBUCKETS - 1], 2);
+    cr_assert_eq(v.req_bucket[ROUTE_EXAMPLE][STATS_NBUCKETS], 3);
     cr_assert_eq(v.req_count[ROUTE_EXAMPLE], 3);
-    for (int b = 1; b <= METRICS_NBUCKETS; b++)
+    for (int b = 1; b <= STATS_NBUCKETS; b++)
         cr_assert_geq(v.req_bucket[ROUTE_EXAMPLE][b], v.req_bucket[ROUTE_EXAMPLE][b - 1]);
 
     char *buf = malloc(65536);
@@ -86,8 +86,8 @@ static void *write_counts(void *arg)
 {
     struct writer *w = arg;
     for (int i = 0; i < w->n; i++) {
-        metrics_add(&w->m->requests[ROUTE_HEALTHZ][STATUS_IDX_200], 1);
-        metrics_observe(&w->m->req_seconds[ROUTE_HEALTHZ], 1000);
+        stats_add(&w->m->requests[ROUTE_HEALTHZ][STATUS_IDX_200], 1);
+        stats_observe(&w->m->req_seconds[ROUTE_HEALTHZ], 1000);
     }
     return NULL;
 }
@@ -106,7 +106,7 @@ Test(metrics, counters_summed_across_workers)
     struct metrics *ms[4] = {&m[0], &m[1], &m[2], &m[3]};
     struct metrics_view v;
     metrics_merge(ms, 4, &v);
-    cr_assert_eq(v.req_count[ROUTE_HEALTHZ], v.req_bucket[ROUTE_HEALTHZ][METRICS_NBUCKETS]);
+    cr_assert_eq(v.req_count[ROUTE_HEALTHZ], v.req_bucket[ROUTE_HEALTHZ][STATS_NBUCKETS]);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     metrics_merge(ms, 4, &v);
@@ -147,8 +147,8 @@ Test(metrics, pieces_helped_sum_over_workers)
     static struct metrics a, b;
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
-    metrics_add(&a.pieces_helped, 3);
-    metrics_add(&b.pieces_helped, 4);
+    stats_add(&a.dispatch.pieces_helped, 3);
+    stats_add(&b.dispatch.pieces_helped, 4);
     struct metrics *ms[2] = {&a, &b};
     char *out = NULL;
     cr_assert_gt(metrics_scrape(ms, 2, &info, &out), 0);
@@ -162,15 +162,15 @@ Test(metrics, gateway_and_fault_series)
     static struct metrics m[2];
     memset(m, 0, sizeof(m));
     for (int w = 0; w < 2; w++) {
-        metrics_add(&m[w].faults[METRICS_FAULT_DELAY], 3);
-        metrics_add(&m[w].faults[METRICS_FAULT_ABORT], 1);
-        metrics_add(&m[w].fallbacks, 5);
-        metrics_add(&m[w].upstream_calls[METRICS_UP_CATALOG][0], 2);
-        metrics_add(&m[w].upstream_calls[METRICS_UP_INVENTORY][7], 4);
-        metrics_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_200], 6);
-        metrics_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_504], 1);
-        metrics_add(&m[w].requests[ROUTE_CATALOG][STATUS_IDX_200], 7);
-        metrics_add(&m[w].requests[ROUTE_INVENTORY][STATUS_IDX_404], 8);
+        stats_add(&m[w].faults[METRICS_FAULT_DELAY], 3);
+        stats_add(&m[w].faults[METRICS_FAULT_ABORT], 1);
+        stats_add(&m[w].fallbacks, 5);
+        stats_add(&m[w].upstream[METRICS_UP_CATALOG].calls[0], 2);
+        stats_add(&m[w].upstream[METRICS_UP_INVENTORY].calls[7], 4);
+        stats_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_200], 6);
+        stats_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_504], 1);
+        stats_add(&m[w].requests[ROUTE_CATALOG][STATUS_IDX_200], 7);
+        stats_add(&m[w].requests[ROUTE_INVENTORY][STATUS_IDX_404], 8);
     }
     static const char *const results[] = {"ok", "unresolved", "connect_error", "reset", "closed",
                                           "bad_response", "too_large", "timeout", "error"};

@@ -146,7 +146,7 @@ static void reuses_and_bounds(enum io_kind kind)
         cr_assert_str_eq(r[i].body, want, "FIFO: call %d answered in order", i);
     }
     cr_assert_eq(up.accepts, 1, "one pooled keep-alive connection carried all three");
-    cr_assert_eq(h.m.upstream_calls[METRICS_UP_CALLME][UPSTREAM_OK], 3);
+    cr_assert_eq(h.m.upstream[METRICS_UP_CALLME].calls[UPSTREAM_OK], 3);
     client_down();
     upstream_stop_thread();
 }

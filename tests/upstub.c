@@ -235,7 +235,7 @@ int uphost_add(struct uphost *h, int port, const char *path, enum metrics_upstre
     snprintf(s, sizeof(s), "http://127.0.0.1:%d%s", port, path);
     if (url_parse(s, u, err, sizeof(err)))
         return -EINVAL;
-    return upstream_add(&h->cl, u, resolver_add(&h->res, u), &h->m, role);
+    return upstream_add(&h->cl, u, resolver_add(&h->res, u), &h->m.upstream[role]);
 }
 
 int uphost_ready(struct uphost *h)
@@ -249,7 +249,7 @@ void uphost_turn(struct uphost *h, int wait_ms)
     int k = io_wait(&h->io, evs, 32, wait_ms);
     h->now_ms = upstub_mono_ms();
     for (int i = 0; i < k; i++)
-        if (evs[i].tag & UPSTREAM_TAG)
+        if (slots_owner(evs[i].tag) == SLOTS_OWNER_UPSTREAM)
             upstream_on_event(&h->cl, &evs[i]);
     upstream_expire(&h->cl);
 }

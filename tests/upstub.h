@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics.h"
 #include "upstream.h"
 
 #define UPSTUB_CONNS 32

@@ -1,6 +1,7 @@
 /* fuzz_request.c - libFuzzer target over primed's real request path, short of
- * the socket: src/conn.c and src/handlers.c over the scripted io.h backend
- * (tests/io_script.c), with inline dispatch and a stub prime.
+ * the socket: the core's connections and the app's handlers over the
+ * scripted io.h backend (tests/pool_fixture.c, tests/io_script.c), with
+ * inline dispatch and a stub prime.
  *
  * Bytes in -> receives of sizes chosen by the first input bytes -> conn.c
  * (read buffer, http_feed, compaction, 431, pipelining, flush) -> handlers.c
@@ -24,8 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "io_script.h"
+#include "pool_fixture.h"
 #include "prime.h"
 #include "trace.h"
 
@@ -50,6 +50,30 @@ int io_epoll_backend_init(struct io *io, int max_fd)
 int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, char *hex, size_t hexlen)
 {
     return (int)bits;
+}
+
+struct prime_state *prime_state_create(unsigned long seed)
+{
+    static char state;
+    return (struct prime_state *)&state;
+}
+
+void prime_state_destroy(struct prime_state *st)
+{
+}
+
+const char *prime_engine_name(enum prime_engine e)
+{
+    return "stub";
+}
+
+int prime_engine_parse(const char *s, enum prime_engine *e)
+{
+    return -1;
+}
+
+void prime_thread_fini(void)
+{
 }
 
 static bool is_lhex(char c)
@@ -163,33 +187,14 @@ static const uint32_t max_headers[] = {8192, 1024, 1500, 4096};
 static const unsigned max_urls[] = {2048, 16, 100, 1000};
 static const unsigned long max_bodies[] = {1UL << 20, 0, 10, 1000};
 
-static struct io_script S;
-static struct config C;
-static struct metrics M;
-static struct dispatch D;
-static struct dispatch *peers[1];
-static struct conn_pool P;
-static struct handler_env E;
-static struct alog A;
-static _Atomic int draining;
-static _Atomic uint64_t example_n, ping_n, event_n;
-
-static int no_scrape(void *ctx, char **out)
-{
-    return -ENOMEM; /* /metrics answers 500: rendering is test_metrics' */
-}
+static struct pool_fixture F;
+#define S (F.s)
+#define P (F.w.pool)
+#define M (F.aw->metrics)
 
 static void pump(void)
 {
-    struct io_event evs[64];
-    int n;
-    while ((n = io_wait(&S.io, evs, 64, 0)) > 0)
-        for (int i = 0; i < n; i++) {
-            if (evs[i].op == IO_OP_RECV)
-                conn_on_recv(&P, evs[i].tag, evs[i].res);
-            else if (evs[i].op == IO_OP_SEND)
-                conn_on_send(&P, evs[i].tag, evs[i].res);
-        }
+    pool_fixture_pump(&F);
 }
 
 static void sends(int fd)
@@ -259,47 +264,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_trace(&t, trace_parse_traceparent(in, tl, &t), "raw traceparent");
     check_trace(&t, trace_parse_b3(in, tl, &t), "raw b3");
 
-    io_script_init(&S);
-    memset(&C, 0, sizeof(C));
-    C.max_header = max_headers[cfg & 3];
-    C.max_url = max_urls[(cfg >> 2) & 3];
-    C.max_body = max_bodies[(cfg >> 4) & 3];
-    C.bits = PRIME_BITS_DEFAULT;
-    C.header_timeout_ms = 10000;
-    C.idle_timeout_ms = 60000;
-    C.queue_max = 1;
-    C.access_log = true;
-    memset(&M, 0, sizeof(M));
-    memset(&D, 0, sizeof(D));
-    memset(&P, 0, sizeof(P));
-    D.metrics = &M;
-    D.io = &S.io;
-    peers[0] = &D;
-    if (dispatch_init(&D, DISPATCH_INLINE, 1, false, 0, peers, 1))
-        FAIL("dispatch_init");
-    E = (struct handler_env){.draining = &draining,
-                             .example_n = &example_n,
-                             .ping_n = &ping_n,
-                             .event_n = &event_n,
-                             .app = "app",
-                             .pod = "pod",
-                             .ns = "ns",
-                             .revision_hdr = (cfg & 0x40) ? "K-Revision: primed-00001\r\n" : ""};
-    if (alog_init(&A, -1, 1 << 20)) /* never half full: nothing is written */
+    pool_fixture_init(&F);
+    struct config *C = &F.cfg;
+    C->max_header = max_headers[cfg & 3];
+    C->max_url = max_urls[(cfg >> 2) & 3];
+    C->max_body = max_bodies[(cfg >> 4) & 3];
+    C->bits = PRIME_BITS_DEFAULT;
+    C->header_timeout_ms = 10000;
+    C->idle_timeout_ms = 60000;
+    C->queue_max = 1;
+    C->dispatch = DISPATCH_INLINE;
+    C->access_log = true;
+    F.nslots = 1;
+    if (cfg & 0x40)
+        snprintf(F.app.revision_hdr, sizeof(F.app.revision_hdr), "K-Revision: primed-00001\r\n");
+    if (pool_fixture_start(&F))
+        FAIL("pool_fixture_start: %s", F.w.init_why);
+    /* the access log into a buffer that is never half full: nothing is
+     * written, the checks read it */
+    struct alog *A = &F.aw->alog;
+    alog_fini(A);
+    if (alog_init(A, -1, 1 << 20))
         return 0;
-    P.cfg = &C;
-    P.io = &S.io;
-    P.dispatch = &D;
-    P.metrics = &M;
-    P.alog = &A;
-    P.env = &E;
-    P.scrape = no_scrape;
-    P.nslots = 1;
-    P.now_ms = 1000000;
-    resp_date(P.date, 784111777);
-    strcpy(P.iso_time, "1994-11-06T08:49:37Z");
-    if (conn_pool_init(&P))
-        return 0;
+    strcpy(F.aw->iso_time, "1994-11-06T08:49:37Z");
 
     const int fd = 5;
     conn_start(&P, fd);
@@ -332,11 +319,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!S.fd[fd].closed)
             FAIL("the connection is still open after the client's EOF");
     }
-    if (atomic_load(&M.in_flight) != 0)
-        FAIL("%lld requests never answered (or answered twice)", (long long)atomic_load(&M.in_flight));
-    check_output(S.fd[fd].out, S.fd[fd].out_len, A.buf, A.len);
-    conn_pool_fini(&P);
-    free(A.buf);
-    A.buf = NULL;
+    if (atomic_load(&M.conn.in_flight) != 0)
+        FAIL("%lld requests never answered (or answered twice)", (long long)atomic_load(&M.conn.in_flight));
+    check_output(S.fd[fd].out, S.fd[fd].out_len, A->buf, A->len);
+    pool_fixture_stop(&F);
     return 0;
 }

@@ -1,9 +1,9 @@
 /* dispatch.h - where /example work runs: inline on the ring thread, or as a
  * task on this worker's work-stealing deque (wsq.h) that any worker may run.
  *
- * A dispatch knows no HTTP: a job is a tag (the caller's connection slot +
- * generation) and a prime size; a finished task comes back through the hooks
- * the connection layer gives it. It owns the task pool, the wait queue (jobs
+ * A dispatch knows no HTTP and no connection: a job is a tag (the caller's
+ * name for it) and a prime size; a finished task comes back through the
+ * done hook its caller gives it, and the lifted throttle through resume. It owns the task pool, the wait queue (jobs
  * that found the pool empty), the throttle (backpressure: the pool is empty or
  * jobs wait) and, in steal mode, stealing and the sleep/wake handshake.
  * Built with -Ddispatch=inline, none of the stealing part is compiled in.
@@ -43,11 +43,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "io.h"
-#include "metrics.h"
+#include "stats.h"
 #include "prime.h"
 #include "wsq.h"
+
+enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
+
+/* What a worker's dispatch counts (the app embeds and renders them). */
+struct dispatch_stats {
+    struct histo prime_seconds;
+    mcounter steals;        /* tasks this worker ran for another worker */
+    mcounter pieces_helped; /* pieces of another worker's prime search it tested */
+};
 
 struct task {
     struct task *next;      /* free list, or the owner's done list */
@@ -70,14 +78,15 @@ struct dispatch_job {
     uint8_t where; /* DISPATCH_JOB_* */
 };
 
-/* The connection layer's side, called on the owner's thread only. */
+/* The callers' side, called on the owner's thread only. */
 struct dispatch_hooks {
     /* A queued job's task finished (result) or was cancelled (-ECANCELED);
      * the job is IDLE again. */
     void (*done)(void *ctx, uint64_t tag, int result);
+    void *done_ctx;
     /* The throttle lifted: receives paused for it may go on. */
     void (*resume)(void *ctx);
-    void *ctx;
+    void *resume_ctx;
 };
 
 struct dispatch {
@@ -86,7 +95,7 @@ struct dispatch {
     enum prime_engine engine;
     struct prime_state *prime;     /* not owned: the worker's */
     struct io *io;                 /* not owned: the worker's; peers io_wake() it */
-    struct metrics *metrics;       /* not owned: the worker's */
+    struct dispatch_stats *stats;  /* not owned: the worker's */
     struct dispatch *const *peers; /* not owned: every worker's dispatch, this one included */
     unsigned npeers;
     struct dispatch_hooks hooks;

@@ -14,10 +14,10 @@
 
 #include "prime.h"
 
-#define X_NAME(id, path, allow) path,
+#define X_NAME(id, path, allow, handler) path,
 static const char *const names[] = {ROUTES(X_NAME)};
 #undef X_NAME
-#define X_ALLOW(id, path, allow) allow,
+#define X_ALLOW(id, path, allow, handler) allow,
 static const char *const allows[] = {ROUTES(X_ALLOW)};
 #undef X_ALLOW
 

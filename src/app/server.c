@@ -4,8 +4,10 @@
  * The main thread owns start-up (every error there is one clear line and a
  * non-zero exit) and signals: SIGTERM/SIGINT are blocked in every thread and
  * taken with sigtimedwait() here, so no handler ever runs on a worker.
- * Workers share nothing mutable except through dispatch (worker.c) and the
- * few atomics in struct server.
+ * Workers share nothing mutable except through dispatch (core/worker.c) and
+ * the few atomics of struct workers and struct app. server_run() reads as
+ * its steps: the app's state, the CPUs, the listeners, the workers, the
+ * ready line, the wait for a signal, the drain.
  */
 #define _GNU_SOURCE
 #include "server.h"
@@ -27,7 +29,6 @@
 #include "catalog.h"
 #include "cgroup.h"
 #include "log.h"
-#include "worker.h"
 #if PRIMED_HAVE_STORE
 #include "store.h"
 #endif
@@ -134,7 +135,7 @@ static void format_cpu_list(struct server *s)
 {
     size_t off = 0;
     s->cpu_list[0] = '\0';
-    for (unsigned i = 0; i < s->nworkers && off < sizeof(s->cpu_list) - 8; i++) {
+    for (unsigned i = 0; i < s->all.n && off < sizeof(s->cpu_list) - 8; i++) {
         if (s->cpus[i] < 0)
             off += (size_t)snprintf(s->cpu_list + off, sizeof(s->cpu_list) - off, "%sany", i ? "," : "");
         else
@@ -142,13 +143,15 @@ static void format_cpu_list(struct server *s)
     }
 }
 
+_Static_assert(CONFIG_WORKERS_MAX == WORKERS_MAX, "--threads is bounded by the core's table");
+
 static int wait_workers(struct server *s, const struct config *cfg, sigset_t *set)
 {
     /* returns when every worker has exited, or on timeout / second signal */
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
-        if (atomic_load(&s->running) == 0)
+        if (atomic_load(&s->all.running) == 0)
             return 0;
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -156,8 +159,8 @@ static int wait_workers(struct server *s, const struct config *cfg, sigset_t *se
         double left = (double)cfg->drain_timeout_ms / 1000.0 - waited;
         if (left <= 0) {
             long open = 0;
-            for (unsigned i = 0; i < s->nworkers; i++)
-                open += atomic_load_explicit(&s->workers[i].metrics.conns_open, memory_order_relaxed);
+            for (unsigned i = 0; i < s->all.n; i++)
+                open += atomic_load_explicit(&s->workers[i].pool.stats->conns_open, memory_order_relaxed);
             log_msg("drain timeout (%.1f s) reached with %ld connections still open; exiting", waited, open);
             return 1;
         }
@@ -176,21 +179,24 @@ static void *worker_entry(void *arg)
 {
     struct worker *w = arg;
     worker_main(w);
-    atomic_fetch_sub(&w->srv->running, 1);
+    atomic_fetch_sub(&w->all->running, 1);
     return NULL;
 }
 
-int server_run(const struct config *cfg)
+/* The app's process-wide state: /ping's names, K-Revision, the resolver of
+ * the upstreams, the event store, the catalog. */
+static void app_start(struct server *s)
 {
-    static struct server srv; /* one per process; workers point into it */
-    struct server *s = &srv;
-    s->cfg = cfg;
+    const struct config *cfg = s->cfg;
+    struct app *a = &s->app;
+    a->cfg = cfg;
+    a->workers = &s->all;
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
-    s->start_time = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
-    s->pod = env_or("POD_NAME", "unknown-pod");
-    s->ns = env_or("POD_NAMESPACE", "unknown-namespace");
-    s->app = env_or("APP_NAME", "primed");
+    a->start_time = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
+    a->pod = env_or("POD_NAME", "unknown-pod");
+    a->ns = env_or("POD_NAMESPACE", "unknown-namespace");
+    a->name = env_or("APP_NAME", "primed");
     const char *rev = getenv("K_REVISION");
     if (rev && *rev) {
         /* only a header-safe token goes into a header */
@@ -201,53 +207,33 @@ int server_run(const struct config *cfg)
                 *p == '.' || *p == '_')
                 clean[n++] = *p;
         clean[n] = '\0';
-        snprintf(s->revision_hdr, sizeof(s->revision_hdr), "K-Revision: %s\r\n", clean);
+        snprintf(a->revision_hdr, sizeof(a->revision_hdr), "K-Revision: %s\r\n", clean);
     }
-
-    unsigned quota = 0;
-    unsigned usable = usable_cpus(s->cpus, CONFIG_WORKERS_MAX, &quota);
-    unsigned ncpu_mask = usable;
-    s->nworkers = cfg->threads ? cfg->threads : usable;
-    if (s->nworkers > CONFIG_WORKERS_MAX)
-        s->nworkers = CONFIG_WORKERS_MAX;
-    /* Pin worker i to the i-th allowed CPU; more workers than CPUs wrap. With
-     * a quota smaller than the mask, the kernel still schedules us on any of
-     * the mask's CPUs: pinning to the first `quota` ones keeps them apart. */
-    for (unsigned i = ncpu_mask; i < s->nworkers; i++)
-        s->cpus[i] = s->cpus[i % ncpu_mask];
-    format_cpu_list(s);
-
-    signal(SIGPIPE, SIG_IGN);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every worker and helper thread */
 
     /* the chain: names resolved now (a failure is not fatal: Knative may
      * create callme after the caller), the event store opened. After the
-     * mask: their threads must not take SIGTERM (its default action would
-     * kill the process instead of draining it). */
-    resolver_init(&s->resolver);
+     * signal mask: their threads must not take SIGTERM (its default action
+     * would kill the process instead of draining it). */
+    resolver_init(&a->resolver);
     if (cfg->callme.host[0])
-        s->callme_target = resolver_add(&s->resolver, &cfg->callme);
+        a->callme_target = resolver_add(&a->resolver, &cfg->callme);
     if (cfg->zipkin.host[0])
-        s->zipkin_target = resolver_add(&s->resolver, &cfg->zipkin);
+        a->zipkin_target = resolver_add(&a->resolver, &cfg->zipkin);
     if (cfg->catalog_url.host[0] && cfg->inventory_url.host[0]) {
-        s->catalog_target = resolver_add(&s->resolver, &cfg->catalog_url);
-        s->inventory_target = resolver_add(&s->resolver, &cfg->inventory_url);
+        a->catalog_target = resolver_add(&a->resolver, &cfg->catalog_url);
+        a->inventory_target = resolver_add(&a->resolver, &cfg->inventory_url);
     }
-    for (unsigned i = 0; i < s->resolver.n; i++) {
-        const struct resolver_target *t = &s->resolver.targets[i];
+    for (unsigned i = 0; i < a->resolver.n; i++) {
+        const struct resolver_target *t = &a->resolver.targets[i];
         if (!t->resolved)
             log_msg("cannot resolve %s (%s): calls to it fail with 502 until it resolves; retrying every %d ms",
                     t->url->host, t->err, RESOLVER_RETRY_MS);
     }
-    if (resolver_start(&s->resolver))
+    if (resolver_start(&a->resolver))
         die(1, "cannot start the resolver thread");
 #if PRIMED_HAVE_STORE
     char serr[200];
-    if (store_open(&s->store, cfg->db, 0, serr, sizeof(serr)))
+    if (store_open(&a->store, cfg->db, 0, serr, sizeof(serr)))
         die(1, "event store --db %s: %s", cfg->db, serr);
 #else
     if (strcmp(cfg->db, ":memory:") != 0)
@@ -255,27 +241,80 @@ int server_run(const struct config *cfg)
 #endif
     /* the products: the built-in set or --catalog's, through the store's
      * tables when it is built in (what is served is what they hold) */
-    s->catalog = calloc(1, sizeof(*s->catalog));
-    if (!s->catalog)
+    a->catalog = calloc(1, sizeof(*a->catalog));
+    if (!a->catalog)
         die(1, "cannot allocate the catalog: out of memory");
     char cerr[300];
     if (cfg->catalog_file[0]) {
-        if (catalog_load(s->catalog, cfg->catalog_file, cerr, sizeof(cerr)))
+        if (catalog_load(a->catalog, cfg->catalog_file, cerr, sizeof(cerr)))
             die(2, "--catalog %s", cerr);
     } else {
-        catalog_builtin(s->catalog);
+        catalog_builtin(a->catalog);
     }
 #if PRIMED_HAVE_STORE
-    if (store_catalog(s->store, s->catalog, cerr, sizeof(cerr)))
+    if (store_catalog(a->store, a->catalog, cerr, sizeof(cerr)))
         die(1, "event store --db %s: %s", cfg->db, cerr);
 #endif
-    if (catalog_render(s->catalog))
+    if (catalog_render(a->catalog))
         die(1, "cannot render the catalog: out of memory");
+}
 
+static void app_stop(struct server *s)
+{
+    struct app *a = &s->app;
+#if PRIMED_HAVE_STORE
+    store_close(a->store); /* writes what is queued */
+    a->store = NULL;
+#endif
+    resolver_fini(&a->resolver);
+    catalog_free(a->catalog);
+    free(a->catalog);
+    a->catalog = NULL;
+}
 
-    s->workers = calloc(s->nworkers, sizeof(*s->workers));
+/* How many workers, on which CPUs; and their settings. */
+static void plan_workers(struct server *s)
+{
+    const struct config *cfg = s->cfg;
+    unsigned usable = usable_cpus(s->cpus, WORKERS_MAX, &s->quota);
+    unsigned ncpu_mask = usable;
+    s->all.n = cfg->threads ? cfg->threads : usable;
+    if (s->all.n > WORKERS_MAX)
+        s->all.n = WORKERS_MAX;
+    /* Pin worker i to the i-th allowed CPU; more workers than CPUs wrap. With
+     * a quota smaller than the mask, the kernel still schedules us on any of
+     * the mask's CPUs: pinning to the first `quota` ones keeps them apart. */
+    for (unsigned i = ncpu_mask; i < s->all.n; i++)
+        s->cpus[i] = s->cpus[i % ncpu_mask];
+    format_cpu_list(s);
+
+    unsigned listening = cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n;
+    s->opts = (struct worker_opts){
+        .io = cfg->io,
+        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0),
+        /* a receive and a send per upstream connection */
+        .app_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns,
+        .max_open = (cfg->max_conns + listening - 1) / listening,
+        .lim = {.max_header = cfg->max_header, .max_url = cfg->max_url, .max_body = cfg->max_body,
+                .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
+        .dispatch = cfg->dispatch,
+        .queue_max = cfg->queue_max,
+        .prime_split = cfg->prime_split,
+        .engine = cfg->engine,
+        .shared_listener = cfg->shared_listener,
+    };
+    s->all.hooks = &app_worker_hooks;
+    s->all.app = &s->app;
+}
+
+/* A listener per worker (or one shared, or only the first --listeners). */
+static void open_listeners(struct server *s)
+{
+    const struct config *cfg = s->cfg;
+    s->workers = calloc(s->all.n, sizeof(*s->workers));
     if (!s->workers)
-        die(1, "cannot allocate %u workers: out of memory", s->nworkers);
+        die(1, "cannot allocate %u workers: out of memory", s->all.n);
+    s->app.w = s->workers;
     int port = cfg->port;
     /* Every listener sets SO_REUSEPORT, which would let this process share a
      * port with another primed of the same user (and take half its traffic).
@@ -285,13 +324,13 @@ int server_run(const struct config *cfg)
         if (e == -EADDRINUSE)
             die(2, "cannot listen on %s port %d: it is in use by another process", cfg->host, port);
     }
-    for (unsigned i = 0; i < s->nworkers; i++) {
+    for (unsigned i = 0; i < s->all.n; i++) {
         struct worker *w = &s->workers[i];
-        w->srv = s;
-        w->cfg = cfg;
+        w->all = &s->all;
+        w->opts = &s->opts;
         w->id = i;
         w->cpu = s->cpus[i];
-        s->dispatch[i] = &w->dispatch;
+        s->all.dispatch[i] = &w->dispatch;
         int bound = 0;
         if (cfg->listeners && i >= cfg->listeners) {
             w->lfd = -1; /* --listeners: this worker only serves what others hand it */
@@ -307,82 +346,119 @@ int server_run(const struct config *cfg)
         port = bound; /* --port 0: the others join the port the first one got */
     }
     s->port = port;
+}
 
-    pthread_barrier_init(&worker_start_barrier, NULL, s->nworkers + 1);
-    atomic_store(&s->running, (int)s->nworkers);
-    for (unsigned i = 0; i < s->nworkers; i++) {
+/* Starts the workers and waits for their set-up. Returns 0, or 1 when one
+ * failed (said on stderr; the others are stopped and joined). */
+static int start_workers(struct server *s)
+{
+    pthread_barrier_init(&s->all.start, NULL, s->all.n + 1);
+    atomic_store(&s->all.running, (int)s->all.n);
+    for (unsigned i = 0; i < s->all.n; i++) {
         int r = pthread_create(&s->workers[i].thread, NULL, worker_entry, &s->workers[i]);
         if (r)
             die(1, "cannot start worker %u: %s", i, strerror(r));
     }
-    pthread_barrier_wait(&worker_start_barrier);
-    for (unsigned i = 0; i < s->nworkers; i++) {
+    pthread_barrier_wait(&s->all.start);
+    for (unsigned i = 0; i < s->all.n; i++) {
         if (s->workers[i].init_err) {
             log_msg("worker %u: %s", i, s->workers[i].init_why);
-            atomic_store(&s->draining, 2);
-            pthread_barrier_wait(&worker_start_barrier);
-            for (unsigned j = 0; j < s->nworkers; j++)
+            atomic_store(&s->all.draining, 2);
+            pthread_barrier_wait(&s->all.start);
+            for (unsigned j = 0; j < s->all.n; j++)
                 pthread_join(s->workers[j].thread, NULL);
             return 1;
         }
     }
+    return 0;
+}
 
+static void say_ready(struct server *s)
+{
+    const struct config *cfg = s->cfg;
+    const struct app *a = &s->app;
     const struct worker *w0 = &s->workers[0];
     char quota_txt[32] = "none";
-    if (quota)
-        snprintf(quota_txt, sizeof(quota_txt), "%u", quota);
+    if (s->quota)
+        snprintf(quota_txt, sizeof(quota_txt), "%u", s->quota);
     log_msg("ready version=%s profile=%s dispatch=%s engine=%s prime_split=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
             "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
             "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s callme=%s zipkin=%s "
             "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s%s%s inventory_url=%s%s%s "
             "fanout=%s fault_delay=%ums fault_delay_percent=%g fault_abort=%u fault_abort_percent=%g fault_path=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
-            w0->dispatch.hunt ? "on" : "off", w0->io.desc, s->nworkers, s->cpu_list, quota_txt,
-            cfg->listeners && cfg->listeners < s->nworkers ? cfg->listeners : s->nworkers,
+            w0->dispatch.hunt ? "on" : "off", w0->io.desc, s->all.n, s->cpu_list, quota_txt,
+            cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n,
             cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns, cfg->max_header,
             cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,
             cfg->drain_timeout_ms, cfg->access_log ? "on" : "off", cfg->callme.host[0] ? cfg->callme.authority : "none",
             cfg->zipkin.host[0] ? cfg->zipkin.authority : "none", cfg->upstream_timeout_ms, cfg->upstream_conns,
             PRIMED_HAVE_STORE ? cfg->db : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
-            s->catalog->n, s->catalog_target ? "http://" : "", s->catalog_target ? cfg->catalog_url.authority : "none",
-            s->catalog_target ? cfg->catalog_url.path : "", s->inventory_target ? "http://" : "",
-            s->inventory_target ? cfg->inventory_url.authority : "none", s->inventory_target ? cfg->inventory_url.path : "",
+            a->catalog->n, a->catalog_target ? "http://" : "", a->catalog_target ? cfg->catalog_url.authority : "none",
+            a->catalog_target ? cfg->catalog_url.path : "", a->inventory_target ? "http://" : "",
+            a->inventory_target ? cfg->inventory_url.authority : "none", a->inventory_target ? cfg->inventory_url.path : "",
             cfg->fanout_sequential ? "sequential" : "parallel", cfg->fault_delay_ms, cfg->fault_delay_pct,
             cfg->fault_abort, cfg->fault_abort_pct, cfg->fault_path);
-    pthread_barrier_wait(&worker_start_barrier);
+}
 
+/* Blocks SIGTERM and SIGINT in every thread (inherited), for sigwait here. */
+static void block_signals(sigset_t *set)
+{
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, set, NULL); /* inherited by every worker and helper thread */
+}
+
+/* Until SIGTERM or SIGINT; then the workers drain. Returns the exit status. */
+static int serve_until_signal(struct server *s, sigset_t *set)
+{
+    const struct config *cfg = s->cfg;
     int sig;
     for (;;) {
-        sig = sigwaitinfo(&set, NULL);
+        sig = sigwaitinfo(set, NULL);
         if (sig == SIGTERM || sig == SIGINT)
             break;
     }
     log_msg("%s: draining (readyz 503, finishing in-flight requests, up to %.1f s)",
             sig == SIGTERM ? "SIGTERM" : "SIGINT", (double)cfg->drain_timeout_ms / 1000.0);
-    atomic_store(&s->draining, 1);
-    for (unsigned i = 0; i < s->nworkers; i++)
+    atomic_store(&s->all.draining, 1);
+    for (unsigned i = 0; i < s->all.n; i++)
         io_wake(&s->workers[i].io);
 
-    int status = wait_workers(s, cfg, &set);
+    int status = wait_workers(s, cfg, set);
     if (status)
         return status; /* workers may still run: exit() ends them */
-    for (unsigned i = 0; i < s->nworkers; i++) {
+    for (unsigned i = 0; i < s->all.n; i++) {
         pthread_join(s->workers[i].thread, NULL);
         if (s->workers[i].lfd >= 0 && (i == 0 || !cfg->shared_listener))
             close(s->workers[i].lfd);
     }
-    for (unsigned i = 0; i < s->nworkers; i++) {
+    for (unsigned i = 0; i < s->all.n; i++)
         io_close_wake(&s->workers[i].io);
-    }
-#if PRIMED_HAVE_STORE
-    store_close(s->store); /* writes what is queued */
-    s->store = NULL;
-#endif
-    resolver_fini(&s->resolver);
-    catalog_free(s->catalog);
-    free(s->catalog);
-    s->catalog = NULL;
-    uint64_t served = atomic_load(&s->example_n);
+    return 0;
+}
+
+int server_run(const struct config *cfg)
+{
+    static struct server srv; /* one per process; workers point into it */
+    struct server *s = &srv;
+    s->cfg = cfg;
+    sigset_t set;
+    plan_workers(s);
+    block_signals(&set);
+    app_start(s);
+    open_listeners(s);
+    if (start_workers(s))
+        return 1;
+    say_ready(s);
+    pthread_barrier_wait(&s->all.start);
+    int status = serve_until_signal(s, &set);
+    if (status)
+        return status;
+    app_stop(s);
+    uint64_t served = atomic_load(&s->app.example_n);
     log_msg("drained: exiting (/example answered %llu times)", (unsigned long long)served);
     return 0;
 }

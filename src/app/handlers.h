@@ -17,10 +17,12 @@
 #include "http.h"
 #include "log.h"
 #include "resp.h"
+#include "route.h"
 #include "trace.h"
 
 /* Longest inline body: /caller/ping's (its own 288-byte /ping-style prefix
- * plus " is calling " plus callme's answer, which must fit what is left). */
+ * plus " is calling " plus callme's answer, which must fit what is left);
+ * the core copies up to CONN_BODY_MAX (conn.h, which asserts the two). */
 #define HANDLERS_BODY_MAX 640
 
 struct catalog;
@@ -42,20 +44,18 @@ struct handler_env {
 
 enum handler_action {
     HANDLER_RESPOND, /* r is filled: send it */
-    HANDLER_PRIME,   /* /example: run a prime of rq->route.bits, then handlers_example() */
-    HANDLER_METRICS, /* /metrics: render the scrape, then handlers_metrics() */
-    HANDLER_CALL,    /* /caller/ping: store an event, call callme, then handlers_caller() */
-    HANDLER_FANOUT,  /* /api/products: the gateway's fan-out, then handlers_products() */
     HANDLER_LASTING, /* r is filled and its body outlives every connection (the catalog's): send it from there */
+    HANDLER_ROUTE,   /* the route's own handler answers (the route table in app.c) */
 };
 
 /* Whether the answer to the request h just parsed may keep the connection. */
 bool handlers_keep_alive(const struct handler_env *env, const struct http *h);
 
-/* Answers a routed request into r (an inline body goes to body, cap >=
- * HANDLERS_BODY_MAX), or says which work the caller must do first. */
-enum handler_action handlers_route(const struct handler_env *env, const struct http *h, struct resp *r, char *body,
-                                   size_t cap);
+/* Answers a request routed to rt into r when the answer needs no work (an
+ * inline body goes to body, cap >= HANDLERS_BODY_MAX): a refusal (400, 404,
+ * 405), a probe, /ping, the catalog; else HANDLER_ROUTE. */
+enum handler_action handlers_route(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                                   struct resp *r, char *body, size_t cap);
 /* /example once its prime is done (result < 0: it failed). body as above. */
 void handlers_example(const struct handler_env *env, const struct http *h, int result, struct resp *r, char *body,
                       size_t cap);
@@ -63,10 +63,6 @@ void handlers_example(const struct handler_env *env, const struct http *h, int r
  * many scrape bodies alive on this worker). */
 void handlers_metrics(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
                       struct resp *r);
-/* A request refused before routing (status, why); resets rq's routing so the
- * request counts under "other", keeping its method for the access log. */
-void handlers_refusal(struct http_req *rq, int status, enum bad_reason why, struct resp *r);
-
 /* Stores one event (now, the pod) and returns its id, or 0 when the store
  * is too far behind to take it. */
 uint64_t handlers_event(const struct handler_env *env);
@@ -100,7 +96,7 @@ uint64_t handlers_rand(uint64_t *rng);
 void handlers_headers(const struct handler_env *env, const struct trace *tr, uint64_t span, char *extra, size_t cap);
 
 /* Appends the access-log line of one answered request to a. */
-void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq, int status,
-                         size_t bytes, uint64_t dur_ns, const struct trace *tr);
+void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq,
+                         enum route_id route, int status, size_t bytes, uint64_t dur_ns, const struct trace *tr);
 
 #endif

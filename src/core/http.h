@@ -1,8 +1,9 @@
 /* http.h - llhttp glue: one request at a time out of a connection's read buffer.
  *
  * The parser never copies the request: it records offsets into the caller's
- * buffer, routes the request when its head is complete, and pauses at every
- * message boundary so responses leave in request order.
+ * buffer, hands the head to its owner's hook (lim->on_head) when it is
+ * complete, and pauses at every message boundary so responses leave in
+ * request order. It knows no route.
  */
 #ifndef PRIMED_HTTP_H
 #define PRIMED_HTTP_H
@@ -13,7 +14,6 @@
 
 #include <llhttp.h>
 
-#include "route.h"
 
 /* Why a request was refused; the label of primed_bad_requests_total. */
 #define BAD_REASONS(X)                          \
@@ -35,11 +35,15 @@ enum bad_reason { BAD_REASONS(X_ENUM) BAD__COUNT };
 /* Name of a bad_reason (metric label); never NULL. */
 const char *http_bad_reason_name(enum bad_reason r);
 
+struct http_req;
+/* A request's head is complete: url (len bytes, the request target) is
+ * valid during the call only. ctx is the parser's head_ctx. */
+typedef void http_head_fn(void *ctx, const struct http_req *rq, const char *url, size_t len);
+
 struct http_limits {
     unsigned max_url;
     unsigned long max_body;
-    unsigned default_bits;
-    const char *fault_path; /* --fault-path: requests under it are marked (req.fault_path), or NULL */
+    http_head_fn *on_head; /* the owner's router, or NULL */
 };
 
 /* Capacities of the trace header values kept per request. A longer value
@@ -52,12 +56,10 @@ struct http_limits {
 /* What the worker needs of one request, filled when its head is complete.
  * Everything before traceparent_len is cleared at each message start. */
 struct http_req {
-    struct route_result route;
     uint8_t method;  /* llhttp_method_t, valid when has_method */
     bool has_method; /* the request line got as far as its method */
     bool keep_alive; /* valid once the message is complete */
     bool head;       /* HEAD: answer without a body */
-    bool fault_path; /* its path is under lim->fault_path */
     bool early;      /* answered at the end of its head (Expect: 100-continue
                               with a body primed will not read): then close */
     uint8_t traceparent_len;
@@ -93,6 +95,7 @@ enum http_status {
 struct http {
     llhttp_t p;
     const struct http_limits *lim; /* not owned; the worker's config */
+    void *head_ctx;                /* lim->on_head's ctx: the owner's (a connection) */
     const char *base;              /* buffer of the current feed; valid during http_feed() only */
     uint32_t url_off;              /* offset of the URL in the connection's read buffer */
     uint32_t url_len;
@@ -107,7 +110,7 @@ struct http {
     bool paused_head;     /* the parser paused at the end of the head (Expect) */
     bool paused_trailers; /* ... at the last chunk: trailers follow */
     bool in_message;      /* some bytes of a request have been parsed */
-    bool head_done;       /* its head is complete (the request is routed) */
+    bool head_done;       /* its head is complete (on_head ran) */
     bool upgrade;
     unsigned long body_len;
     uint16_t err_status; /* with HTTP_ERROR: 400, 413, 414, ... */

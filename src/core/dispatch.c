@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "build_info.h"
+#include "clock.h"
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -38,7 +39,7 @@ static int run_prime(struct dispatch *d, unsigned bits)
     } else
 #endif
         r = prime_generate(d->prime, d->engine, bits, NULL, 0);
-    metrics_observe(&d->metrics->prime_seconds, thread_cpu_ns() - t0);
+    stats_observe(&d->stats->prime_seconds, thread_cpu_ns() - t0);
     return r;
 }
 
@@ -151,13 +152,6 @@ int64_t dispatch_queue_depth(const struct dispatch *d)
 
 #define HANDOFF_NS 1000000u /* 1 ms: a woken worker is running by then */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int steal_init(struct dispatch *d, unsigned queue_max, bool split)
 {
     /* flint is never split, and one worker has nobody to help it */
@@ -223,7 +217,7 @@ static void task_queue(struct dispatch *d, struct dispatch_job *job, struct task
     t->tag = job->tag;
     t->owner = d->id;
     t->bits = job->bits;
-    t->queued_ns = mono_ns();
+    t->queued_ns = clock_mono_ns();
     atomic_store_explicit(&t->cancelled, false, memory_order_relaxed);
     job->task = t;
     job->where = DISPATCH_JOB_QUEUED;
@@ -291,7 +285,7 @@ static void task_done(struct dispatch *d, struct task *t)
     d->tasks_out--;
     t->next = d->task_free;
     d->task_free = t;
-    d->hooks.done(d->hooks.ctx, t->tag, t->result);
+    d->hooks.done(d->hooks.done_ctx, t->tag, t->result);
 }
 
 static void unthrottle(struct dispatch *d)
@@ -310,7 +304,7 @@ static void unthrottle(struct dispatch *d)
     if (!d->throttled || d->waitq_head || !d->task_free)
         return;
     d->throttled = false;
-    d->hooks.resume(d->hooks.ctx);
+    d->hooks.resume(d->hooks.resume_ctx);
 }
 
 /* Takes the tasks other workers finished for us. */
@@ -339,7 +333,7 @@ static void collect_finished(struct dispatch *d)
  * (task_queue): leave it alone until HANDOFF_NS have passed. */
 static bool handing_off(struct dispatch *d)
 {
-    return d->handoff_until_ns && wsq_size(&d->q) == 1 && mono_ns() < d->handoff_until_ns;
+    return d->handoff_until_ns && wsq_size(&d->q) == 1 && clock_mono_ns() < d->handoff_until_ns;
 }
 
 static struct task *take_task(struct dispatch *d, bool *stolen)
@@ -377,7 +371,7 @@ static bool run_one_task(struct dispatch *d)
         unthrottle(d);
         return true;
     }
-    metrics_add(&d->metrics->steals, 1);
+    stats_add(&d->stats->steals, 1);
     struct dispatch *o = d->peers[t->owner];
     struct task *head = atomic_load_explicit(&o->done, memory_order_relaxed);
     do {
@@ -407,7 +401,7 @@ static void steal_poll(struct dispatch *d)
     /* nothing of our own to run: one piece of a peer's search */
     struct dispatch *o = hunting_peer(d);
     if (o && prime_hunt_help(d->prime, o->hunt))
-        metrics_add(&d->metrics->pieces_helped, 1);
+        stats_add(&d->stats->pieces_helped, 1);
 }
 
 static bool work_anywhere(struct dispatch *d)

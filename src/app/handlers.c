@@ -35,7 +35,7 @@ bool handlers_keep_alive(const struct handler_env *env, const struct http *h)
     return h->req.keep_alive && !draining(env) && !h->upgrade;
 }
 
-static void text(struct resp *r, const struct http *h, int status, const char *body, bool ka)
+static void text(struct resp *r, const struct route_result *rt, int status, const char *body, bool ka)
 {
     *r = (struct resp){
         .status = status,
@@ -45,56 +45,55 @@ static void text(struct resp *r, const struct http *h, int status, const char *b
         .keep_alive = ka,
     };
     if (status == 405)
-        r->allow = route_allow((enum route_id)h->req.route.id);
+        r->allow = rt ? route_allow((enum route_id)rt->id) : NULL;
 }
 
-enum handler_action handlers_route(const struct handler_env *env, const struct http *h, struct resp *r, char *body,
-                                   size_t cap)
+enum handler_action handlers_route(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                                   struct resp *r, char *body, size_t cap)
 {
-    const struct route_result *rt = &h->req.route;
     bool ka = handlers_keep_alive(env, h);
     if (rt->status == 400) {
         snprintf(body, cap, "%s\n", rt->reason ? rt->reason : "bad request");
-        text(r, h, 400, body, ka);
+        text(r, rt, 400, body, ka);
         return HANDLER_RESPOND;
     }
     if (rt->status) {
-        text(r, h, rt->status, rt->status == 404 ? "not found\n" : "method not allowed\n", ka);
+        text(r, rt, rt->status, rt->status == 404 ? "not found\n" : "method not allowed\n", ka);
         return HANDLER_RESPOND;
     }
     switch (rt->id) {
     case ROUTE_EXAMPLE:
-        return HANDLER_PRIME;
+        return HANDLER_ROUTE;
     case ROUTE_METRICS:
-        return HANDLER_METRICS;
+        return HANDLER_ROUTE;
     case ROUTE_HEALTHZ:
-        text(r, h, 200, "ok\n", ka);
+        text(r, rt, 200, "ok\n", ka);
         break;
     case ROUTE_READYZ:
         if (draining(env))
-            text(r, h, 503, "draining\n", false);
+            text(r, rt, 503, "draining\n", false);
         else
-            text(r, h, 200, "ready\n", ka);
+            text(r, rt, 200, "ready\n", ka);
         break;
     case ROUTE_CALLME: {
         uint64_t id = handlers_event(env);
         if (id == 0) {
-            text(r, h, 503, "event store is behind; retry\n", ka);
+            text(r, rt, 503, "event store is behind; retry\n", ka);
             break;
         }
         snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, id, env->pod, env->ns);
-        text(r, h, 200, body, ka);
+        text(r, rt, 200, body, ka);
         break;
     }
     case ROUTE_CALLER:
         if (!env->callme) {
-            text(r, h, 404, "not found: /caller/ping needs --callme-url (CALLME_URL)\n", ka);
+            text(r, rt, 404, "not found: /caller/ping needs --callme-url (CALLME_URL)\n", ka);
             break;
         }
-        return HANDLER_CALL;
+        return HANDLER_ROUTE;
     case ROUTE_CATALOG:
         if (!env->catalog) {
-            text(r, h, 404, "not found\n", ka);
+            text(r, rt, 404, "not found\n", ka);
             break;
         }
         *r = (struct resp){.status = 200, .ctype = JSON, .body = env->catalog->json,
@@ -103,7 +102,7 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     case ROUTE_INVENTORY: {
         const struct catalog_item *it = env->catalog && rt->item_len ? catalog_find(env->catalog, rt->item) : NULL;
         if (!it) {
-            text(r, h, 404, "no such item\n", ka);
+            text(r, rt, 404, "no such item\n", ka);
             break;
         }
         *r = (struct resp){.status = 200, .ctype = JSON, .body = it->inventory, .body_len = it->inventory_len,
@@ -112,20 +111,20 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     }
     case ROUTE_PRODUCTS:
         if (!env->gateway) {
-            text(r, h, 404, "not found: /api/products needs --catalog-url and --inventory-url\n", ka);
+            text(r, rt, 404, "not found: /api/products needs --catalog-url and --inventory-url\n", ka);
             break;
         }
-        return HANDLER_FANOUT;
+        return HANDLER_ROUTE;
     case ROUTE_PING: {
         uint64_t n = atomic_fetch_add_explicit(env->ping_n, 1, memory_order_relaxed) + 1;
         /* values come from the pod spec, not the request: still bounded (at
          * most 64 + 4 + 20 + 3 + 128 + 4 + 64 + 1 = 288 bytes) */
         snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, n, env->pod, env->ns);
-        text(r, h, 200, body, ka);
+        text(r, rt, 200, body, ka);
         break;
     }
     default:
-        text(r, h, 404, "not found\n", ka);
+        text(r, rt, 404, "not found\n", ka);
         break;
     }
     return HANDLER_RESPOND;
@@ -149,7 +148,7 @@ void handlers_caller(const struct handler_env *env, const struct http *h, uint64
 {
     bool ka = handlers_keep_alive(env, h);
     if (id == 0) {
-        text(r, h, 503, "event store is behind; retry\n", ka);
+        text(r, NULL, 503, "event store is behind; retry\n", ka);
         return;
     }
     if (res == UPSTREAM_OK && status >= 200 && status < 300) {
@@ -162,7 +161,7 @@ void handlers_caller(const struct handler_env *env, const struct http *h, uint64
             return;
         }
         snprintf(body, cap, "upstream %s: answer too long to forward (%zu bytes)\n", env->callme, up_len);
-        text(r, h, 502, body, ka);
+        text(r, NULL, 502, body, ka);
         return;
     }
     if (res == UPSTREAM_OK)
@@ -175,7 +174,7 @@ void handlers_caller(const struct handler_env *env, const struct http *h, uint64
     else
         snprintf(body, cap, "upstream %s: %s\n", env->callme,
                  why ? why : upstream_result_text((enum upstream_result)res));
-    text(r, h, res == UPSTREAM_TIMEOUT ? 504 : 502, body, ka);
+    text(r, NULL, res == UPSTREAM_TIMEOUT ? 504 : 502, body, ka);
 }
 
 void handlers_products(const struct handler_env *env, const struct http *h, int status, const char *json, size_t len,
@@ -187,20 +186,20 @@ void handlers_products(const struct handler_env *env, const struct http *h, int 
         return;
     }
     snprintf(body, cap, "%.400s\n", why ? why : "upstream failed");
-    text(r, h, status, body, ka);
+    text(r, NULL, status, body, ka);
 }
 
 void handlers_fault_abort(const struct handler_env *env, const struct http *h, int status, struct resp *r)
 {
     /* Envoy's body for an abort, so a client cannot tell primed's from Istio's */
-    text(r, h, status, "fault filter abort", handlers_keep_alive(env, h));
+    text(r, NULL, status, "fault filter abort", handlers_keep_alive(env, h));
 }
 
 void handlers_example(const struct handler_env *env, const struct http *h, int result, struct resp *r, char *body,
                       size_t cap)
 {
     if (result < 0) {
-        text(r, h, 500, "prime generation failed\n", false);
+        text(r, NULL, 500, "prime generation failed\n", false);
         return;
     }
     uint64_t n = atomic_fetch_add_explicit(env->example_n, 1, memory_order_relaxed) + 1;
@@ -221,11 +220,11 @@ void handlers_metrics(const struct handler_env *env, const struct http *h, const
     if (busy) {
         /* clients that do not read their scrape hold its body: a cap keeps
          * memory bounded (conn.c: CONN_SCRAPES_MAX x 64 KiB a worker) */
-        text(r, h, 503, "too many /metrics responses in flight on this worker; retry\n", ka);
+        text(r, NULL, 503, "too many /metrics responses in flight on this worker; retry\n", ka);
         return;
     }
     if (len < 0) {
-        text(r, h, 500, "metrics unavailable\n", ka);
+        text(r, NULL, 500, "metrics unavailable\n", ka);
         return;
     }
     *r = (struct resp){
@@ -235,36 +234,6 @@ void handlers_metrics(const struct handler_env *env, const struct http *h, const
         .body_len = (size_t)len,
         .keep_alive = ka,
     };
-}
-
-void handlers_refusal(struct http_req *rq, int status, enum bad_reason why, struct resp *r)
-{
-    static const char *const bodies[BAD__COUNT] = {
-        [BAD_PARSE] = "malformed request\n",
-        [BAD_HEADER_TOO_LARGE] = "request head too large\n",
-        [BAD_URL_TOO_LONG] = "URL too long\n",
-        [BAD_BODY_TOO_LARGE] = "request body too large\n",
-        [BAD_TIMEOUT] = "request not received in time\n",
-        [BAD_QUERY] = "bad query\n",
-        [BAD_FRAMING] = "malformed request: every line of a head must end in CRLF\n",
-        [BAD_HOST] = "exactly one Host header is required (RFC 9112 3.2)\n",
-        [BAD_EXPECT] = "expectation not supported (only 100-continue)\n",
-    };
-    /* the request was never routed: account it under "other"; its method,
-     * when the request line got that far, stays for the access log */
-    uint8_t method = rq->method;
-    bool has_method = rq->has_method;
-    memset(rq, 0, offsetof(struct http_req, traceparent_len));
-    rq->method = method;
-    rq->has_method = has_method;
-    rq->route.id = ROUTE_OTHER;
-    *r = (struct resp){
-        .status = status,
-        .ctype = TEXT,
-        .body = bodies[why] ? bodies[why] : "bad request\n",
-        .keep_alive = false,
-    };
-    r->body_len = strlen(r->body);
 }
 
 /* The request's trace context: traceparent, else a single b3 header, else
@@ -317,11 +286,11 @@ void handlers_headers(const struct handler_env *env, const struct trace *tr, uin
         snprintf(extra + elen, cap - elen, "%s", env->revision_hdr);
 }
 
-void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq, int status,
-                         size_t bytes, uint64_t dur_ns, const struct trace *tr)
+void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq,
+                         enum route_id route, int status, size_t bytes, uint64_t dur_ns, const struct trace *tr)
 {
     alog_printf(a, "ts=%s worker=%u method=%s path=%s status=%d bytes=%zu dur_us=%" PRIu64 " trace_id=%s", iso_time,
                 worker, rq->has_method ? llhttp_method_name((llhttp_method_t)rq->method) : "-",
-                route_name((enum route_id)rq->route.id), status, bytes, dur_ns / 1000,
+                route_name(route), status, bytes, dur_ns / 1000,
                 tr && tr->valid ? tr->trace_id : "-");
 }

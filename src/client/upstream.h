@@ -19,14 +19,11 @@
 
 #include "http_response.h"
 #include "io.h"
-#include "metrics.h"
+#include "stats.h"
 #include "resolver.h"
+#include "slots.h"
 #include "timer.h"
 #include "trace.h"
-
-/* Tags of upstream connections carry this bit: the worker hands their
- * completions to upstream_on_event(), the others to conn.c. */
-#define UPSTREAM_TAG (UINT64_C(1) << 55)
 
 #define UPSTREAM_MAX       4                  /* upstreams per client: callme, zipkin, catalog, inventory */
 #define UPSTREAM_BODY_MAX  16384              /* response body kept; a longer one is an error */
@@ -50,6 +47,12 @@
 #define X_ENUM(id, label, text) id,
 enum upstream_result { UPSTREAM_RESULTS(X_ENUM) UPSTREAM__RESULTS };
 #undef X_ENUM
+
+/* What a client counts of one upstream (the app embeds and renders them). */
+struct upstream_stats {
+    mcounter calls[UPSTREAM__RESULTS]; /* by result */
+    struct histo seconds;              /* start of a call to its end, any result */
+};
 
 struct upstream_call;
 /* The call is over: res, and with UPSTREAM_OK the status and the body (valid
@@ -94,8 +97,7 @@ struct upstream {
     struct up_conn *idle;           /* pooled connections, LIFO */
     struct upstream_call *wait_head, *wait_tail;
     unsigned nwait;
-    mcounter *calls;       /* not owned: the worker's metrics row, by result */
-    struct histo *seconds; /* not owned: the worker's */
+    struct upstream_stats *stats; /* not owned: the worker's */
 };
 
 struct upstream_client {
@@ -109,8 +111,8 @@ struct upstream_client {
     struct upstream ups[UPSTREAM_MAX];
     unsigned nups;
     struct up_conn *conns; /* owned table of nups * max_conns, touched on first use */
-    struct up_conn *free_conns;
-    uint32_t fresh, nslots;
+    struct slot_table slots;
+    uint32_t nslots;
     struct timer_list deadlines, idle;
     bool draining; /* no connection goes back to the pool */
 };
@@ -119,9 +121,9 @@ struct upstream_client {
 int upstream_client_init(struct upstream_client *c);
 /* Closes every connection (none with an op in flight: after the loop) and frees. */
 void upstream_client_fini(struct upstream_client *c);
-/* Adds an upstream counted in m's row of role; returns its index, or -ENOSPC. */
-int upstream_add(struct upstream_client *c, const struct url *url, struct resolver_target *target, struct metrics *m,
-                 enum metrics_upstream role);
+/* Adds an upstream counted in stats; returns its index, or -ENOSPC. */
+int upstream_add(struct upstream_client *c, const struct url *url, struct resolver_target *target,
+                 struct upstream_stats *stats);
 
 /* Starts call on upstream up. Returns true when started: call->done will
  * run, and may already have run when the ring refused an op (the owner sets
@@ -131,7 +133,7 @@ bool upstream_start(struct upstream_client *c, unsigned up, struct upstream_call
 /* Forgets call (its owner goes away): done will not run. */
 void upstream_cancel(struct upstream_client *c, struct upstream_call *call);
 
-/* A completion whose tag has UPSTREAM_TAG. */
+/* A completion of a tag of owner SLOTS_OWNER_UPSTREAM (slots.h). */
 void upstream_on_event(struct upstream_client *c, const struct io_event *ev);
 /* Fires deadlines due at *now_ms: 504s and idle closes. */
 void upstream_expire(struct upstream_client *c);

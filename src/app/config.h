@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dispatch.h"
+#include "io.h"
 #include "prime.h"
 #include "url.h"
 
@@ -16,8 +18,6 @@
  * table of the server are bounded by it. */
 #define CONFIG_WORKERS_MAX 1024
 
-enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
-enum io_kind { IO_AUTO, IO_URING, IO_EPOLL };
 
 struct config {
     char host[64];    /* listen address, numeric IPv4 or IPv6 */

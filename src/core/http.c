@@ -4,7 +4,7 @@
  * Invariants: the parser pauses after every complete message (so the worker
  * answers in order and can stop reading while a request is being served); the
  * URL is kept as an offset into the caller's buffer until the head completes,
- * then routed and forgotten; bodies are counted and dropped. Never allocates.
+ * then handed to the owner (lim->on_head) and forgotten; bodies are counted and dropped. Never allocates.
  * llhttp is built with LLHTTP_STRICT_MODE (meson.build); what strict mode
  * still lets through (a bare LF as the empty line that ends a head or a
  * trailer section, obs-fold, bare CR/LF between messages) is refused by the
@@ -235,10 +235,8 @@ static int on_headers_complete(llhttp_t *p)
     h->req.method = p->method;
     h->req.has_method = true;
     h->req.head = p->method == HTTP_HEAD;
-    route_match(p->method, h->base + h->url_off, h->url_len, h->lim->default_bits, &h->req.route);
-    h->req.fault_path = h->lim->fault_path && route_has_prefix(h->base + h->url_off, h->url_len, h->lim->fault_path);
-    if (h->req.route.status == 400)
-        h->bad = BAD_QUERY;
+    if (h->lim->on_head)
+        h->lim->on_head(h->head_ctx, &h->req, h->base + h->url_off, h->url_len);
     h->head_done = true;
     bool body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length > 0);
     if (h->expect == EXPECT_CONTINUE && body) {

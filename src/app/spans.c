@@ -22,10 +22,10 @@ static void on_export_done(struct upstream_call *call, enum upstream_result res,
     unsigned n = s->in_flight;
     s->in_flight = 0;
     if (res == UPSTREAM_OK && status >= 200 && status < 300) {
-        metrics_add(&s->metrics->spans_sent, n);
+        stats_add(&s->metrics->spans_sent, n);
         return;
     }
-    metrics_add(&s->metrics->spans_dropped, n);
+    stats_add(&s->metrics->spans_dropped, n);
     if (*s->now_ms >= s->log_ms) {
         if (res == UPSTREAM_OK)
             log_msg("worker %u: zipkin: collector answered %d; %u spans dropped", s->worker, status, n);
@@ -65,7 +65,7 @@ void spans_fini(struct spans *s)
 void spans_add(struct spans *s, const struct zipkin_span *span)
 {
     if (s->n >= SPANS_PENDING) {
-        metrics_add(&s->metrics->spans_dropped, 1);
+        stats_add(&s->metrics->spans_dropped, 1);
         return;
     }
     if (s->n == 0)
@@ -85,7 +85,7 @@ void spans_poll(struct spans *s, bool now)
     memmove(s->pending, s->pending + k, s->n * sizeof(*s->pending));
     s->first_ms = *s->now_ms;
     if (len == 0) {
-        metrics_add(&s->metrics->spans_dropped, k); /* cannot happen: 64 spans are far below the buffer */
+        stats_add(&s->metrics->spans_dropped, k); /* cannot happen: 64 spans are far below the buffer */
         return;
     }
     s->call.body = s->json;
@@ -95,7 +95,7 @@ void spans_poll(struct spans *s, bool now)
     enum upstream_result res;
     if (!upstream_start(s->client, s->up, &s->call, &res)) {
         s->in_flight = 0;
-        metrics_add(&s->metrics->spans_dropped, k);
+        stats_add(&s->metrics->spans_dropped, k);
     }
 }
 

@@ -18,7 +18,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "config.h"
+
+/* Which backend (--io). */
+enum io_kind { IO_AUTO, IO_URING, IO_EPOLL };
 
 enum io_op {
     IO_OP_ACCEPT = 1, /* res: new fd or -errno; more=false: accepting stopped, re-arm */
@@ -44,7 +46,7 @@ struct io_event {
     uint64_t tag; /* the caller's tag of the op (IO_TAG_BITS wide), echoed back */
 };
 
-/* Tags are the caller's: the worker packs connection slot + generation. */
+/* Tags are the caller's: slots.h packs owner, slot and generation. */
 #define IO_TAG_BITS 56
 #define IO_TAG_MASK ((UINT64_C(1) << IO_TAG_BITS) - 1)
 

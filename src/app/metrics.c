@@ -1,6 +1,6 @@
 /* metrics.c - merge and Prometheus text exposition (format 0.0.4).
  *
- * Nothing here runs on the request path except metrics_observe(). The
+ * Nothing here runs on the request path except stats_observe(). The
  * exposition is written into one caller-provided buffer; process metrics come
  * from /proc/self at scrape time.
  */
@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
-static const double bounds[METRICS_NBUCKETS] = {METRICS_BUCKETS_S};
+static const double bounds[STATS_NBUCKETS] = {STATS_BUCKETS_S};
 
 #define X_CODE(code, text) code,
 static const int codes[STATUS_IDX__COUNT] = {HTTP_STATUSES(X_CODE)};
@@ -30,17 +30,6 @@ int metrics_status_index(int status)
     return -1;
 }
 
-void metrics_observe(struct histo *h, uint64_t ns)
-{
-    int i = 0;
-    double s = (double)ns / 1e9;
-    while (i < METRICS_NBUCKETS && s > bounds[i])
-        i++;
-    metrics_add(&h->bucket[i], 1);
-    metrics_add(&h->sum_ns, ns);
-    metrics_add(&h->count, 1);
-}
-
 static uint64_t ld(mcounter *c)
 {
     return atomic_load_explicit(c, memory_order_relaxed);
@@ -48,7 +37,7 @@ static uint64_t ld(mcounter *c)
 
 static void merge_histo(struct histo *h, uint64_t *cum, uint64_t *sum, uint64_t *count)
 {
-    for (int b = 0; b <= METRICS_NBUCKETS; b++)
+    for (int b = 0; b <= STATS_NBUCKETS; b++)
         cum[b] += ld(&h->bucket[b]);
     *sum += ld(&h->sum_ns);
     *count += ld(&h->count);
@@ -64,18 +53,18 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
                 v->requests[r][s] += ld(&m->requests[r][s]);
             merge_histo(&m->req_seconds[r], v->req_bucket[r], &v->req_sum_ns[r], &v->req_count[r]);
         }
-        merge_histo(&m->prime_seconds, v->prime_bucket, &v->prime_sum_ns, &v->prime_count);
+        merge_histo(&m->dispatch.prime_seconds, v->prime_bucket, &v->prime_sum_ns, &v->prime_count);
         for (int b = 0; b < BAD__COUNT; b++)
-            v->bad[b] += ld(&m->bad[b]);
-        v->steals += ld(&m->steals);
-        v->pieces_helped += ld(&m->pieces_helped);
-        v->accepts += ld(&m->accepts);
-        v->conns_open += atomic_load_explicit(&m->conns_open, memory_order_relaxed);
-        v->in_flight += atomic_load_explicit(&m->in_flight, memory_order_relaxed);
+            v->bad[b] += ld(&m->conn.bad[b]);
+        v->steals += ld(&m->dispatch.steals);
+        v->pieces_helped += ld(&m->dispatch.pieces_helped);
+        v->accepts += ld(&m->conn.accepts);
+        v->conns_open += atomic_load_explicit(&m->conn.conns_open, memory_order_relaxed);
+        v->in_flight += atomic_load_explicit(&m->conn.in_flight, memory_order_relaxed);
         for (int u = 0; u < METRICS_UPSTREAMS; u++) {
             for (int r = 0; r < METRICS_UPSTREAM_RESULTS; r++)
-                v->upstream_calls[u][r] += ld(&m->upstream_calls[u][r]);
-            merge_histo(&m->upstream_seconds[u], v->up_bucket[u], &v->up_sum_ns[u], &v->up_count[u]);
+                v->upstream_calls[u][r] += ld(&m->upstream[u].calls[r]);
+            merge_histo(&m->upstream[u].seconds, v->up_bucket[u], &v->up_sum_ns[u], &v->up_count[u]);
         }
         v->spans_sent += ld(&m->spans_sent);
         v->spans_dropped += ld(&m->spans_dropped);
@@ -86,17 +75,17 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
     /* Buckets were summed per bucket; make them cumulative. The +Inf bucket
      * then equals the count of the same snapshot, by construction. */
     for (int r = 0; r < ROUTE__COUNT; r++) {
-        for (int b = 1; b <= METRICS_NBUCKETS; b++)
+        for (int b = 1; b <= STATS_NBUCKETS; b++)
             v->req_bucket[r][b] += v->req_bucket[r][b - 1];
-        v->req_count[r] = v->req_bucket[r][METRICS_NBUCKETS];
+        v->req_count[r] = v->req_bucket[r][STATS_NBUCKETS];
     }
-    for (int b = 1; b <= METRICS_NBUCKETS; b++)
+    for (int b = 1; b <= STATS_NBUCKETS; b++)
         v->prime_bucket[b] += v->prime_bucket[b - 1];
-    v->prime_count = v->prime_bucket[METRICS_NBUCKETS];
+    v->prime_count = v->prime_bucket[STATS_NBUCKETS];
     for (int u = 0; u < METRICS_UPSTREAMS; u++) {
-        for (int b = 1; b <= METRICS_NBUCKETS; b++)
+        for (int b = 1; b <= STATS_NBUCKETS; b++)
             v->up_bucket[u][b] += v->up_bucket[u][b - 1];
-        v->up_count[u] = v->up_bucket[u][METRICS_NBUCKETS];
+        v->up_count[u] = v->up_bucket[u][STATS_NBUCKETS];
     }
 }
 
@@ -146,9 +135,9 @@ static void put_histo(struct out *o, const char *name, const char *labels, const
                       uint64_t count)
 {
     const char *sep = labels[0] ? "," : "";
-    for (int b = 0; b < METRICS_NBUCKETS; b++)
+    for (int b = 0; b < STATS_NBUCKETS; b++)
         put(o, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, sep, bounds[b], cum[b]);
-    put(o, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum[METRICS_NBUCKETS]);
+    put(o, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum[STATS_NBUCKETS]);
     if (labels[0]) {
         put(o, "%s_sum{%s} %.9f\n", name, labels, (double)sum_ns / 1e9);
         put(o, "%s_count{%s} %" PRIu64 "\n", name, labels, count);

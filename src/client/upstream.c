@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "clock.h"
+
 enum { TIMER_CALL = 1, TIMER_IDLE };
 
 enum upc_state {
@@ -37,10 +39,10 @@ enum upc_state {
 
 struct up_conn {
     struct timer timer;         /* idle deadline while pooled */
-    struct up_conn *next;       /* idle list / free list */
+    struct up_conn *next;       /* idle list */
+    struct slot slot;           /* index, generation, free list link */
     struct upstream_call *call; /* the call it carries, or NULL */
     int fd;
-    uint32_t gen, slot;
     unsigned up;
     uint8_t state, flags;
     bool reused;                  /* carried a call before this one */
@@ -54,8 +56,6 @@ struct up_conn {
     char rbuf[UPSTREAM_RBUF]; /* the kernel's while UPC_F_RECV */
     char body[UPSTREAM_BODY_MAX];
 };
-
-#define GEN_MASK 0x3fffffu /* 55 - 32 bits below UPSTREAM_TAG */
 
 #define X_LABEL(id, label, text) label,
 static const char *const labels[] = {UPSTREAM_RESULTS(X_LABEL)};
@@ -79,20 +79,15 @@ const char *upstream_result_text(enum upstream_result r)
     return r < UPSTREAM__RESULTS ? texts[r] : "error";
 }
 
-static uint64_t tag_of(const struct up_conn *u)
+static uint64_t tag_of(struct upstream_client *c, const struct up_conn *u)
 {
-    return UPSTREAM_TAG | u->slot | ((uint64_t)(u->gen & GEN_MASK) << 32);
+    return slots_tag(&c->slots, &u->slot);
 }
 
 static struct up_conn *conn_of_tag(struct upstream_client *c, uint64_t tag)
 {
-    uint32_t slot = (uint32_t)tag;
-    if (slot >= c->fresh)
-        return NULL;
-    struct up_conn *u = &c->conns[slot];
-    if (u->fd < 0 || (u->gen & GEN_MASK) != ((uint32_t)(tag >> 32) & GEN_MASK))
-        return NULL;
-    return u;
+    struct slot *s = slots_of_tag(&c->slots, tag);
+    return s ? slots_elem(&c->slots, s, struct up_conn) : NULL;
 }
 
 static struct up_conn *of_timer(struct timer *t)
@@ -107,18 +102,10 @@ static struct upstream_call *call_of_timer(struct timer *t)
 
 /* ---- calls ------------------------------------------------------------- */
 
-_Static_assert(UPSTREAM__RESULTS == METRICS_UPSTREAM_RESULTS, "metrics.h sizes the table of results");
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void count(struct upstream_client *c, unsigned up, enum upstream_result res)
 {
-    metrics_add(&c->ups[up].calls[res], 1);
+    stats_add(&c->ups[up].stats->calls[res], 1);
 }
 
 /* Hands the call back to its owner: off every list first, since done may
@@ -130,7 +117,7 @@ static void finish(struct upstream_client *c, struct upstream_call *call, enum u
     call->where = UPCALL_IDLE;
     call->conn = NULL;
     count(c, call->up, res);
-    metrics_observe(c->ups[call->up].seconds, mono_ns() - call->start_ns);
+    stats_observe(&c->ups[call->up].stats->seconds, clock_mono_ns() - call->start_ns);
     call->done(call, res, err, status, body, len);
 }
 
@@ -173,9 +160,7 @@ static void release(struct upstream_client *c, struct up_conn *u)
     io_conn_close(c->io, u->fd);
     io_close(c->io, u->fd);
     u->fd = -1;
-    u->gen++;
-    u->next = c->free_conns;
-    c->free_conns = u;
+    slots_put(&c->slots, &u->slot);
     c->ups[u->up].nconns--;
     pump(c, u->up); /* a waiting call may open a connection in its place */
 }
@@ -207,7 +192,7 @@ static void arm_recv(struct upstream_client *c, struct up_conn *u)
 {
     if (u->flags & UPC_F_RECV)
         return;
-    if (io_recv(c->io, u->fd, tag_of(u), u->rbuf, sizeof(u->rbuf), 0) == 0)
+    if (io_recv(c->io, u->fd, tag_of(c, u), u->rbuf, sizeof(u->rbuf), 0) == 0)
         u->flags |= UPC_F_RECV;
     else
         fail(c, u, UPSTREAM_ERROR, -EBUSY);
@@ -229,7 +214,7 @@ static void flush(struct upstream_client *c, struct up_conn *u)
     memset(&u->msg, 0, sizeof(u->msg));
     u->msg.msg_iov = u->iov;
     u->msg.msg_iovlen = (size_t)n;
-    if (io_send(c->io, u->fd, tag_of(u), &u->msg) == 0)
+    if (io_send(c->io, u->fd, tag_of(c, u), &u->msg) == 0)
         u->flags |= UPC_F_SEND;
     else
         fail(c, u, UPSTREAM_ERROR, -EBUSY);
@@ -279,21 +264,17 @@ static bool dial(struct upstream_client *c, unsigned upi, struct upstream_call *
         *res = UPSTREAM_UNRESOLVED;
         return false;
     }
-    struct up_conn *u = c->free_conns;
-    if (u) {
-        c->free_conns = u->next;
-    } else if (c->fresh < c->nslots) {
-        u = &c->conns[c->fresh];
-        u->slot = c->fresh++;
-    } else {
+    bool fresh;
+    struct slot *sl = slots_take(&c->slots, &fresh);
+    if (!sl) {
         *res = UPSTREAM_ERROR; /* cannot happen: nslots = nups * max_conns */
         return false;
     }
+    struct up_conn *u = slots_elem(&c->slots, sl, struct up_conn);
     int fd = io_socket(c->io, addr.ss_family);
     if (fd < 0) {
         u->fd = -1;
-        u->next = c->free_conns;
-        c->free_conns = u;
+        slots_put(&c->slots, &u->slot);
         *res = UPSTREAM_ERROR;
         return false;
     }
@@ -307,7 +288,7 @@ static bool dial(struct upstream_client *c, unsigned upi, struct upstream_call *
     up->nconns++;
     u->state = UPC_CONNECTING;
     u->addr = addr;
-    if (io_conn_open(c->io, fd) < 0 || io_connect(c->io, fd, tag_of(u), (struct sockaddr *)&u->addr, alen) < 0) {
+    if (io_conn_open(c->io, fd) < 0 || io_connect(c->io, fd, tag_of(c, u), (struct sockaddr *)&u->addr, alen) < 0) {
         kill_conn(c, u);
         *res = UPSTREAM_ERROR;
         return false;
@@ -357,7 +338,7 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
     call->conn = NULL;
     call->retried = false;
     call->why = NULL;
-    call->start_ns = mono_ns();
+    call->start_ns = clock_mono_ns();
     timer_init(&call->timer);
     if (up->idle) {
         timer_add(&c->deadlines, &call->timer, deadline);
@@ -594,7 +575,7 @@ uint64_t upstream_next_deadline(const struct upstream_client *c, uint64_t none)
 unsigned upstream_busy(const struct upstream_client *c)
 {
     unsigned n = 0;
-    for (uint32_t i = 0; i < c->fresh; i++)
+    for (uint32_t i = 0; i < c->slots.fresh; i++)
         if (c->conns[i].fd >= 0 && c->conns[i].flags)
             n++;
     return n;
@@ -608,8 +589,8 @@ void upstream_drain(struct upstream_client *c)
             kill_conn(c, c->ups[i].idle);
 }
 
-int upstream_add(struct upstream_client *c, const struct url *url, struct resolver_target *target, struct metrics *m,
-                 enum metrics_upstream role)
+int upstream_add(struct upstream_client *c, const struct url *url, struct resolver_target *target,
+                 struct upstream_stats *stats)
 {
     if (c->nups >= UPSTREAM_MAX)
         return -ENOSPC;
@@ -617,8 +598,7 @@ int upstream_add(struct upstream_client *c, const struct url *url, struct resolv
     memset(up, 0, sizeof(*up));
     up->url = url;
     up->target = target;
-    up->calls = m->upstream_calls[role];
-    up->seconds = &m->upstream_seconds[role];
+    up->stats = stats;
     snprintf(up->name, sizeof(up->name), "%s", url->authority);
     return (int)c->nups++;
 }
@@ -628,19 +608,21 @@ int upstream_client_init(struct upstream_client *c)
     timer_list_init(&c->deadlines, TIMER_CALL);
     timer_list_init(&c->idle, TIMER_IDLE);
     c->nslots = c->nups * c->max_conns;
-    c->fresh = 0;
-    c->free_conns = NULL;
     c->conns = NULL;
+    slots_init(&c->slots, NULL, sizeof(*c->conns), offsetof(struct up_conn, slot), 0, SLOTS_OWNER_UPSTREAM);
     if (c->nslots == 0)
         return 0;
     /* calloc of this size is mmap'd: a slot's pages are touched when first used */
     c->conns = calloc(c->nslots, sizeof(*c->conns));
-    return c->conns ? 0 : -ENOMEM;
+    if (!c->conns)
+        return -ENOMEM;
+    slots_init(&c->slots, c->conns, sizeof(*c->conns), offsetof(struct up_conn, slot), c->nslots, SLOTS_OWNER_UPSTREAM);
+    return 0;
 }
 
 void upstream_client_fini(struct upstream_client *c)
 {
-    for (uint32_t i = 0; c->conns && i < c->fresh; i++) {
+    for (uint32_t i = 0; c->conns && i < c->slots.fresh; i++) {
         if (c->conns[i].fd >= 0) {
             io_conn_close(c->io, c->conns[i].fd);
             io_close(c->io, c->conns[i].fd);

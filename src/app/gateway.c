@@ -110,7 +110,7 @@ static void finish_ok(struct gateway_req *r)
         } else {
             memcpy(body + n, "null", 4);
             n += 4;
-            metrics_add(&r->g->metrics->fallbacks, 1);
+            stats_add(&r->g->metrics->fallbacks, 1);
         }
         body[n++] = '}';
     }

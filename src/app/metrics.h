@@ -8,21 +8,20 @@
 #ifndef PRIMED_METRICS_H
 #define PRIMED_METRICS_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conn.h"
+#include "dispatch.h"
 #include "http.h"
 #include "resp.h"
 #include "route.h"
+#include "stats.h"
+#include "upstream.h"
 
 #define X_ENUM(code, text) STATUS_IDX_##code,
 enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
 #undef X_ENUM
-
-/* Bucket upper bounds in seconds; +Inf is implied after the last. */
-#define METRICS_BUCKETS_S 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
-#define METRICS_NBUCKETS  15
 
 /* Upstreams a worker calls, by role (labels of primed_upstream_*), and the
  * ways a call ends (upstream.h's UPSTREAM_RESULTS, which asserts the count). */
@@ -36,58 +35,29 @@ enum metrics_upstream {
 
 /* Faults injected (fault.h), by kind: labels of primed_faults_injected_total. */
 enum metrics_fault { METRICS_FAULT_DELAY, METRICS_FAULT_ABORT, METRICS_FAULTS };
-#define METRICS_UPSTREAM_RESULTS 9
-
-typedef _Atomic uint64_t mcounter;
-typedef _Atomic int64_t mgauge;
-
-struct histo {
-    mcounter bucket[METRICS_NBUCKETS + 1]; /* not cumulative; the last is +Inf only */
-    mcounter sum_ns;
-    mcounter count;
-};
+#define METRICS_UPSTREAM_RESULTS UPSTREAM__RESULTS
 
 struct metrics {
     mcounter requests[ROUTE__COUNT][STATUS_IDX__COUNT];
     struct histo req_seconds[ROUTE__COUNT];
-    struct histo prime_seconds;
-    mcounter bad[BAD__COUNT];
-    mcounter steals;        /* tasks this worker ran for another worker */
-    mcounter pieces_helped; /* pieces of another worker's prime search it tested */
-    mcounter accepts;
-    mgauge conns_open;
-    mgauge in_flight; /* requests parsed and not yet answered */
-    mcounter upstream_calls[METRICS_UPSTREAMS][METRICS_UPSTREAM_RESULTS];
-    struct histo upstream_seconds[METRICS_UPSTREAMS]; /* start of a call to its end, any result */
+    struct conn_stats conn;                   /* the core's: accepts, open, in flight, refused */
+    struct dispatch_stats dispatch;           /* prime CPU time, steals, pieces helped */
+    struct upstream_stats upstream[METRICS_UPSTREAMS]; /* calls by result, start to end of each */
     mcounter spans_sent, spans_dropped;
     mcounter faults[METRICS_FAULTS];
     mcounter fallbacks; /* /api/products: products answered with "availability": null */
 } __attribute__((aligned(64)));
 
-/* Single-writer increment: only the owning worker calls these. */
-static inline void metrics_add(mcounter *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
-
-static inline void metrics_gauge_add(mgauge *g, int64_t n)
-{
-    atomic_store_explicit(g, atomic_load_explicit(g, memory_order_relaxed) + n, memory_order_relaxed);
-}
-
 /* Index of a status code in the table, or -1. */
 int metrics_status_index(int status);
-
-/* Records one observation (ns) in h. */
-void metrics_observe(struct histo *h, uint64_t ns);
 
 /* Sums of what all workers hold, for exposition and tests. */
 struct metrics_view {
     uint64_t requests[ROUTE__COUNT][STATUS_IDX__COUNT];
-    uint64_t req_bucket[ROUTE__COUNT][METRICS_NBUCKETS + 1]; /* cumulative */
+    uint64_t req_bucket[ROUTE__COUNT][STATS_NBUCKETS + 1]; /* cumulative */
     uint64_t req_sum_ns[ROUTE__COUNT];
     uint64_t req_count[ROUTE__COUNT];
-    uint64_t prime_bucket[METRICS_NBUCKETS + 1]; /* cumulative */
+    uint64_t prime_bucket[STATS_NBUCKETS + 1]; /* cumulative */
     uint64_t prime_sum_ns;
     uint64_t prime_count;
     uint64_t bad[BAD__COUNT];
@@ -97,7 +67,7 @@ struct metrics_view {
     int64_t conns_open;
     int64_t in_flight;
     uint64_t upstream_calls[METRICS_UPSTREAMS][METRICS_UPSTREAM_RESULTS];
-    uint64_t up_bucket[METRICS_UPSTREAMS][METRICS_NBUCKETS + 1]; /* cumulative */
+    uint64_t up_bucket[METRICS_UPSTREAMS][STATS_NBUCKETS + 1]; /* cumulative */
     uint64_t up_sum_ns[METRICS_UPSTREAMS];
     uint64_t up_count[METRICS_UPSTREAMS];
     uint64_t spans_sent, spans_dropped;

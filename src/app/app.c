@@ -1,0 +1,324 @@
+/* app.c - the app on the core (app.h): one worker's app state, the route
+ * table, and the hooks the core calls for every request and response.
+ *
+ * Owns: a worker's upstream client, span exporter, gateway, fault draws,
+ * access log and metrics, and the per-connection request records. Runs on
+ * its worker's thread only. Never touches a socket or a connection's
+ * buffers: it answers through conn_answer() and waits through conn_wait().
+ */
+#include "app.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build_info.h"
+#include "clock.h"
+
+/* ---- the route table --------------------------------------------------- */
+
+typedef void route_handler_fn(struct app_worker *aw, struct app_req *q);
+#define X_HANDLER(id, path, allow, handler) [id] = handler,
+static route_handler_fn *const handlers[ROUTE__COUNT] = {ROUTES(X_HANDLER)};
+#undef X_HANDLER
+
+/* ---- answers ----------------------------------------------------------- */
+
+void app_answer(struct app_req *q, struct resp *r)
+{
+    conn_answer(q->conn, r, NULL);
+}
+
+void app_serve(struct app_worker *aw, struct app_req *q)
+{
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    switch (handlers_route(&aw->env, &q->conn->http, &q->route, &r, body, sizeof(body))) {
+    case HANDLER_RESPOND:
+        conn_answer(q->conn, &r, NULL);
+        break;
+    case HANDLER_LASTING:
+        conn_answer(q->conn, &r, &(struct conn_body){.data = (char *)r.body});
+        break;
+    case HANDLER_ROUTE:
+        handlers[q->route.id](aw, q);
+        break;
+    }
+}
+
+void app_span(struct app_worker *aw, struct app_req *q, enum zipkin_kind kind, uint64_t id, const char *parent,
+              uint64_t start_us, uint64_t dur_us, int status, const char *error)
+{
+    const struct http_req *rq = &q->conn->http.req;
+    struct zipkin_span z = {
+        .kind = kind,
+        .name = route_name((enum route_id)q->route.id),
+        .service = aw->env.app,
+        .remote = kind == ZIPKIN_CLIENT ? aw->env.callme : NULL,
+        .timestamp_us = start_us,
+        .duration_us = dur_us ? dur_us : 1,
+        .method = rq->has_method ? llhttp_method_name((llhttp_method_t)rq->method) : NULL,
+        .path = route_name((enum route_id)q->route.id),
+        .status = status,
+        .error = error,
+    };
+    snprintf(z.trace_id, sizeof(z.trace_id), "%s", q->tr.trace_id);
+    snprintf(z.id, sizeof(z.id), "%016" PRIx64, id ? id : 1);
+    snprintf(z.parent_id, sizeof(z.parent_id), "%s", parent);
+    spans_add(aw->spans, &z);
+}
+
+/* ---- the core's hooks: a request's head, the request, its response ------ */
+
+static void on_head(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len)
+{
+    struct app_worker *aw = ctx;
+    struct app_req *q = &aw->reqs[conn_index(c)];
+    q->conn = c;
+    route_match(rq->method, url, len, aw->cfg->bits, &q->route);
+    q->fault_path = aw->faults && route_has_prefix(url, len, aw->cfg->fault_path);
+}
+
+static void on_request(void *ctx, struct conn *c)
+{
+    struct app_worker *aw = ctx;
+    struct app_req *q = &aw->reqs[conn_index(c)];
+    uint8_t route = q->route.id;
+    /* a new trace for the chain's routes, which call or are called */
+    bool start_trace = route == ROUTE_CALLER || route == ROUTE_CALLME || route == ROUTE_PRODUCTS;
+    q->wall_us = aw->spans ? clock_wall_us() : 0;
+    handlers_trace(&c->http.req, &aw->rng, start_trace, &q->tr, &q->span);
+    if (q->route.status == 400)
+        stats_add(&aw->metrics.conn.bad[BAD_QUERY], 1);
+    if (aw->faults) {
+        unsigned delay;
+        int abort_status;
+        uint64_t r1 = handlers_rand(&aw->rng), r2 = handlers_rand(&aw->rng);
+        fault_draw(&aw->fault, route, q->fault_path, r1, r2, &delay, &abort_status);
+        if (delay) {
+            hold_start(aw, q, delay, abort_status);
+            return;
+        }
+        if (abort_status) {
+            hold_abort(aw, q, abort_status);
+            return;
+        }
+    }
+    app_serve(aw, q);
+}
+
+static void on_finish(void *ctx, struct conn *c, struct resp *r, uint64_t dur, enum bad_reason refused)
+{
+    struct app_worker *aw = ctx;
+    struct app_req *q = &aw->reqs[conn_index(c)];
+    const struct http_req *rq = &c->http.req;
+    if (refused != BAD_NONE) {
+        /* never routed: counted under "other"; its trace headers still
+         * continue in the answer */
+        q->conn = c;
+        q->route.id = ROUTE_OTHER;
+        handlers_trace(rq, &aw->rng, false, &q->tr, &q->span);
+    }
+    static __thread char extra[RESP_EXTRA_MAX];
+    handlers_headers(&aw->env, &q->tr, q->span, extra, sizeof(extra));
+    r->extra = extra[0] ? extra : NULL;
+
+    uint8_t route = q->route.id;
+    int si = metrics_status_index(r->status);
+    if (si >= 0)
+        stats_add(&aw->metrics.requests[route][si], 1);
+    stats_observe(&aw->metrics.req_seconds[route], dur);
+    if (aw->cfg->access_log)
+        handlers_access_log(&aw->alog, aw->iso_time, aw->w->id, rq, (enum route_id)route, r->status,
+                            r->head ? 0 : r->body_len, dur, &q->tr);
+    if (aw->spans && (q->tr.flags & 1) && q->tr.valid && route != ROUTE_HEALTHZ && route != ROUTE_READYZ &&
+        route != ROUTE_METRICS)
+        app_span(aw, q, ZIPKIN_SERVER, q->span, q->tr.parent_id, q->wall_us, dur / 1000, r->status, NULL);
+}
+
+/* ---- the worker's hooks -------------------------------------------------- */
+
+static void set_iso_time(struct app_worker *aw)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(aw->iso_time, sizeof(aw->iso_time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int fail(struct worker *w, int err, const char *what)
+{
+    snprintf(w->init_why, sizeof(w->init_why), "%s", what);
+    return err;
+}
+
+/* The upstream client: callme's, the collector's, catalog's and inventory's pools. */
+static int open_upstreams(struct app_worker *aw)
+{
+    struct app *a = aw->app;
+    const struct config *cfg = aw->cfg;
+    struct metrics *m = &aw->metrics;
+    aw->up.io = &aw->w->io;
+    aw->up.now_ms = &aw->w->pool.now_ms;
+    aw->up.max_conns = cfg->upstream_conns;
+    aw->up.timeout_ms = cfg->upstream_timeout_ms;
+    aw->up.user_agent = "primed/" PRIMED_VERSION;
+    aw->callme_up = -1;
+    int zipkin_up = -1;
+    if (a->callme_target)
+        aw->callme_up = upstream_add(&aw->up, &cfg->callme, a->callme_target, &m->upstream[METRICS_UP_CALLME]);
+    if (a->zipkin_target)
+        zipkin_up = upstream_add(&aw->up, &cfg->zipkin, a->zipkin_target, &m->upstream[METRICS_UP_ZIPKIN]);
+    if (a->catalog_target) {
+        struct gateway *g = calloc(1, sizeof(*g));
+        if (!g)
+            return fail(aw->w, -ENOMEM, "allocate the gateway: out of memory");
+        aw->gateway = g;
+        g->up = &aw->up;
+        g->catalog_up =
+            (unsigned)upstream_add(&aw->up, &cfg->catalog_url, a->catalog_target, &m->upstream[METRICS_UP_CATALOG]);
+        g->inventory_up = (unsigned)upstream_add(&aw->up, &cfg->inventory_url, a->inventory_target,
+                                                 &m->upstream[METRICS_UP_INVENTORY]);
+        snprintf(g->catalog_path, sizeof(g->catalog_path), "%s/api/catalog", cfg->catalog_url.path);
+        snprintf(g->inventory_path, sizeof(g->inventory_path), "%s/api/inventory/", cfg->inventory_url.path);
+        g->now_ms = &aw->w->pool.now_ms;
+        g->timeout_ms = cfg->upstream_timeout_ms;
+        g->metrics = m;
+    }
+    if (upstream_client_init(&aw->up))
+        return fail(aw->w, -ENOMEM, "allocate the upstream connections: out of memory");
+    worker_own(aw->w, SLOTS_OWNER_UPSTREAM, (worker_event_fn *)upstream_on_event, &aw->up);
+    if (zipkin_up >= 0) {
+        aw->spans = calloc(1, sizeof(*aw->spans));
+        if (aw->spans) {
+            aw->spans->client = &aw->up;
+            aw->spans->up = (unsigned)zipkin_up;
+            aw->spans->metrics = m;
+            aw->spans->now_ms = &aw->w->pool.now_ms;
+            aw->spans->worker = aw->w->id;
+        }
+        if (!aw->spans || spans_init(aw->spans))
+            return fail(aw->w, -ENOMEM, "allocate the span exporter: out of memory");
+    }
+    return 0;
+}
+
+static int app_init(struct worker *w)
+{
+    struct app *a = w->all->app;
+    const struct config *cfg = a->cfg;
+    struct app_worker *aw = calloc(1, sizeof(*aw));
+    if (!aw)
+        return fail(w, -ENOMEM, "allocate the app: out of memory");
+    w->app = aw;
+    aw->app = a;
+    aw->w = w;
+    aw->cfg = cfg;
+    aw->env = (struct handler_env){
+        .draining = &w->all->draining,
+        .example_n = &a->example_n,
+        .ping_n = &a->ping_n,
+        .app = a->name,
+        .pod = a->pod,
+        .ns = a->ns,
+        .revision_hdr = a->revision_hdr,
+        .store = a->store,
+        .event_n = &a->event_n,
+        .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
+        .catalog = a->catalog,
+        .gateway = a->catalog_target != NULL,
+    };
+    w->pool.app = (struct conn_app){.head = on_head, .request = on_request, .finish = on_finish, .ctx = aw};
+    w->pool.stats = &aw->metrics.conn;
+    w->dispatch.stats = &aw->metrics.dispatch;
+    if (cfg->access_log && alog_init(&aw->alog, STDOUT_FILENO, 64 * 1024))
+        return fail(w, -ENOMEM, "access log buffer: out of memory");
+    set_iso_time(aw);
+    int r = open_upstreams(aw);
+    if (r)
+        return r;
+    aw->faults = fault_init(&aw->fault, cfg);
+    timer_list_init(&aw->held, 1);
+    if (getrandom(&aw->rng, sizeof(aw->rng), 0) != sizeof(aw->rng) || aw->rng == 0)
+        aw->rng = clock_mono_ns() | 1;
+    aw->reqs = calloc(w->opts->max_open, sizeof(*aw->reqs)); /* mmap'd: touched by the slots in use */
+    if (!aw->reqs || example_init(aw, w->opts->max_open + cfg->queue_max))
+        return fail(w, -ENOMEM, "allocate the request records: out of memory");
+    return 0;
+}
+
+static void app_fini(struct worker *w)
+{
+    struct app_worker *aw = w->app;
+    if (!aw)
+        return;
+    upstream_client_fini(&aw->up);
+    if (aw->spans) {
+        spans_fini(aw->spans);
+        free(aw->spans);
+    }
+    free(aw->gateway);
+    if (aw->cfg->access_log)
+        alog_fini(&aw->alog);
+    example_fini(aw);
+    free(aw->reqs);
+    /* aw stays: server.c reads its metrics after the join (drain report) */
+}
+
+static uint64_t app_next_deadline(struct worker *w, uint64_t next)
+{
+    struct app_worker *aw = w->app;
+    next = timer_next(&aw->held, next);
+    next = upstream_next_deadline(&aw->up, next);
+    if (aw->spans)
+        next = spans_next_deadline(aw->spans, next);
+    return next;
+}
+
+static void app_poll(struct worker *w, bool second)
+{
+    struct app_worker *aw = w->app;
+    hold_expire(aw);
+    upstream_expire(&aw->up);
+    if (aw->spans)
+        spans_poll(aw->spans, w->pool.drain_seen);
+    if (second) {
+        set_iso_time(aw);
+        if (aw->cfg->access_log) {
+            alog_flush(&aw->alog);
+            unsigned long lost = alog_report(&aw->alog);
+            if (lost)
+                log_msg("worker %u: access log: %lu lines dropped (stdout is not being read fast enough)", w->id,
+                        lost);
+        }
+    }
+}
+
+static void app_drain(struct worker *w)
+{
+    struct app_worker *aw = w->app;
+    upstream_drain(&aw->up);
+}
+
+static bool app_busy(struct worker *w)
+{
+    struct app_worker *aw = w->app;
+    if (aw->spans && (aw->spans->n || spans_busy(aw->spans)))
+        return true; /* the last spans have not left yet */
+    upstream_drain(&aw->up); /* cut what the pool still holds */
+    return upstream_busy(&aw->up) != 0;
+}
+
+const struct worker_hooks app_worker_hooks = {
+    .init = app_init,
+    .fini = app_fini,
+    .next_deadline = app_next_deadline,
+    .poll = app_poll,
+    .drain = app_drain,
+    .busy = app_busy,
+};

@@ -1,0 +1,148 @@
+/* app.h - the app on the core: primed's routes and what answers them, one
+ * worker's app state, and the hooks the core calls (struct worker_hooks,
+ * struct conn_app).
+ *
+ * The core knows no route: it hands each request head to app_head() (route
+ * it), each complete request to app_request() (answer, or wait), and each
+ * response to app_finish() (record it). A route whose answer needs work has
+ * its own handler in the route table (route.h's ROUTES, last column), in its
+ * own file: example.c (a prime on the dispatch), chain.c (/caller/ping's
+ * call), products.c (the gateway's fan-out), scrape.c (/metrics); hold.c
+ * holds a request for --fault-delay first. Each waits through conn_wait() and
+ * answers through conn_answer(), on the connection's own worker.
+ */
+#ifndef PRIMED_APP_H
+#define PRIMED_APP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "conn.h"
+#include "fault.h"
+#include "gateway.h"
+#include "handlers.h"
+#include "log.h"
+#include "metrics.h"
+#include "resolver.h"
+#include "route.h"
+#include "spans.h"
+#include "timer.h"
+#include "trace.h"
+#include "upstream.h"
+#include "worker.h"
+
+_Static_assert(HANDLERS_BODY_MAX <= CONN_BODY_MAX, "an inline answer fits what the core copies");
+
+/* /metrics bodies (64 KiB buffers) alive at once per worker, while their
+ * clients read them; one more scrape on the worker gets a 503. */
+#define APP_SCRAPES_MAX 4
+
+/* The process: what every worker's app reads (set up by server.c before the
+ * workers start; read-only afterwards, but for the atomics). */
+struct app {
+    const struct config *cfg;
+    struct workers *workers;    /* the core's shared part: draining, peers */
+    struct worker *w;           /* the workers, n = workers->n */
+    double start_time;          /* unix seconds */
+    _Atomic uint64_t example_n; /* Hello_N: process-wide, never repeats */
+    _Atomic uint64_t ping_n;
+    _Atomic uint64_t event_n;   /* event ids when built without the store */
+    const char *pod, *ns, *name; /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
+    char revision_hdr[160];     /* "K-Revision: ...\r\n" or "" */
+    struct store *store;        /* the event store, owned; NULL when built without it */
+    struct resolver resolver;   /* upstream names, owned */
+    struct resolver_target *callme_target, *zipkin_target;     /* in resolver, or NULL */
+    struct resolver_target *catalog_target, *inventory_target; /* in resolver, or NULL (no gateway) */
+    struct catalog *catalog;    /* the products of /api/catalog and /api/inventory, owned */
+};
+
+struct example_job;
+
+/* One connection's current request, as the app sees it: its route, its
+ * trace, and the state of whatever it waits on. Indexed by conn_index(). */
+struct app_req {
+    struct conn *conn;
+    struct route_result route;
+    bool fault_path;   /* its path is under --fault-path */
+    struct trace tr;   /* its trace context */
+    uint64_t span;     /* its SERVER span id */
+    uint64_t wall_us;  /* when it began, epoch microseconds (spans) */
+    /* /caller/ping (chain.c) */
+    struct upstream_call call;
+    uint64_t event_id, client_span, call_wall_us;
+    /* /api/products (products.c) */
+    struct gateway_req *fan;
+    /* --fault-delay (hold.c) */
+    struct timer held;
+    int fault_abort; /* the status to answer once held, or 0: serve it */
+    /* /example (example.c) */
+    struct example_job *job;
+};
+
+/* One worker's app. Owned by its worker's thread. */
+struct app_worker {
+    struct app *app;
+    struct worker *w;
+    const struct config *cfg;
+    struct handler_env env;    /* the handlers' view of app */
+    struct metrics metrics;    /* written by this worker only */
+    struct upstream_client up; /* its calls to callme, the collector, catalog and inventory */
+    int callme_up;             /* callme's index in up, or -1 */
+    struct spans *spans;       /* owned span exporter, or NULL (no --zipkin-url) */
+    struct gateway *gateway;   /* owned /api/products fan-out state, or NULL (no --catalog-url) */
+    struct fault fault;        /* --fault-*: what requests draw from */
+    bool faults;               /* any fault configured */
+    struct alog alog;          /* access log, when enabled */
+    char iso_time[24];         /* access log timestamp, once a second */
+    uint64_t rng;              /* span ids; non-zero */
+    unsigned scrapes_live;     /* /metrics bodies not yet sent (<= APP_SCRAPES_MAX) */
+    struct app_req *reqs;      /* owned, one per connection slot */
+    struct timer_list held;    /* requests held by --fault-delay */
+    struct example_job *jobs;  /* owned pool of /example jobs (example.c) */
+    struct example_job *job_free;
+};
+
+/* The hooks server.c gives the core. */
+extern const struct worker_hooks app_worker_hooks;
+
+/* The app of c's worker, and c's request. */
+static inline struct app_worker *app_of(const struct conn *c)
+{
+    return c->pool->app.ctx;
+}
+
+static inline struct app_req *app_req_of(const struct conn *c)
+{
+    return &app_of(c)->reqs[conn_index(c)];
+}
+
+/* Serves q's request now (after a hold, or at once): a plain answer, or the
+ * route's own handler. */
+void app_serve(struct app_worker *aw, struct app_req *q);
+/* Answers q with r (an inline body). */
+void app_answer(struct app_req *q, struct resp *r);
+
+/* The routes' handlers (route.h's table). Each answers or waits. */
+void example_serve(struct app_worker *aw, struct app_req *q);
+void scrape_serve(struct app_worker *aw, struct app_req *q);
+void chain_caller_serve(struct app_worker *aw, struct app_req *q);
+void products_serve(struct app_worker *aw, struct app_req *q);
+
+/* example.c: the job pool (jobs for nslots + queue_max), the dispatch's done hook. */
+int example_init(struct app_worker *aw, unsigned n);
+void example_fini(struct app_worker *aw);
+
+/* hold.c: holds q for delay_ms (--fault-delay), then serves or aborts it. */
+void hold_start(struct app_worker *aw, struct app_req *q, unsigned delay_ms, int abort_status);
+void hold_expire(struct app_worker *aw);
+/* Answers q with --fault-abort's status. */
+void hold_abort(struct app_worker *aw, struct app_req *q, int status);
+
+/* Hands one span of q's request to the exporter. */
+void app_span(struct app_worker *aw, struct app_req *q, enum zipkin_kind kind, uint64_t id, const char *parent,
+              uint64_t start_us, uint64_t dur_us, int status, const char *error);
+
+#endif

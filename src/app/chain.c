@@ -1,0 +1,73 @@
+/* chain.c - GET /caller/ping: store the caller's event, then call callme
+ * with the trace continued (a CLIENT span whose parent is this request's
+ * SERVER span), and answer with callme's answer (seed 000's chain).
+ *
+ * The call runs on the worker's upstream client (client/upstream.h); the
+ * request waits on it through conn_wait() and is answered from the call's
+ * done callback, on the same worker.
+ */
+#include "app.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "clock.h"
+
+static void answer(struct app_worker *aw, struct app_req *q, int res, int err, const char *why, int status,
+                   const char *up_body, size_t up_len)
+{
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_caller(&aw->env, &q->conn->http, q->event_id, res, err, why, status, up_body, up_len, &r, body,
+                    sizeof(body));
+    app_answer(q, &r);
+}
+
+/* upstream_done_fn of the call. */
+static void on_call_done(struct upstream_call *call, enum upstream_result res, int err, int status,
+                         const char *up_body, size_t up_len)
+{
+    struct app_worker *aw = call->ctx;
+    struct app_req *q = (struct app_req *)((char *)call - offsetof(struct app_req, call));
+    if (aw->spans && q->tr.valid && (q->tr.flags & 1)) {
+        char parent[17];
+        snprintf(parent, sizeof(parent), "%016" PRIx64, q->span ? q->span : 1);
+        uint64_t dur = (clock_mono_ns() - call->start_ns) / 1000;
+        app_span(aw, q, ZIPKIN_CLIENT, q->client_span, parent, q->call_wall_us, dur, res == UPSTREAM_OK ? status : 0,
+                 res == UPSTREAM_OK ? NULL : upstream_result_text(res));
+    }
+    answer(aw, q, res, err, call->why, status, up_body, up_len);
+}
+
+/* conn_cancel_fn: the client went away; the call is forgotten. */
+static void on_cancel(struct conn *c, void *arg)
+{
+    struct app_req *q = arg;
+    upstream_cancel(&app_of(c)->up, &q->call);
+}
+
+void chain_caller_serve(struct app_worker *aw, struct app_req *q)
+{
+    q->event_id = handlers_event(&aw->env);
+    struct upstream_call *call = &q->call;
+    enum upstream_result res = UPSTREAM_ERROR;
+    if (q->event_id) {
+        q->client_span = handlers_rand(&aw->rng);
+        call->method = "GET";
+        call->path = NULL;
+        call->deadline_ms = 0;
+        call->ctype = NULL;
+        call->body = NULL;
+        call->body_len = 0;
+        trace_format_outbound(&q->tr, q->span, q->client_span, call->extra, sizeof(call->extra));
+        call->done = on_call_done;
+        call->ctx = aw;
+        q->call_wall_us = aw->spans ? clock_wall_us() : 0;
+        /* waiting before the start: done may run inside upstream_start() */
+        conn_wait(q->conn, on_cancel, q);
+        if (upstream_start(&aw->up, (unsigned)aw->callme_up, call, &res))
+            return; /* answered in on_call_done(), maybe already */
+    }
+    answer(aw, q, res, 0, NULL, 0, NULL, 0);
+}

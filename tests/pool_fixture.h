@@ -1,0 +1,41 @@
+/* pool_fixture.h - one worker's connections and app over the scripted
+ * backend (io_script.h), without its thread: what test_conn.c and the
+ * request fuzzer drive. Every completion, deadline and clock tick is the
+ * caller's.
+ *
+ * Fill f->cfg (config_defaults() and changes) and f->app's fields the test
+ * needs (catalog), then pool_fixture_start(); the pool is f->w.pool, the app
+ * f->aw, the dispatch f->w.dispatch.
+ */
+#ifndef PRIMED_POOL_FIXTURE_H
+#define PRIMED_POOL_FIXTURE_H
+
+#include "app.h"
+#include "io_script.h"
+
+struct pool_fixture {
+    struct io_script s;
+    struct config cfg;
+    struct workers all;
+    struct worker_opts opts;
+    struct worker w;
+    struct app app;
+    struct app_worker *aw; /* the app's side of w, once started */
+    unsigned nslots;       /* connection slots (default 8) */
+    unsigned prime_seed;   /* the worker's prime state seed (default 1) */
+    bool started;          /* pool_fixture_start() ran: stop undoes it (once) */
+};
+
+/* Zeroes f, sets the scripted backend up and cfg to the defaults. */
+void pool_fixture_init(struct pool_fixture *f);
+/* Starts the dispatch (cfg's mode and queue), the app and the pool. Returns
+ * 0 or -errno (f->w.init_why says why). */
+int pool_fixture_start(struct pool_fixture *f);
+/* Undoes start; a second call does nothing. */
+void pool_fixture_stop(struct pool_fixture *f);
+/* Hands out every queued completion, as the worker loop does. */
+void pool_fixture_pump(struct pool_fixture *f);
+/* Moves the clock on by ms and fires what is due, then pumps. */
+void pool_fixture_tick(struct pool_fixture *f, uint64_t ms);
+
+#endif
