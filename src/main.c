@@ -27,6 +27,10 @@ int main(int argc, char **argv)
         config_usage(STDOUT_FILENO);
         return 0;
     }
+    if (r == CONFIG_HELP_MARKDOWN) {
+        config_usage_markdown(STDOUT_FILENO);
+        return 0;
+    }
     if (r == CONFIG_VERSION) {
         printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\ncompiler: %s\n"
                "build: %s\nflags: %s\n",

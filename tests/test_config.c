@@ -36,6 +36,42 @@ Test(config, defaults)
     cr_assert_eq(c.max_header, 8192);
 }
 
+/* config_defaults() runs each default of config.c's list through its flag's parser: every field
+ * comes out as README.md's table says. */
+Test(config, every_default_through_its_parser)
+{
+    struct config c;
+    config_defaults(&c);
+    cr_assert_eq(c.drain_timeout_ms, 30000);
+    cr_assert_eq(c.header_timeout_ms, 10000);
+    cr_assert_eq(c.idle_timeout_ms, 60000);
+    cr_assert_eq(c.max_conns, 10000);
+    cr_assert_eq(c.max_url, 2048);
+    cr_assert_eq(c.max_body, 1UL << 20);
+    cr_assert_eq(c.queue_max, 256);
+    cr_assert_eq(c.listeners, 0);
+    cr_assert(!c.shared_listener);
+    cr_assert_eq(c.engine, PRIME_ENGINE_SIEVE);
+    cr_assert(c.prime_split);
+    cr_assert_eq(c.dispatch, config_has_dispatch(DISPATCH_STEAL) ? DISPATCH_STEAL : DISPATCH_INLINE);
+    cr_assert_eq(c.io, IO_AUTO);
+    cr_assert(!c.uring_poll_first);
+    cr_assert(c.uring_single_send);
+    cr_assert(!c.access_log);
+    cr_assert_eq(c.callme.host[0], '\0');
+    cr_assert_eq(c.zipkin.host[0], '\0');
+    cr_assert_eq(c.upstream_timeout_ms, 3000);
+    cr_assert_eq(c.upstream_conns, 64);
+    cr_assert_str_eq(c.db, ":memory:");
+    cr_assert_str_eq(c.catalog_file, "");
+    cr_assert(!c.fanout_sequential);
+    cr_assert_eq(c.fault_delay_ms, 0);
+    cr_assert_float_eq(c.fault_delay_pct, 100.0, 1e-9);
+    cr_assert_eq(c.fault_abort, 0);
+    cr_assert_float_eq(c.fault_abort_pct, 100.0, 1e-9);
+    cr_assert_str_eq(c.fault_path, "/");
+}
+
 Test(config, flag_wins_over_environment)
 {
     struct config c;
@@ -60,6 +96,8 @@ Test(config, help_and_version)
     cr_assert_eq(parse(&c, NULL, 2, a, err), CONFIG_HELP);
     const char *b[] = {"primed", "--version"};
     cr_assert_eq(parse(&c, NULL, 2, b, err), CONFIG_VERSION);
+    const char *m[] = {"primed", "--port", "1", "--help-markdown"};
+    cr_assert_eq(parse(&c, NULL, 4, m, err), CONFIG_HELP_MARKDOWN);
 }
 
 Test(config, bad_values_are_one_line_errors)

@@ -44,37 +44,105 @@ static const char *abort_codes(char *out, size_t cap)
 
 /* The sieve engine is the default: same contract and strength as FLINT's
  * fmpz_randprime, ~0.6x its time (docs/prime.md). */
-#define PRIME_ENGINE_DEFAULT      PRIME_ENGINE_SIEVE
 #define PRIME_ENGINE_DEFAULT_NAME "sieve"
+#define DISPATCH_DEFAULT_NAME     (PRIMED_HAVE_STEAL ? "steal" : "inline")
 
-void config_defaults(struct config *c)
-{
-    memset(c, 0, sizeof(*c));
-    strcpy(c->host, "0.0.0.0");
-    c->port = 8080;
-    c->threads = 0;
-    c->bits = PRIME_BITS_DEFAULT;
-    c->drain_timeout_ms = 30000;
-    c->header_timeout_ms = 10000;
-    c->idle_timeout_ms = 60000;
-    c->max_conns = 10000;
-    c->max_header = 8192;
-    c->max_url = 2048;
-    c->max_body = 1 << 20;
-    c->queue_max = 256;
-    c->engine = PRIME_ENGINE_DEFAULT;
-    c->prime_split = true;
-    c->uring_single_send = true; /* measured: docs/benchmarks.md, "Plaintext" */
-    c->dispatch = PRIMED_HAVE_STEAL ? DISPATCH_STEAL : DISPATCH_INLINE;
-    c->io = IO_AUTO;
-    c->access_log = false;
-    c->upstream_timeout_ms = 3000;
-    c->upstream_conns = 64;
-    strcpy(c->db, ":memory:");
-    c->fault_delay_pct = 100.0;
-    c->fault_abort_pct = 100.0;
-    strcpy(c->fault_path, "/");
-}
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+/* Every flag that sets a field of struct config, in the order --help and README.md list them:
+ *
+ *   X(ID, flag, environment, default, shown, meaning)
+ *
+ *   default  the value config_defaults() gives to the flag's own parser; "" leaves the field zero
+ *   shown    the default cell when it is not `default` itself: what zero means ("none", "CPUs usable")
+ *   meaning  one paragraph, Markdown: `code` in backticks, which --help drops; ranges as the parser has them
+ *
+ * --help, the environment variables, config_defaults() and README.md's flag table (--help-markdown)
+ * all come from this list; tests/config_readme fails when README.md's table is not what it makes.
+ */
+#define CONFIG_FLAGS(X)                                                                                           \
+    X(HOST, "host", "PRIMED_HOST", "0.0.0.0", NULL, "listen address (numeric IPv4/IPv6)")                         \
+    X(PORT, "port", "PORT", "8080", NULL, "TCP port, 0..65535; 0 picks a free one (the ready line says which)")   \
+    X(THREADS, "threads", "PRIMED_THREADS", "", "CPUs usable",                                                    \
+      "workers, 1.." STR(CONFIG_WORKERS_MAX) ", one pinned per CPU; by default one per CPU of the affinity mask " \
+      "capped by the cgroup CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`; rounded up)")     \
+    X(BITS, "bits", "PRIMED_BITS", STR(PRIME_BITS_DEFAULT), NULL,                                                 \
+      "default prime size of /example, " STR(PRIME_BITS_MIN) ".." STR(PRIME_BITS_MAX))                            \
+    X(DRAIN, "drain-timeout", "PRIMED_DRAIN_TIMEOUT", "30", NULL,                                                 \
+      "seconds to finish in-flight requests after SIGTERM, 0..3600")                                              \
+    X(HEADER_TO, "header-timeout", "PRIMED_HEADER_TIMEOUT", "10", NULL,                                           \
+      "seconds for a request to arrive, from its first byte, before 408; 0.1..3600")                              \
+    X(IDLE_TO, "idle-timeout", "PRIMED_IDLE_TIMEOUT", "60", NULL,                                                 \
+      "seconds an idle keep-alive connection is kept, and a request body may stall; 0.1 s..24 h")                 \
+    X(MAX_CONNS, "max-conns", "PRIMED_MAX_CONNS", "10000", NULL,                                                  \
+      "open connections before accept pauses, 1..1000000, split evenly over the workers (backpressure, not "      \
+      "503; connections past it wait unread, never reset)")                                                       \
+    X(MAX_HEADER, "max-header", "PRIMED_MAX_HEADER", "8192", NULL,                                                \
+      "request head limit in bytes, 1024..65536 (431 past it)")                                                   \
+    X(MAX_URL, "max-url", "PRIMED_MAX_URL", "2048", NULL, "URL limit in bytes, 16..65536 (414 past it)")          \
+    X(MAX_BODY, "max-body", "PRIMED_MAX_BODY", "1048576", NULL,                                                   \
+      "request body limit in bytes, 0..2^40; bodies are read and discarded (413 past it)")                        \
+    X(QUEUE_MAX, "queue-max", "PRIMED_QUEUE_MAX", "256", NULL,                                                    \
+      "queued /example tasks per worker before reads pause, 1..65536")                                            \
+    X(ENGINE, "prime-engine", "PRIMED_PRIME_ENGINE", PRIME_ENGINE_DEFAULT_NAME, NULL,                             \
+      "`sieve` (~0.6× FLINT's time per prime) or `flint` (the reference `fmpz_randprime`); docs/prime.md")        \
+    X(DISPATCH, "dispatch", "PRIMED_DISPATCH", DISPATCH_DEFAULT_NAME, "`steal` where built in",                   \
+      "`inline` or `steal`, among those built in (`--version` says which)")                                       \
+    X(PRIME_SPLIT, "prime-split", "PRIMED_PRIME_SPLIT", "on", NULL,                                               \
+      "with `steal` and the sieve engine, a worker with nothing else to do tests pieces of another worker's "     \
+      "prime search (docs/architecture.md); `off` keeps every search on one core; inline never splits")           \
+    X(IO, "io", "PRIMED_IO", "auto", NULL, "`uring`, `epoll`, or `auto` (io_uring, epoll where it is blocked)")   \
+    X(URING_POLL_FIRST, "uring-poll-first", "PRIMED_URING_POLL_FIRST", "off", NULL,                               \
+      "`on`: a receive armed while a response is on its way carries `IORING_RECVSEND_POLL_FIRST` (kernel ≥ "      \
+      "5.19; the kernel arms its poll at once instead of trying a receive that fails with `EAGAIN`). A "          \
+      "comparison switch of issue 19; io_uring only, the epoll backend accepts it and ignores it "                \
+      "(docs/architecture.md)")                                                                                   \
+    /* on: measured, docs/benchmarks.md */                                                                        \
+    X(URING_SINGLE_SEND, "uring-single-send", "PRIMED_URING_SINGLE_SEND", "on", NULL,                             \
+      "a response in one buffer goes out as `IORING_OP_SEND` instead of `SENDMSG` (kernel ≥ 5.6, probed; "        \
+      "`SENDMSG` where it is missing); `off` keeps `SENDMSG` for comparison. On since 2026-12-02: lower server "  \
+      "CPU per `/healthz` than `SENDMSG` in two quiet runs (docs/benchmarks.md). io_uring only, the epoll "       \
+      "backend accepts it and ignores it")                                                                        \
+    X(ACCESS_LOG, "access-log", "PRIMED_ACCESS_LOG", "0", NULL,                                                   \
+      "`1`: one logfmt line per request on stdout, buffered per worker, never blocking it (lines stdout cannot "  \
+      "take are dropped and counted on stderr)")                                                                  \
+    X(ACCEPT, "accept", "PRIMED_ACCEPT", "reuseport", NULL,                                                       \
+      "`reuseport` (a listener per worker) or `shared` (one listener for all; for comparison)")                   \
+    X(LISTENERS, "listeners", "PRIMED_LISTENERS", "0", "`0` (all)",                                               \
+      "only the first N workers accept, 0.." STR(CONFIG_WORKERS_MAX) ": `1` reproduces the skew of few "          \
+      "long-lived connections on one core")                                                                       \
+    X(CALLME_URL, "callme-url", "CALLME_URL", "", "none",                                                         \
+      "full `http://` URL `/caller/ping` calls (docs/chain.md); without it /caller/ping answers 404")             \
+    X(UPSTREAM_TIMEOUT, "upstream-timeout", "PRIMED_UPSTREAM_TIMEOUT", "3", NULL,                                 \
+      "seconds an upstream call may take, connect to last byte, before 504; 0.01..3600")                          \
+    X(UPSTREAM_CONNS, "upstream-conns", "PRIMED_UPSTREAM_CONNS", "64", NULL,                                      \
+      "keep-alive connections (= calls in flight) per worker per upstream, 1..1024; more calls wait in order")    \
+    X(ZIPKIN_URL, "zipkin-url", "PRIMED_ZIPKIN_URL", "", "none",                                                  \
+      "Zipkin v2 collector for the sampled spans (`/api/v2/spans`)")                                              \
+    X(DB, "db", "PRIMED_DB", ":memory:", NULL, "event store: in memory, or a SQLite file (WAL)")                  \
+    X(CATALOG, "catalog", "PRIMED_CATALOG", "", "built-in",                                                       \
+      "products of /api/catalog and /api/inventory: a file of "                                                   \
+      "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \
+    X(CATALOG_URL, "catalog-url", "PRIMED_CATALOG_URL", "", "none",                                               \
+      "base `http://` URL of the catalog /api/products reads (`/api/catalog` appended); both this and "           \
+      "`--inventory-url` or neither")                                                                             \
+    X(INVENTORY_URL, "inventory-url", "PRIMED_INVENTORY_URL", "", "none",                                         \
+      "base `http://` URL of the inventory /api/products asks per product (`/api/inventory/ID` appended); both "  \
+      "this and `--catalog-url` or neither")                                                                      \
+    X(FANOUT, "fanout", "PRIMED_FANOUT", "parallel", NULL,                                                        \
+      "`parallel` or `sequential` inventory calls, unless `?fanout=` says")                                       \
+    X(FAULT_DELAY, "fault-delay", "PRIMED_FAULT_DELAY", "0", NULL,                                                \
+      "hold the matching requests this long (a timer on the ring), 0..3600 s, e.g. `3` or `500ms`; Istio's "      \
+      "fixedDelay")                                                                                               \
+    X(FAULT_DELAY_PCT, "fault-delay-percent", "PRIMED_FAULT_DELAY_PERCENT", "100", NULL,                          \
+      "share of the matching requests `--fault-delay` holds, 0..100")                                             \
+    X(FAULT_ABORT, "fault-abort", "PRIMED_FAULT_ABORT", "", "none",                                               \
+      "answer the matching requests with this status instead (400..504 of primed's), Istio's abort")              \
+    X(FAULT_ABORT_PCT, "fault-abort-percent", "PRIMED_FAULT_ABORT_PERCENT", "100", NULL,                          \
+      "share of the matching requests `--fault-abort` answers, 0..100")                                           \
+    X(FAULT_PATH, "fault-path", "PRIMED_FAULT_PATH", "/", NULL,                                                   \
+      "path prefix the faults apply to; never /healthz, /readyz, /metrics")
 
 bool config_has_dispatch(enum dispatch_mode m)
 {
@@ -156,144 +224,135 @@ static int parse_ms(const char *s, unsigned lo, unsigned hi, unsigned *out)
 }
 
 enum opt_id {
-    OPT_HOST,
-    OPT_PORT,
-    OPT_THREADS,
-    OPT_BITS,
-    OPT_DRAIN,
-    OPT_HEADER_TO,
-    OPT_IDLE_TO,
-    OPT_MAX_CONNS,
-    OPT_MAX_HEADER,
-    OPT_MAX_URL,
-    OPT_MAX_BODY,
-    OPT_QUEUE_MAX,
-    OPT_LISTENERS,
-    OPT_ACCEPT,
-    OPT_ENGINE,
-    OPT_PRIME_SPLIT,
-    OPT_DISPATCH,
-    OPT_IO,
-    OPT_URING_POLL_FIRST,
-    OPT_URING_SINGLE_SEND,
-    OPT_ACCESS_LOG,
-    OPT_CALLME_URL,
-    OPT_ZIPKIN_URL,
-    OPT_UPSTREAM_TIMEOUT,
-    OPT_UPSTREAM_CONNS,
-    OPT_DB,
-    OPT_CATALOG_URL,
-    OPT_INVENTORY_URL,
-    OPT_FANOUT,
-    OPT_CATALOG,
-    OPT_FAULT_DELAY,
-    OPT_FAULT_DELAY_PCT,
-    OPT_FAULT_ABORT,
-    OPT_FAULT_ABORT_PCT,
-    OPT_FAULT_PATH,
+#define X_ID(id, flag, env, def, shown, meaning) OPT_##id,
+    CONFIG_FLAGS(X_ID)
+#undef X_ID
+    /* the commands: no value, no environment */
     OPT_HELP,
+    OPT_HELP_MARKDOWN,
     OPT_VERSION,
 };
 
 struct opt {
     const char *flag; /* without the leading "--" */
-    const char *env;  /* NULL: flag only */
+    const char *env;  /* NULL: a command */
     enum opt_id id;
-    bool takes_value;
-    const char *help;
+    const char *def;     /* "": none, the field stays zero; NULL: a command */
+    const char *shown;   /* the default as --help and README.md show it; NULL: def */
+    const char *meaning; /* Markdown */
 };
 
 static const struct opt opts[] = {
-    {"host", "PRIMED_HOST", OPT_HOST, true, "listen address (default 0.0.0.0)"},
-    {"port", "PORT", OPT_PORT, true, "TCP port, 0 for any free one (default 8080)"},
-    {"threads", "PRIMED_THREADS", OPT_THREADS, true,
-     "worker threads, one per CPU (default: CPUs allowed by affinity and cgroup cpu.max)"},
-    {"bits", "PRIMED_BITS", OPT_BITS, true, "default prime size for /example, 64..4096 (default 1000)"},
-    {"drain-timeout", "PRIMED_DRAIN_TIMEOUT", OPT_DRAIN, true,
-     "seconds to finish in-flight requests after SIGTERM (default 30)"},
-    {"header-timeout", "PRIMED_HEADER_TIMEOUT", OPT_HEADER_TO, true,
-     "seconds a request may take to arrive before 408 (default 10)"},
-    {"idle-timeout", "PRIMED_IDLE_TIMEOUT", OPT_IDLE_TO, true,
-     "seconds an idle keep-alive connection is kept (default 60)"},
-    {"max-conns", "PRIMED_MAX_CONNS", OPT_MAX_CONNS, true, "open connections before accept pauses (default 10000)"},
-    {"max-header", "PRIMED_MAX_HEADER", OPT_MAX_HEADER, true,
-     "request head limit in bytes, 1024..65536; larger gets 431 (default 8192)"},
-    {"max-url", "PRIMED_MAX_URL", OPT_MAX_URL, true, "URL limit in bytes; longer gets 414 (default 2048)"},
-    {"max-body", "PRIMED_MAX_BODY", OPT_MAX_BODY, true,
-     "request body limit in bytes, read and discarded; larger gets 413 (default 1048576)"},
-    {"queue-max", "PRIMED_QUEUE_MAX", OPT_QUEUE_MAX, true,
-     "queued /example requests per worker before reads pause (default 256)"},
-    {"listeners", "PRIMED_LISTENERS", OPT_LISTENERS, true,
-     "workers that accept connections, 0 = all (default 0); 1 puts every connection on worker 0, "
-     "to test or measure skewed load"},
-    {"accept", "PRIMED_ACCEPT", OPT_ACCEPT, true,
-     "reuseport (a listening socket per worker, default) or shared (one socket, every worker accepts on it)"},
-    {"prime-engine", "PRIMED_PRIME_ENGINE", OPT_ENGINE, true,
-     "flint or sieve (default: " PRIME_ENGINE_DEFAULT_NAME ")"},
-    {"prime-split", "PRIMED_PRIME_SPLIT", OPT_PRIME_SPLIT, true,
-     "on or off: with --dispatch steal and the sieve engine, a worker that is asleep when a prime search starts "
-     "is woken to test pieces of it (default on); inline dispatch never splits"},
-    {"dispatch", "PRIMED_DISPATCH", OPT_DISPATCH, true,
-     "inline or steal, among those built in (" PRIMED_DISPATCH_BUILT ")"},
-    {"io", "PRIMED_IO", OPT_IO, true, "uring, epoll or auto (default auto)"},
-    {"uring-poll-first", "PRIMED_URING_POLL_FIRST", OPT_URING_POLL_FIRST, true,
-     "on or off: a receive armed behind a response polls before it reads (IORING_RECVSEND_POLL_FIRST, "
-     "kernel >= 5.19); io_uring only, epoll accepts and ignores it (default off)"},
-    {"uring-single-send", "PRIMED_URING_SINGLE_SEND", OPT_URING_SINGLE_SEND, true,
-     "on or off: a response in one buffer goes out as IORING_OP_SEND instead of SENDMSG; io_uring only, "
-     "epoll accepts and ignores it (default on)"},
-    {"access-log", "PRIMED_ACCESS_LOG", OPT_ACCESS_LOG, true, "1 to log each request on stdout (default 0)"},
-    {"callme-url", "CALLME_URL", OPT_CALLME_URL, true,
-     "full http:// URL GET /caller/ping calls, e.g. http://callme.default.svc.cluster.local/callme/ping "
-     "(default: none, /caller/ping answers 404)"},
-    {"zipkin-url", "PRIMED_ZIPKIN_URL", OPT_ZIPKIN_URL, true,
-     "Zipkin v2 collector to POST spans to, e.g. http://zipkin.istio-system.svc.cluster.local:9411/api/v2/spans "
-     "(default: none)"},
-    {"upstream-timeout", "PRIMED_UPSTREAM_TIMEOUT", OPT_UPSTREAM_TIMEOUT, true,
-     "seconds an upstream call may take, connect to last byte, before 504 (default 3)"},
-    {"upstream-conns", "PRIMED_UPSTREAM_CONNS", OPT_UPSTREAM_CONNS, true,
-     "connections (calls in flight) per worker per upstream, 1..1024; more calls wait in order (default 64)"},
-    {"db", "PRIMED_DB", OPT_DB, true, "event store: :memory: or a SQLite file path, WAL (default :memory:)"},
-    {"catalog-url", "PRIMED_CATALOG_URL", OPT_CATALOG_URL, true,
-     "base http:// URL of the catalog GET /api/products reads (its /api/catalog), e.g. "
-     "http://catalog.default.svc.cluster.local (default: none; with --inventory-url, /api/products answers)"},
-    {"inventory-url", "PRIMED_INVENTORY_URL", OPT_INVENTORY_URL, true,
-     "base http:// URL of the inventory GET /api/products asks per product (its /api/inventory/ID) (default: none)"},
-    {"fanout", "PRIMED_FANOUT", OPT_FANOUT, true,
-     "parallel or sequential: how /api/products calls inventory, unless ?fanout= says (default parallel)"},
-    {"catalog", "PRIMED_CATALOG", OPT_CATALOG, true,
-     "products for /api/catalog and /api/inventory/ID: a file of lines ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE"
-     "<TAB>QUANTITY (default: a built-in set of 8)"},
-    {"fault-delay", "PRIMED_FAULT_DELAY", OPT_FAULT_DELAY, true,
-     "hold matching requests this long before answering, 0..3600 s, e.g. 3 or 500ms (default 0: none)"},
-    {"fault-delay-percent", "PRIMED_FAULT_DELAY_PERCENT", OPT_FAULT_DELAY_PCT, true,
-     "percentage of matching requests delayed, 0..100 (default 100)"},
-    {"fault-abort", "PRIMED_FAULT_ABORT", OPT_FAULT_ABORT, true,
-     "answer matching requests with this status instead, e.g. 503 (default: none)"},
-    {"fault-abort-percent", "PRIMED_FAULT_ABORT_PERCENT", OPT_FAULT_ABORT_PCT, true,
-     "percentage of matching requests aborted, 0..100 (default 100)"},
-    {"fault-path", "PRIMED_FAULT_PATH", OPT_FAULT_PATH, true,
-     "path prefix the faults apply to; /healthz, /readyz and /metrics never (default /)"},
-    {"help", NULL, OPT_HELP, false, "print this help and exit"},
-    {"version", NULL, OPT_VERSION, false, "print version and build profile and exit"},
+#define X_OPT(id, flag, env, def, shown, meaning) {flag, env, OPT_##id, def, shown, meaning},
+    CONFIG_FLAGS(X_OPT)
+#undef X_OPT
+        {"help", NULL, OPT_HELP, NULL, NULL, "print this help and exit"},
+    {"help-markdown", NULL, OPT_HELP_MARKDOWN, NULL, NULL, "print this list as README.md's flag table and exit"},
+    {"version", NULL, OPT_VERSION, NULL, NULL,
+     "print the version, build profile, dispatch, compiler and flags and exit"},
 };
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static bool is_command(const struct opt *o)
+{
+    return o->id >= OPT_HELP;
+}
+
+/* Columns of s up to its end, a UTF-8 character (the list's "≥", "×") as one. */
+static size_t columns(const char *s, size_t n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        w += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return w;
+}
+
+/* Markdown text as plain words: backticks dropped, wrapped at 80 columns, each line indented. */
+static void write_wrapped(int fd, const char *text, int indent)
+{
+    char line[256];
+    size_t n = 0, width = 0;
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *w = p;
+        while (*p && *p != ' ')
+            p++;
+        char word[256];
+        size_t wn = 0;
+        for (const char *q = w; q < p && wn + 1 < sizeof(word); q++)
+            if (*q != '`')
+                word[wn++] = *q;
+        if (wn == 0)
+            continue;
+        size_t ww = columns(word, wn);
+        if (n > 0 && (size_t)indent + width + 1 + ww > 80) {
+            dprintf(fd, "%*s%.*s\n", indent, "", (int)n, line);
+            n = width = 0;
+        }
+        if (n + 1 + wn >= sizeof(line))
+            wn = sizeof(line) - n - 2; /* no meaning has such a word */
+        if (n > 0) {
+            line[n++] = ' ';
+            width++;
+        }
+        memcpy(line + n, word, wn);
+        n += wn;
+        width += ww;
+    }
+    if (n > 0)
+        dprintf(fd, "%*s%.*s\n", indent, "", (int)n, line);
+}
+
+/* A default as --help shows it: shown without its backticks, or def. */
+static void write_default(int fd, const struct opt *o)
+{
+    if (!o->shown) {
+        dprintf(fd, "%s", o->def);
+        return;
+    }
+    for (const char *s = o->shown; *s; s++)
+        if (*s != '`')
+            dprintf(fd, "%c", *s);
+}
 
 void config_usage(int fd)
 {
     dprintf(fd, "usage: primed [options]\n\n"
                 "A thread-per-core io_uring HTTP/1.1 server; GET /example answers with a\n"
-                "random probable prime's worth of work. Flags win over environment.\n\n");
+                "random probable prime's worth of work. Every option is --NAME V or\n"
+                "--NAME=V, or its environment variable; flags win over environment.\n"
+                "Durations take 30, 1.5s or 250ms.\n\n");
     for (size_t i = 0; i < NOPTS; i++) {
-        char left[64];
-        snprintf(left, sizeof(left), "--%s%s", opts[i].flag, opts[i].takes_value ? " V" : "");
-        dprintf(fd, "  %-22s %s%s%s%s\n", left, opts[i].help, opts[i].env ? " [" : "", opts[i].env ? opts[i].env : "",
-                opts[i].env ? "]" : "");
+        const struct opt *o = &opts[i];
+        if (is_command(o)) {
+            dprintf(fd, "  --%s\n", o->flag);
+        } else {
+            dprintf(fd, "  --%s V, $%s (default ", o->flag, o->env);
+            write_default(fd, o);
+            dprintf(fd, ")\n");
+        }
+        write_wrapped(fd, o->meaning, 6);
     }
     dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
                 "           /callme/ping, /caller/ping (with --callme-url), /api/catalog,\n"
                 "           /api/inventory/ID, /api/products (with --catalog-url and --inventory-url)\n");
+}
+
+void config_usage_markdown(int fd)
+{
+    dprintf(fd, "| flag | environment | default | meaning |\n|---|---|---|---|\n");
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct opt *o = &opts[i];
+        if (is_command(o))
+            dprintf(fd, "| `--%s` | | | %s |\n", o->flag, o->meaning);
+        else if (o->shown)
+            dprintf(fd, "| `--%s` | `%s` | %s | %s |\n", o->flag, o->env, o->shown, o->meaning);
+        else
+            dprintf(fd, "| `--%s` | `%s` | `%s` | %s |\n", o->flag, o->env, o->def, o->meaning);
+    }
 }
 
 static int apply(struct config *c, const struct opt *o, const char *v, const char *src, char *err, size_t errlen)
@@ -501,10 +560,23 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         strcpy(c->fault_path, v);
         return 0;
     case OPT_HELP:
+    case OPT_HELP_MARKDOWN:
     case OPT_VERSION:
         break;
     }
     return 0;
+}
+
+void config_defaults(struct config *c)
+{
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < NOPTS; i++) {
+        char err[256];
+        if (opts[i].def && opts[i].def[0] && apply(c, &opts[i], opts[i].def, "default", err, sizeof(err))) {
+            dprintf(STDERR_FILENO, "primed: bad default in config.c's list: %s\n", err);
+            abort(); /* the list is wrong: test_config's defaults test says which */
+        }
+    }
 }
 
 int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_fn)(const char *), char *err,
@@ -537,6 +609,8 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
             return fail(err, errlen, "unknown option '%.*s' (see --help)", (int)(nlen + 2), arg);
         if (o->id == OPT_HELP)
             return CONFIG_HELP;
+        if (o->id == OPT_HELP_MARKDOWN)
+            return CONFIG_HELP_MARKDOWN;
         if (o->id == OPT_VERSION)
             return CONFIG_VERSION;
         const char *v;
@@ -553,7 +627,8 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
             return r;
     }
     if (!c->catalog_url.host[0] != !c->inventory_url.host[0])
-        return fail(err, errlen, "--catalog-url and --inventory-url go together: /api/products needs both (%s is unset)",
+        return fail(err, errlen,
+                    "--catalog-url and --inventory-url go together: /api/products needs both (%s is unset)",
                     c->catalog_url.host[0] ? "--inventory-url" : "--catalog-url");
     return CONFIG_OK;
 }

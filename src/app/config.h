@@ -67,19 +67,23 @@ enum {
     CONFIG_OK = 0,
     CONFIG_HELP = 1,
     CONFIG_VERSION = 2,
+    CONFIG_HELP_MARKDOWN = 3,
 };
 
-/* Fills *c with the defaults. */
+/* Fills *c with the defaults: each flag's default in config.c's list, through its own parser. */
 void config_defaults(struct config *c);
 
 /* Applies environment variables read through getenv_fn (getenv in main.c, a
  * table in tests), then flags, which win. Returns CONFIG_OK, CONFIG_HELP,
- * CONFIG_VERSION, or -EINVAL with a one-line reason in err. */
+ * CONFIG_HELP_MARKDOWN, CONFIG_VERSION, or -EINVAL with a one-line reason in err. */
 int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_fn)(const char *), char *err,
                  size_t errlen);
 
-/* Writes the --help text to fd. */
+/* Writes the --help text to fd: every flag, its environment variable, default and meaning. */
 void config_usage(int fd);
+
+/* Writes the same list as README.md's flag table (Markdown) to fd: --help-markdown. */
+void config_usage_markdown(int fd);
 
 /* Whether this binary was built with a dispatch mode. */
 bool config_has_dispatch(enum dispatch_mode m);
