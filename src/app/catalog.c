@@ -8,11 +8,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "log.h"
 
 static const struct {
     const char *id, *name, *desc, *price;
@@ -27,15 +28,6 @@ static const struct {
     {"444435", "Oculus Rift", "A virtual reality headset for games and demos", "106.00", 12},
     {"444436", "Lytro Camera", "A light-field camera: focus after the shot", "44.30", 7},
 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
-}
 
 void catalog_builtin(struct catalog *c)
 {
@@ -182,21 +174,21 @@ int catalog_parse(struct catalog *c, const char *text, size_t len, char *err, si
         if (n && line[n - 1] == '\r')
             n--;
         if (n > CATALOG_LINE_MAX)
-            return fail(err, errlen, "line %u: longer than %d bytes", lineno, CATALOG_LINE_MAX);
+            return log_einval(err, errlen, "line %u: longer than %d bytes", lineno, CATALOG_LINE_MAX);
         if (n == 0 || line[0] == '#')
             continue;
         if (c->n == CATALOG_ITEMS_MAX)
-            return fail(err, errlen, "line %u: more than %d products", lineno, CATALOG_ITEMS_MAX);
+            return log_einval(err, errlen, "line %u: more than %d products", lineno, CATALOG_ITEMS_MAX);
         struct catalog_item *it = &c->items[c->n];
         const char *why = parse_line(line, n, it);
         if (why)
-            return fail(err, errlen, "line %u: %s", lineno, why);
+            return log_einval(err, errlen, "line %u: %s", lineno, why);
         if (catalog_find(c, it->id))
-            return fail(err, errlen, "line %u: item id %s given twice", lineno, it->id);
+            return log_einval(err, errlen, "line %u: item id %s given twice", lineno, it->id);
         c->n++;
     }
     if (c->n == 0)
-        return fail(err, errlen, "no products (lines of ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY)");
+        return log_einval(err, errlen, "no products (lines of ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY)");
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include "build_info.h"
+#include "log.h"
 #include "resp.h"
 
 /* What --fault-abort may answer: the statuses of resp.h's table from 400 up
@@ -152,15 +153,6 @@ bool config_has_dispatch(enum dispatch_mode m)
 const char *config_dispatch_name(enum dispatch_mode m)
 {
     return m == DISPATCH_INLINE ? "inline" : "steal";
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -EINVAL;
 }
 
 /* Unsigned decimal in [lo, hi]; no sign, no trailing garbage. */
@@ -362,65 +354,65 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
     case OPT_HOST: {
         unsigned char tmp[16];
         if (strlen(v) >= sizeof(c->host) || (inet_pton(AF_INET, v, tmp) != 1 && inet_pton(AF_INET6, v, tmp) != 1))
-            return fail(err, errlen, "%s: '%s' is not a numeric IPv4 or IPv6 address", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a numeric IPv4 or IPv6 address", src, v);
         strcpy(c->host, v);
         return 0;
     }
     case OPT_PORT:
         if (parse_ulong(v, 0, 65535, &u))
-            return fail(err, errlen, "%s: '%s' is not a port (0..65535)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a port (0..65535)", src, v);
         c->port = (int)u;
         return 0;
     case OPT_THREADS:
         if (parse_ulong(v, 1, CONFIG_WORKERS_MAX, &u))
-            return fail(err, errlen, "%s: '%s' is not a thread count (1..%d)", src, v, CONFIG_WORKERS_MAX);
+            return log_einval(err, errlen, "%s: '%s' is not a thread count (1..%d)", src, v, CONFIG_WORKERS_MAX);
         c->threads = (unsigned)u;
         return 0;
     case OPT_BITS:
         if (parse_ulong(v, PRIME_BITS_MIN, PRIME_BITS_MAX, &u))
-            return fail(err, errlen, "%s: '%s' is not a bit size (%d..%d)", src, v, PRIME_BITS_MIN, PRIME_BITS_MAX);
+            return log_einval(err, errlen, "%s: '%s' is not a bit size (%d..%d)", src, v, PRIME_BITS_MIN, PRIME_BITS_MAX);
         c->bits = (unsigned)u;
         return 0;
     case OPT_DRAIN:
         if (parse_ms(v, 0, 3600 * 1000, &c->drain_timeout_ms))
-            return fail(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 30 or 500ms)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 30 or 500ms)", src, v);
         return 0;
     case OPT_HEADER_TO:
         if (parse_ms(v, 100, 3600 * 1000, &c->header_timeout_ms))
-            return fail(err, errlen, "%s: '%s' is not a duration (0.1..3600 s)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a duration (0.1..3600 s)", src, v);
         return 0;
     case OPT_IDLE_TO:
         if (parse_ms(v, 100, 24 * 3600 * 1000, &c->idle_timeout_ms))
-            return fail(err, errlen, "%s: '%s' is not a duration (0.1 s..24 h)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a duration (0.1 s..24 h)", src, v);
         return 0;
     case OPT_MAX_CONNS:
         if (parse_ulong(v, 1, 1000000, &u))
-            return fail(err, errlen, "%s: '%s' is not a connection count (1..1000000)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a connection count (1..1000000)", src, v);
         c->max_conns = (unsigned)u;
         return 0;
     case OPT_MAX_HEADER:
         if (parse_ulong(v, 1024, 65536, &u))
-            return fail(err, errlen, "%s: '%s' is not a size (1024..65536)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a size (1024..65536)", src, v);
         c->max_header = (unsigned)u;
         return 0;
     case OPT_MAX_URL:
         if (parse_ulong(v, 16, 65536, &u))
-            return fail(err, errlen, "%s: '%s' is not a size (16..65536)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a size (16..65536)", src, v);
         c->max_url = (unsigned)u;
         return 0;
     case OPT_MAX_BODY:
         if (parse_ulong(v, 0, 1UL << 40, &u))
-            return fail(err, errlen, "%s: '%s' is not a size (0..2^40)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a size (0..2^40)", src, v);
         c->max_body = u;
         return 0;
     case OPT_QUEUE_MAX:
         if (parse_ulong(v, 1, 65536, &u))
-            return fail(err, errlen, "%s: '%s' is not a queue bound (1..65536)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a queue bound (1..65536)", src, v);
         c->queue_max = (unsigned)u;
         return 0;
     case OPT_LISTENERS:
         if (parse_ulong(v, 0, CONFIG_WORKERS_MAX, &u))
-            return fail(err, errlen, "%s: '%s' is not a worker count (0..%d)", src, v, CONFIG_WORKERS_MAX);
+            return log_einval(err, errlen, "%s: '%s' is not a worker count (0..%d)", src, v, CONFIG_WORKERS_MAX);
         c->listeners = (unsigned)u;
         return 0;
     case OPT_ACCEPT:
@@ -429,15 +421,15 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else if (strcmp(v, "shared") == 0)
             c->shared_listener = true;
         else
-            return fail(err, errlen, "%s: '%s' is not an accept mode (reuseport or shared)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not an accept mode (reuseport or shared)", src, v);
         return 0;
     case OPT_ENGINE:
         if (prime_engine_parse(v, &c->engine))
-            return fail(err, errlen, "%s: '%s' is not a prime engine (flint or sieve)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a prime engine (flint or sieve)", src, v);
         return 0;
     case OPT_PRIME_SPLIT:
         if (parse_onoff(v, &c->prime_split))
-            return fail(err, errlen, "%s: '%s' is not on or off", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not on or off", src, v);
         return 0;
     case OPT_DISPATCH:
         if (strcmp(v, "inline") == 0)
@@ -445,9 +437,9 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else if (strcmp(v, "steal") == 0)
             c->dispatch = DISPATCH_STEAL;
         else
-            return fail(err, errlen, "%s: '%s' is not a dispatch mode (inline or steal)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a dispatch mode (inline or steal)", src, v);
         if (!config_has_dispatch(c->dispatch))
-            return fail(err, errlen, "%s: dispatch '%s' is not built into this binary (built: %s)", src, v,
+            return log_einval(err, errlen, "%s: dispatch '%s' is not built into this binary (built: %s)", src, v,
                         PRIMED_DISPATCH_BUILT);
         return 0;
     case OPT_IO:
@@ -458,13 +450,13 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else if (strcmp(v, "auto") == 0)
             c->io = IO_AUTO;
         else
-            return fail(err, errlen, "%s: '%s' is not an I/O backend (uring, epoll or auto)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not an I/O backend (uring, epoll or auto)", src, v);
         return 0;
     case OPT_URING_POLL_FIRST:
     case OPT_URING_SINGLE_SEND: {
         bool *dst = o->id == OPT_URING_POLL_FIRST ? &c->uring_poll_first : &c->uring_single_send;
         if (parse_onoff(v, dst))
-            return fail(err, errlen, "%s: '%s' is not on or off", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not on or off", src, v);
         return 0;
     }
     case OPT_ACCESS_LOG:
@@ -473,7 +465,7 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || *v == '\0')
             c->access_log = false;
         else
-            return fail(err, errlen, "%s: '%s' is not 0 or 1", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not 0 or 1", src, v);
         return 0;
     case OPT_CALLME_URL:
     case OPT_ZIPKIN_URL: {
@@ -484,21 +476,21 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             return 0;
         }
         if (url_parse(v, dst, why, sizeof(why)))
-            return fail(err, errlen, "%s: '%.300s': %s", src, v, why);
+            return log_einval(err, errlen, "%s: '%.300s': %s", src, v, why);
         return 0;
     }
     case OPT_UPSTREAM_TIMEOUT:
         if (parse_ms(v, 10, 3600 * 1000, &c->upstream_timeout_ms))
-            return fail(err, errlen, "%s: '%s' is not a duration (0.01..3600 s, e.g. 3 or 300ms)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a duration (0.01..3600 s, e.g. 3 or 300ms)", src, v);
         return 0;
     case OPT_UPSTREAM_CONNS:
         if (parse_ulong(v, 1, 1024, &u))
-            return fail(err, errlen, "%s: '%s' is not a connection count (1..1024)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a connection count (1..1024)", src, v);
         c->upstream_conns = (unsigned)u;
         return 0;
     case OPT_DB:
         if (*v == '\0' || strlen(v) >= sizeof(c->db))
-            return fail(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..255 bytes)", src, v);
+            return log_einval(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..255 bytes)", src, v);
         strcpy(c->db, v);
         return 0;
     case OPT_CATALOG_URL:
@@ -510,14 +502,14 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             return 0;
         }
         if (url_parse(v, dst, why, sizeof(why)))
-            return fail(err, errlen, "%s: '%.300s': %s", src, v, why);
+            return log_einval(err, errlen, "%s: '%.300s': %s", src, v, why);
         if (strchr(dst->path, '?'))
-            return fail(err, errlen, "%s: '%.300s': a base URL has no query (/api/... is appended to it)", src, v);
+            return log_einval(err, errlen, "%s: '%.300s': a base URL has no query (/api/... is appended to it)", src, v);
         size_t n = strlen(dst->path);
         while (n > 0 && dst->path[n - 1] == '/')
             dst->path[--n] = '\0'; /* "http://h/" and "http://h" are one base */
         if (n + sizeof("/api/inventory/") + 32 > sizeof(dst->path))
-            return fail(err, errlen, "%s: '%.300s': the base path is too long", src, v);
+            return log_einval(err, errlen, "%s: '%.300s': the base path is too long", src, v);
         return 0;
     }
     case OPT_FANOUT:
@@ -526,21 +518,21 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         else if (strcmp(v, "sequential") == 0)
             c->fanout_sequential = true;
         else
-            return fail(err, errlen, "%s: '%s' is not a fan-out (parallel or sequential)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a fan-out (parallel or sequential)", src, v);
         return 0;
     case OPT_CATALOG:
         if (strlen(v) >= sizeof(c->catalog_file))
-            return fail(err, errlen, "%s: '%.300s' is not a path (0..255 bytes)", src, v);
+            return log_einval(err, errlen, "%s: '%.300s' is not a path (0..255 bytes)", src, v);
         strcpy(c->catalog_file, v);
         return 0;
     case OPT_FAULT_DELAY:
         if (parse_ms(v, 0, 3600 * 1000, &c->fault_delay_ms))
-            return fail(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 3 or 500ms)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 3 or 500ms)", src, v);
         return 0;
     case OPT_FAULT_DELAY_PCT:
     case OPT_FAULT_ABORT_PCT:
         if (parse_pct(v, o->id == OPT_FAULT_DELAY_PCT ? &c->fault_delay_pct : &c->fault_abort_pct))
-            return fail(err, errlen, "%s: '%s' is not a percentage (0..100)", src, v);
+            return log_einval(err, errlen, "%s: '%s' is not a percentage (0..100)", src, v);
         return 0;
     case OPT_FAULT_ABORT:
         if (*v == '\0') {
@@ -549,14 +541,14 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         }
         if (parse_ulong(v, 400, 599, &u) || !abort_code(u)) {
             char codes[128];
-            return fail(err, errlen, "%s: '%s' is not a status primed answers (one of %s)", src, v,
+            return log_einval(err, errlen, "%s: '%s' is not a status primed answers (one of %s)", src, v,
                         abort_codes(codes, sizeof(codes)));
         }
         c->fault_abort = (unsigned)u;
         return 0;
     case OPT_FAULT_PATH:
         if (v[0] != '/' || strlen(v) >= sizeof(c->fault_path))
-            return fail(err, errlen, "%s: '%.300s' is not a path prefix (starts with /, at most 255 bytes)", src, v);
+            return log_einval(err, errlen, "%s: '%.300s' is not a path prefix (starts with /, at most 255 bytes)", src, v);
         strcpy(c->fault_path, v);
         return 0;
     case OPT_HELP:
@@ -597,7 +589,7 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
     for (int a = 1; a < argc; a++) {
         const char *arg = argv[a];
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
-            return fail(err, errlen, "unexpected argument '%s' (see --help)", arg);
+            return log_einval(err, errlen, "unexpected argument '%s' (see --help)", arg);
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -606,7 +598,7 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
             if (strlen(opts[i].flag) == nlen && strncmp(opts[i].flag, name, nlen) == 0)
                 o = &opts[i];
         if (!o)
-            return fail(err, errlen, "unknown option '%.*s' (see --help)", (int)(nlen + 2), arg);
+            return log_einval(err, errlen, "unknown option '%.*s' (see --help)", (int)(nlen + 2), arg);
         if (o->id == OPT_HELP)
             return CONFIG_HELP;
         if (o->id == OPT_HELP_MARKDOWN)
@@ -619,7 +611,7 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
         else if (a + 1 < argc)
             v = argv[++a];
         else
-            return fail(err, errlen, "option '--%s' needs a value", o->flag);
+            return log_einval(err, errlen, "option '--%s' needs a value", o->flag);
         char src[40];
         snprintf(src, sizeof(src), "--%s", o->flag);
         int r = apply(c, o, v, src, err, errlen);
@@ -627,7 +619,7 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
             return r;
     }
     if (!c->catalog_url.host[0] != !c->inventory_url.host[0])
-        return fail(err, errlen,
+        return log_einval(err, errlen,
                     "--catalog-url and --inventory-url go together: /api/products needs both (%s is unset)",
                     c->catalog_url.host[0] ? "--inventory-url" : "--catalog-url");
     return CONFIG_OK;

@@ -8,6 +8,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,4 +135,13 @@ void alog_printf(struct alog *a, const char *fmt, ...)
     }
     a->len += (size_t)n;
     a->buf[a->len++] = '\n';
+}
+
+int log_einval(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
 }

@@ -23,6 +23,10 @@ void log_msg(const char *fmt, ...) PRINTF_LIKE(1, 2);
 /* Prints "primed: <msg>" on stderr and exits with `status`. Start-up only. */
 noreturn void die(int status, const char *fmt, ...) PRINTF_LIKE(2, 3);
 
+/* A parser's refusal: the one-line reason into err (errlen bytes, always
+ * NUL-terminated). Returns -EINVAL, for `return log_einval(...)`. */
+int log_einval(char *err, size_t errlen, const char *fmt, ...) PRINTF_LIKE(3, 4);
+
 /* Per-worker access log buffer: lines are appended without syscalls and
  * written out by alog_flush() when more than half full or once a second.
  * A flush never blocks the worker: it writes with RWF_NOWAIT where the fd
