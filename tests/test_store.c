@@ -1,9 +1,14 @@
 /* test_store.c - the event store over a real SQLite: in memory and in a WAL
- * file, ids unique and increasing across threads, continued across a reopen,
- * a full queue refused, clear errors. */
+ * file; an event comes back to its submitter only after its transaction
+ * committed (the row is there when done runs), ids unique and increasing
+ * across threads and continued across a reopen, a full queue refused, a
+ * commit that fails said so (nothing stored), clear errors. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,48 +16,118 @@
 
 #include "store.h"
 
-Test(store, memory_ids_start_at_one_and_rows_land)
-{
+/* A submitter: its inbox (polled, no io) and what came back. */
+struct sub {
     struct store *s;
+    struct store_inbox inbox;
+    unsigned back;
+    bool check_committed; /* done checks that the row is in the database */
+    unsigned not_there;   /* ... and counts the events it did not find */
+};
+
+static struct sub *sub_of(struct store_req *r)
+{
+    return (struct sub *)((char *)r->inbox - offsetof(struct sub, inbox));
+}
+
+static void on_done(struct store_req *r)
+{
+    struct sub *b = sub_of(r);
+    b->back++;
+    if (b->check_committed && r->err == 0) {
+        uint64_t rows, max;
+        if (store_stats(b->s, &rows, &max) || max < r->id)
+            b->not_there++;
+    }
+}
+
+static int submit(struct sub *b, struct store_req *r, int64_t t)
+{
+    r->done = on_done;
+    r->inbox = &b->inbox;
+    r->time_ms = t;
+    r->pod = "pod-a";
+    return store_submit(b->s, r);
+}
+
+/* Polls b's inbox until n events came back (or ~20 s). */
+static void wait_back(struct sub *b, unsigned n)
+{
+    for (int i = 0; i < 200000 && b->back < n; i++)
+        if (!store_inbox_poll(&b->inbox))
+            usleep(100);
+    cr_assert_eq(b->back, n, "%u of %u events came back", b->back, n);
+}
+
+Test(store, memory_ids_start_at_one_and_come_back_committed)
+{
+    struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&s, ":memory:", 0, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(store_add(s, 1000, "pod-a"), 1);
-    cr_assert_eq(store_add(s, 1001, "pod-a"), 2);
-    cr_assert_eq(store_sync(s, 5000), 0);
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    b.check_committed = true;
+    struct store_req r[2];
+    cr_assert_eq(submit(&b, &r[0], 1000), 0);
+    cr_assert_eq(submit(&b, &r[1], 1001), 0);
+    cr_assert_eq(r[0].id, 1);
+    cr_assert_eq(r[1].id, 2);
+    wait_back(&b, 2);
+    cr_assert_eq(r[0].err, 0);
+    cr_assert_eq(r[1].err, 0);
+    cr_assert_eq(b.not_there, 0, "done ran before its row was in the database");
     uint64_t rows, max;
-    cr_assert_eq(store_stats(s, &rows, &max), 0);
+    cr_assert_eq(store_stats(b.s, &rows, &max), 0);
     cr_assert_eq(rows, 2);
     cr_assert_eq(max, 2);
-    store_close(s);
+    store_close(b.s);
+}
+
+/* Events come back in the order they were committed, to the inbox they were
+ * submitted from, each once. */
+Test(store, comes_back_in_commit_order)
+{
+    struct sub b = {0};
+    char err[200];
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    static struct store_req r[1000];
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(submit(&b, &r[i], i), 0);
+    wait_back(&b, 1000);
+    for (int i = 1; i < 1000; i++)
+        cr_assert_eq(r[i].id, r[i - 1].id + 1);
+    store_close(b.s);
 }
 
 #define THREADS 4
 #define PER     5000
 
 struct adder {
-    struct store *s;
-    uint64_t ids[PER];
+    struct sub b;
+    struct store_req reqs[PER];
 };
 
 static void *add_many(void *arg)
 {
     struct adder *a = arg;
     for (int i = 0; i < PER; i++)
-        a->ids[i] = store_add(a->s, i, "pod-x");
+        while (submit(&a->b, &a->reqs[i], i) == -EAGAIN)
+            store_inbox_poll(&a->b.inbox);
+    while (a->b.back < PER)
+        if (!store_inbox_poll(&a->b.inbox))
+            sched_yield();
     return NULL;
 }
 
-/* Workers add at once: every id is unique, increasing within each thread,
+/* Workers submit at once: every id is unique, increasing within each thread,
  * and every row is in the database. */
 Test(store, ids_unique_and_increasing_across_threads, .timeout = 60)
 {
     struct store *s;
     char err[200];
-    cr_assert_eq(store_open(&s, ":memory:", 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
     static struct adder a[THREADS];
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        a[i].s = s;
+        a[i].b.s = s;
         pthread_create(&t[i], NULL, add_many, &a[i]);
     }
     for (int i = 0; i < THREADS; i++)
@@ -60,15 +135,15 @@ Test(store, ids_unique_and_increasing_across_threads, .timeout = 60)
     static unsigned char seen[THREADS * PER + 1];
     for (int i = 0; i < THREADS; i++) {
         for (int k = 0; k < PER; k++) {
-            uint64_t id = a[i].ids[k];
+            uint64_t id = a[i].reqs[k].id;
             cr_assert(id >= 1 && id <= THREADS * PER, "id %lu", (unsigned long)id);
             cr_assert_not(seen[id], "id %lu twice", (unsigned long)id);
             seen[id] = 1;
+            cr_assert_eq(a[i].reqs[k].err, 0);
             if (k)
-                cr_assert_gt(id, a[i].ids[k - 1]);
+                cr_assert_gt(id, a[i].reqs[k - 1].id);
         }
     }
-    cr_assert_eq(store_sync(s, 20000), 0);
     uint64_t rows, max;
     cr_assert_eq(store_stats(s, &rows, &max), 0);
     cr_assert_eq(rows, THREADS * PER);
@@ -83,49 +158,85 @@ Test(store, file_is_wal_and_ids_continue_after_reopen)
     char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
     cr_assert(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/events.db", dir);
-    struct store *s;
+    struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&s, path, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_FULL, 0, err, sizeof(err)), 0, "%s", err);
+    struct store_req r[11];
     for (int i = 0; i < 10; i++)
-        store_add(s, i, "pod-f");
-    store_close(s); /* writes what is queued */
+        submit(&b, &r[i], i);
+    wait_back(&b, 10);
+    store_close(b.s);
     char wal[80];
     snprintf(wal, sizeof(wal), "%s-wal", path);
-    cr_assert_eq(store_open(&s, path, 0, err, sizeof(err)), 0, "%s", err);
+    b = (struct sub){0};
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(access(wal, F_OK), 0, "no %s: not in WAL mode", wal);
-    cr_assert_eq(store_add(s, 11, "pod-f"), 11, "ids restart instead of going on");
-    cr_assert_eq(store_sync(s, 5000), 0);
+    cr_assert_eq(submit(&b, &r[10], 11), 0);
+    cr_assert_eq(r[10].id, 11, "ids restart instead of going on");
+    wait_back(&b, 1);
     uint64_t rows, max;
-    cr_assert_eq(store_stats(s, &rows, &max), 0);
+    cr_assert_eq(store_stats(b.s, &rows, &max), 0);
     cr_assert_eq(rows, 11);
-    store_close(s);
+    store_close(b.s);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
 
-/* The store thread is behind by the whole queue: store_add refuses (0) and
- * counts, it never waits. */
+/* The store thread is behind by the whole queue: store_submit refuses
+ * (-EAGAIN) and counts, it never waits. */
 Test(store, full_queue_is_refused_not_waited_for)
 {
-    struct store *s;
+    struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&s, ":memory:", 4, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 4, err, sizeof(err)), 0, "%s", err);
+    static struct store_req r[100000];
     unsigned refused = 0;
     for (int i = 0; i < 100000; i++)
-        refused += store_add(s, i, "p") == 0;
+        refused += submit(&b, &r[i], i) == -EAGAIN;
     /* the thread drains as we go, so some go through; a 4-event queue
-     * cannot take 100000 adds from a tight loop without refusing some */
+     * cannot take 100000 submits from a tight loop without refusing some */
     cr_assert_gt(refused, 0);
-    cr_assert_eq(store_sync(s, 10000), 0);
-    cr_assert_eq(store_dropped(s), refused);
-    store_close(s);
+    wait_back(&b, 100000 - refused);
+    cr_assert_eq(store_dropped(b.s), refused);
+    store_close(b.s);
+}
+
+/* Another connection holds the file's write lock: the store's transaction
+ * cannot commit, and every event of it comes back with an error, none of
+ * them in the database. */
+Test(store, a_failed_commit_comes_back_as_an_error)
+{
+    char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/events.db", dir);
+    struct sub b = {0};
+    char err[200];
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    sqlite3 *other;
+    cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    struct store_req r[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(submit(&b, &r[i], i), 0);
+    wait_back(&b, 3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(r[i].err, -EIO, "event %d: err %d", i, r[i].err);
+    cr_assert_eq(store_dropped(b.s), 3);
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(other);
+    uint64_t rows, max;
+    cr_assert_eq(store_stats(b.s, &rows, &max), 0);
+    cr_assert_eq(rows, 0, "a failed event is not in the database");
+    store_close(b.s);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
 
 Test(store, bad_path_is_a_clear_error)
 {
     struct store *s;
     char err[200] = "";
-    int r = store_open(&s, "/nonexistent-dir/x/events.db", 0, err, sizeof(err));
+    int r = store_open(&s, "/nonexistent-dir/x/events.db", STORE_SYNC_NORMAL, 0, err, sizeof(err));
     cr_assert_lt(r, 0);
     cr_assert(strstr(err, "/nonexistent-dir/x/events.db"), "error does not name the path: %s", err);
 }

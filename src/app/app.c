@@ -227,8 +227,7 @@ static int app_init(struct worker *w)
         .pod = a->pod,
         .ns = a->ns,
         .revision_hdr = a->revision_hdr,
-        .store = a->store,
-        .event_n = &a->event_n,
+        .store_name = cfg->db,
         .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
         .catalog = a->catalog,
         .gateway = a->catalog_target != NULL,
@@ -243,6 +242,7 @@ static int app_init(struct worker *w)
     if (r)
         return r;
     aw->faults = fault_init(&aw->fault, cfg);
+    aw->inbox.io = &w->io;
     timer_list_init(&aw->held, 1);
     if (getrandom(&aw->rng, sizeof(aw->rng), 0) != sizeof(aw->rng) || aw->rng == 0)
         aw->rng = clock_mono_ns() | 1;
@@ -266,6 +266,7 @@ static void app_fini(struct worker *w)
     if (aw->cfg->access_log)
         alog_fini(&aw->alog);
     example_fini(aw);
+    events_fini(aw);
     free(aw->reqs);
     /* aw stays: server.c reads its metrics after the join (drain report) */
 }
@@ -283,6 +284,7 @@ static uint64_t app_next_deadline(struct worker *w, uint64_t next)
 static void app_poll(struct worker *w, bool second)
 {
     struct app_worker *aw = w->app;
+    events_poll(aw);
     hold_expire(aw);
     upstream_expire(&aw->up);
     if (aw->spans)
@@ -308,6 +310,8 @@ static void app_drain(struct worker *w)
 static bool app_busy(struct worker *w)
 {
     struct app_worker *aw = w->app;
+    if (aw->events_out)
+        return true; /* events of requests whose clients went away are not back yet */
     if (aw->spans && (aw->spans->n || spans_busy(aw->spans)))
         return true; /* the last spans have not left yet */
     upstream_drain(&aw->up); /* cut what the pool still holds */

@@ -29,6 +29,7 @@
 #include "resolver.h"
 #include "route.h"
 #include "spans.h"
+#include "store.h"
 #include "timer.h"
 #include "trace.h"
 #include "upstream.h"
@@ -60,6 +61,8 @@ struct app {
 };
 
 struct example_job;
+struct event_job;
+struct event_chunk;
 
 /* One connection's current request, as the app sees it: its route, its
  * trace, and the state of whatever it waits on. Indexed by conn_index(). */
@@ -70,6 +73,8 @@ struct app_req {
     struct trace tr;   /* its trace context */
     uint64_t span;     /* its SERVER span id */
     uint64_t wall_us;  /* when it began, epoch microseconds (spans) */
+    /* an event stored before the answer (events.c) */
+    struct event_job *event;
     /* /caller/ping (chain.c) */
     struct upstream_call call;
     uint64_t event_id, client_span, call_wall_us;
@@ -103,6 +108,10 @@ struct app_worker {
     struct timer_list held;    /* requests held by --fault-delay */
     struct example_job *jobs;  /* owned pool of /example jobs (example.c) */
     struct example_job *job_free;
+    struct store_inbox inbox;  /* events committed for this worker (store.h) */
+    struct event_chunk *event_chunks; /* owned: the pool of events (events.c) */
+    struct event_job *event_free;
+    unsigned events_out; /* events submitted and not yet back */
 };
 
 /* The hooks server.c gives the core. */
@@ -127,6 +136,7 @@ void app_answer(struct app_req *q, struct resp *r);
 
 /* The routes' handlers (route.h's table). Each answers or waits. */
 void example_serve(struct app_worker *aw, struct app_req *q);
+void chain_callme_serve(struct app_worker *aw, struct app_req *q);
 void scrape_serve(struct app_worker *aw, struct app_req *q);
 void chain_caller_serve(struct app_worker *aw, struct app_req *q);
 void products_serve(struct app_worker *aw, struct app_req *q);
@@ -134,6 +144,18 @@ void products_serve(struct app_worker *aw, struct app_req *q);
 /* example.c: the job pool (jobs for nslots + queue_max), the dispatch's done hook. */
 int example_init(struct app_worker *aw, unsigned n);
 void example_fini(struct app_worker *aw);
+
+/* events.c: stores q's event (now, the pod); then(aw, q, id, err) runs once
+ * it is committed (err 0) or failed (-errno: nothing was stored), on this
+ * worker, maybe before this returns. Returns 0, or -EAGAIN / -ENOMEM when it
+ * cannot be queued (then does not run). */
+typedef void events_done_fn(struct app_worker *aw, struct app_req *q, uint64_t id, int err);
+int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then);
+/* q's client went away: its event is still stored, then does not run. */
+void events_cancel(struct app_worker *aw, struct app_req *q);
+/* Runs then for the events committed for this worker. Returns how many. */
+unsigned events_poll(struct app_worker *aw);
+void events_fini(struct app_worker *aw);
 
 /* hold.c: holds q for delay_ms (--fault-delay), then serves or aborts it. */
 void hold_start(struct app_worker *aw, struct app_req *q, unsigned delay_ms, int abort_status);

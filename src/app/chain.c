@@ -1,10 +1,12 @@
-/* chain.c - GET /caller/ping: store the caller's event, then call callme
- * with the trace continued (a CLIENT span whose parent is this request's
- * SERVER span), and answer with callme's answer (seed 000's chain).
+/* chain.c - seed 000's chain: GET /callme/ping stores an event and answers
+ * its id; GET /caller/ping stores the caller's event, then calls callme with
+ * the trace continued and answers with callme's answer.
  *
- * The call runs on the worker's upstream client (client/upstream.h); the
- * request waits on it through conn_wait() and is answered from the call's
- * done callback, on the same worker.
+ * Answered means stored: each waits (conn_wait) until its event's
+ * transaction has committed (events.c), and says 503, nothing stored, when
+ * it cannot be. The call runs on the worker's upstream client
+ * (client/upstream.h) and is answered from its done callback, on the same
+ * worker.
  */
 #include "app.h"
 
@@ -40,34 +42,81 @@ static void on_call_done(struct upstream_call *call, enum upstream_result res, i
     answer(aw, q, res, err, call->why, status, up_body, up_len);
 }
 
-/* conn_cancel_fn: the client went away; the call is forgotten. */
+/* conn_cancel_fn: the client went away; the call (or the event, until it
+ * is committed) is forgotten. */
 static void on_cancel(struct conn *c, void *arg)
 {
     struct app_req *q = arg;
-    upstream_cancel(&app_of(c)->up, &q->call);
+    struct app_worker *aw = app_of(c);
+    if (q->event)
+        events_cancel(aw, q);
+    else
+        upstream_cancel(&aw->up, &q->call);
 }
 
-void chain_caller_serve(struct app_worker *aw, struct app_req *q)
+static void answer_store_error(struct app_worker *aw, struct app_req *q, int err)
 {
-    q->event_id = handlers_event(&aw->env);
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_store_error(&aw->env, &q->conn->http, err, &r, body, sizeof(body));
+    app_answer(q, &r);
+}
+
+/* The caller's event is committed: now call callme. */
+static void caller_stored(struct app_worker *aw, struct app_req *q, uint64_t id, int err)
+{
+    if (err) {
+        answer_store_error(aw, q, err);
+        return;
+    }
+    q->event_id = id;
     struct upstream_call *call = &q->call;
     enum upstream_result res = UPSTREAM_ERROR;
-    if (q->event_id) {
-        q->client_span = handlers_rand(&aw->rng);
-        call->method = "GET";
-        call->path = NULL;
-        call->deadline_ms = 0;
-        call->ctype = NULL;
-        call->body = NULL;
-        call->body_len = 0;
-        trace_format_outbound(&q->tr, q->span, q->client_span, call->extra, sizeof(call->extra));
-        call->done = on_call_done;
-        call->ctx = aw;
-        q->call_wall_us = aw->spans ? clock_wall_us() : 0;
-        /* waiting before the start: done may run inside upstream_start() */
-        conn_wait(q->conn, on_cancel, q);
-        if (upstream_start(&aw->up, (unsigned)aw->callme_up, call, &res))
-            return; /* answered in on_call_done(), maybe already */
-    }
+    q->client_span = handlers_rand(&aw->rng);
+    call->method = "GET";
+    call->path = NULL;
+    call->deadline_ms = 0;
+    call->ctype = NULL;
+    call->body = NULL;
+    call->body_len = 0;
+    trace_format_outbound(&q->tr, q->span, q->client_span, call->extra, sizeof(call->extra));
+    call->done = on_call_done;
+    call->ctx = aw;
+    q->call_wall_us = aw->spans ? clock_wall_us() : 0;
+    if (upstream_start(&aw->up, (unsigned)aw->callme_up, call, &res))
+        return; /* answered in on_call_done(), maybe already */
     answer(aw, q, res, 0, NULL, 0, NULL, 0);
+}
+
+/* /caller/ping: store the caller's event; once it is committed, call callme
+ * with the trace continued (a CLIENT span whose parent is this request's
+ * SERVER span); answer with callme's answer. Nothing is called when the
+ * event cannot be stored. */
+void chain_caller_serve(struct app_worker *aw, struct app_req *q)
+{
+    conn_wait(q->conn, on_cancel, q); /* before the start: the answer may come inside */
+    int err = events_store(aw, q, caller_stored);
+    if (err)
+        answer_store_error(aw, q, err);
+}
+
+static void callme_stored(struct app_worker *aw, struct app_req *q, uint64_t id, int err)
+{
+    if (err) {
+        answer_store_error(aw, q, err);
+        return;
+    }
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    handlers_callme(&aw->env, &q->conn->http, id, &r, body, sizeof(body));
+    app_answer(q, &r);
+}
+
+/* /callme/ping: store an event, answer its id once it is committed. */
+void chain_callme_serve(struct app_worker *aw, struct app_req *q)
+{
+    conn_wait(q->conn, on_cancel, q);
+    int err = events_store(aw, q, callme_stored);
+    if (err)
+        answer_store_error(aw, q, err);
 }

@@ -121,7 +121,12 @@ static const char *abort_codes(char *out, size_t cap)
       "keep-alive connections (= calls in flight) per worker per upstream, 1..1024; more calls wait in order")    \
     X(ZIPKIN_URL, "zipkin-url", "PRIMED_ZIPKIN_URL", "", "none",                                                  \
       "Zipkin v2 collector for the sampled spans (`/api/v2/spans`)")                                              \
-    X(DB, "db", "PRIMED_DB", ":memory:", NULL, "event store: in memory, or a SQLite file (WAL)")                  \
+    X(DB, "db", "PRIMED_DB", ":memory:", NULL,                                                                    \
+      "event store: in memory, or a SQLite file (WAL); a route that stores an event answers once it is "          \
+      "committed (docs/chain.md)")                                                                                \
+    X(DB_SYNC, "db-sync", "PRIMED_DB_SYNC", "normal", NULL,                                                       \
+      "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode), "    \
+      "`full` also a lost machine (`synchronous=FULL`: an fsync per commit)")                                     \
     X(CATALOG, "catalog", "PRIMED_CATALOG", "", "built-in",                                                       \
       "products of /api/catalog and /api/inventory: a file of "                                                   \
       "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \
@@ -490,8 +495,17 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
         return 0;
     case OPT_DB:
         if (*v == '\0' || strlen(v) >= sizeof(c->db))
-            return log_einval(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..255 bytes)", src, v);
+            return log_einval(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..%zu bytes)", src, v,
+                              sizeof(c->db) - 1);
         strcpy(c->db, v);
+        return 0;
+    case OPT_DB_SYNC:
+        if (strcmp(v, "normal") == 0)
+            c->db_sync_full = false;
+        else if (strcmp(v, "full") == 0)
+            c->db_sync_full = true;
+        else
+            return log_einval(err, errlen, "%s: '%s' is not a sync mode (normal or full)", src, v);
         return 0;
     case OPT_CATALOG_URL:
     case OPT_INVENTORY_URL: {

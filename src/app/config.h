@@ -47,6 +47,7 @@ struct config {
     unsigned upstream_timeout_ms; /* a call's whole deadline: connect, send, answer */
     unsigned upstream_conns;      /* connections (= calls in flight) per worker per upstream */
     char db[256];                 /* the event store: ":memory:" or a file path */
+    bool db_sync_full;            /* --db-sync full: an fsync per commit */
 
     /* the gateway (gateway.h, catalog.h) */
     struct url catalog_url;   /* --catalog-url: base URL; GET /api/products calls its /api/catalog */

@@ -7,6 +7,7 @@
  */
 #include "handlers.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,9 +17,6 @@
 #include "catalog.h"
 #include "route.h"
 #include "upstream.h"
-#if PRIMED_HAVE_STORE
-#include "store.h"
-#endif
 
 static const char TEXT[] = "text/plain; charset=utf-8";
 static const char JSON[] = "application/json";
@@ -75,16 +73,8 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
         else
             text(r, rt, 200, "ready\n", ka);
         break;
-    case ROUTE_CALLME: {
-        uint64_t id = handlers_event(env);
-        if (id == 0) {
-            text(r, rt, 503, "event store is behind; retry\n", ka);
-            break;
-        }
-        snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, id, env->pod, env->ns);
-        text(r, rt, 200, body, ka);
-        break;
-    }
+    case ROUTE_CALLME:
+        return HANDLER_ROUTE; /* chain.c: stores its event, answers after the commit */
     case ROUTE_CALLER:
         if (!env->callme) {
             text(r, rt, 404, "not found: /caller/ping needs --callme-url (CALLME_URL)\n", ka);
@@ -130,16 +120,22 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     return HANDLER_RESPOND;
 }
 
-uint64_t handlers_event(const struct handler_env *env)
+void handlers_store_error(const struct handler_env *env, const struct http *h, int err, struct resp *r, char *body,
+                          size_t cap)
 {
-#if PRIMED_HAVE_STORE
-    if (env->store) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return store_add(env->store, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, env->pod);
-    }
-#endif
-    return atomic_fetch_add_explicit(env->event_n, 1, memory_order_relaxed) + 1;
+    if (err == -EAGAIN)
+        snprintf(body, cap, "event store %.200s is behind; nothing was stored; retry\n", env->store_name);
+    else
+        snprintf(body, cap, "event store %.200s: commit failed (%s); nothing was stored\n", env->store_name,
+                 strerror(-err));
+    text(r, NULL, 503, body, handlers_keep_alive(env, h));
+}
+
+void handlers_callme(const struct handler_env *env, const struct http *h, uint64_t id, struct resp *r, char *body,
+                     size_t cap)
+{
+    snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, id, env->pod, env->ns);
+    text(r, NULL, 200, body, handlers_keep_alive(env, h));
 }
 
 void handlers_caller(const struct handler_env *env, const struct http *h, uint64_t id, int res, int err,
@@ -147,10 +143,6 @@ void handlers_caller(const struct handler_env *env, const struct http *h, uint64
                      size_t cap)
 {
     bool ka = handlers_keep_alive(env, h);
-    if (id == 0) {
-        text(r, NULL, 503, "event store is behind; retry\n", ka);
-        return;
-    }
     if (res == UPSTREAM_OK && status >= 200 && status < 300) {
         int n = snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s is calling ", env->app, id, env->pod,
                          env->ns);

@@ -26,7 +26,6 @@
 #define HANDLERS_BODY_MAX 640
 
 struct catalog;
-struct store;
 
 /* What the handlers read besides the request; all pointers not owned. */
 struct handler_env {
@@ -35,8 +34,7 @@ struct handler_env {
     _Atomic uint64_t *ping_n;
     const char *app, *pod, *ns; /* /ping */
     const char *revision_hdr;   /* "K-Revision: ...\r\n" or "" */
-    struct store *store;        /* the event store, or NULL (built without it) */
-    _Atomic uint64_t *event_n;  /* event ids without a store */
+    const char *store_name;     /* the event store, for messages (--db, no password) */
     const char *callme;         /* --callme-url's host:port, or NULL: /caller/ping is 404 */
     const struct catalog *catalog; /* /api/catalog's and /api/inventory's products, or NULL: 404 */
     bool gateway;               /* --catalog-url and --inventory-url: /api/products answers */
@@ -63,12 +61,17 @@ void handlers_example(const struct handler_env *env, const struct http *h, int r
  * many scrape bodies alive on this worker). */
 void handlers_metrics(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
                       struct resp *r);
-/* Stores one event (now, the pod) and returns its id, or 0 when the store
- * is too far behind to take it. */
-uint64_t handlers_event(const struct handler_env *env);
+/* The answer of a route whose event could not be stored: 503 naming the
+ * store, saying nothing was stored (err -EAGAIN: the store is behind). */
+void handlers_store_error(const struct handler_env *env, const struct http *h, int err, struct resp *r, char *body,
+                          size_t cap);
+
+/* /callme/ping once its event id is committed. body as above. */
+void handlers_callme(const struct handler_env *env, const struct http *h, uint64_t id, struct resp *r, char *body,
+                     size_t cap);
 
 /* /caller/ping's answer once its call to callme is over: id is the event the
- * caller stored; res (an enum upstream_result), err (-errno or 0) and why (a
+ * caller stored (committed before the call began); res (an enum upstream_result), err (-errno or 0) and why (a
  * static detail or NULL) say how the call ended, status and body what callme
  * answered. 200 with the chain's body, else 502 or 504 naming the upstream.
  * body as above. */

@@ -18,7 +18,7 @@
     X(ROUTE_READYZ, "/readyz", "GET, HEAD", NULL)                          \
     X(ROUTE_METRICS, "/metrics", "GET, HEAD", scrape_serve)                \
     X(ROUTE_PING, "/ping", "GET, HEAD", NULL)                              \
-    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD", NULL)                     \
+    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD", chain_callme_serve)       \
     X(ROUTE_CALLER, "/caller/ping", "GET, HEAD", chain_caller_serve)       \
     X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD", NULL)                    \
     X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD", NULL)       \

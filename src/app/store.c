@@ -2,11 +2,13 @@
  * mutex, drained by a store thread that owns the SQLite connection.
  *
  * Invariants: only the store thread calls SQLite; a worker holds the mutex
- * for a copy into the ring and an id increment, never across a syscall other
- * than a futex wake. Events commit in batches (one transaction each), in id
- * order. Rejected: a connection per worker on a WAL file (writers serialise
- * on SQLite's write lock and a busy worker would wait for another's commit),
- * and shared-cache in-memory databases (table locks, SQLITE_LOCKED).
+ * for a pointer into the ring and an id increment, never across a syscall
+ * other than a futex wake. Events commit in batches (one transaction each:
+ * whatever queued while the previous commit ran), in id order, and go back to
+ * their workers only after the COMMIT returned. Rejected: a connection per
+ * worker on a WAL file (writers serialise on SQLite's write lock and a busy
+ * worker would wait for another's commit), and shared-cache in-memory
+ * databases (table locks, SQLITE_LOCKED).
  */
 #define _GNU_SOURCE
 #include "store.h"
@@ -24,22 +26,16 @@
 
 #define BATCH_MAX 512
 
-struct event {
-    uint64_t id;
-    int64_t time_ms;
-    char pod[STORE_POD_MAX];
-};
-
 struct store {
     pthread_mutex_t mu;
     pthread_cond_t work; /* events queued, a stats or catalog request, or stop */
     pthread_cond_t done; /* a batch committed, stats answered, or the catalog written */
-    struct event *ring;  /* owned, cap entries */
-    struct event *batch; /* owned, BATCH_MAX entries: the store thread's copy */
+    struct store_req **ring;  /* owned, cap entries; the events are their submitters' */
+    struct store_req **batch; /* owned, BATCH_MAX entries: the store thread's copy */
     unsigned cap, head, len;
     uint64_t next_id;      /* the id the next event gets */
     uint64_t committed_id; /* every id up to this one is written (or dropped) */
-    uint64_t dropped;      /* queue full, or an insert failed */
+    uint64_t dropped;      /* queue full, or a commit failed */
     bool stop;
     bool stats_wanted, stats_ready;
     int stats_err;
@@ -159,10 +155,61 @@ static void answer_catalog(struct store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Hands every event of the batch back to its worker: pushed on its inbox,
+ * the worker woken once per batch. */
+static void hand_back(struct store_req **batch, unsigned n)
+{
+    struct store_inbox *woken[8];
+    unsigned nwoken = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct store_req *r = batch[i];
+        struct store_inbox *in = r->inbox;
+        r->next = atomic_load_explicit(&in->head, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&in->head, &r->next, r, memory_order_release,
+                                                      memory_order_relaxed))
+            ;
+        bool seen = false;
+        for (unsigned k = 0; k < nwoken && !seen; k++)
+            seen = woken[k] == in;
+        if (seen)
+            continue;
+        if (!in->io)
+            continue; /* its owner polls (benchmarks, tests) */
+        if (nwoken == sizeof(woken) / sizeof(woken[0])) {
+            io_wake(in->io); /* more workers than slots: wake as we go */
+            continue;
+        }
+        woken[nwoken++] = in;
+    }
+    for (unsigned k = 0; k < nwoken; k++)
+        io_wake(woken[k]->io);
+}
+
+unsigned store_inbox_poll(struct store_inbox *in)
+{
+    struct store_req *r = atomic_exchange_explicit(&in->head, NULL, memory_order_acquire);
+    /* the stack is newest first: reverse it, so done runs in commit order */
+    struct store_req *fifo = NULL;
+    while (r) {
+        struct store_req *next = r->next;
+        r->next = fifo;
+        fifo = r;
+        r = next;
+    }
+    unsigned n = 0;
+    while (fifo) {
+        struct store_req *next = fifo->next;
+        fifo->done(fifo);
+        fifo = next;
+        n++;
+    }
+    return n;
+}
+
 static void *store_main(void *arg)
 {
     struct store *s = arg;
-    struct event *batch = s->batch;
+    struct store_req **batch = s->batch;
     pthread_setname_np(pthread_self(), "primed-store");
     for (;;) {
         pthread_mutex_lock(&s->mu);
@@ -177,22 +224,27 @@ static void *store_main(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         if (n) {
-            unsigned failed = 0;
-            exec(s->db, "BEGIN");
-            for (unsigned i = 0; i < n; i++) {
-                sqlite3_bind_int64(s->insert, 1, (sqlite3_int64)batch[i].id);
-                sqlite3_bind_int64(s->insert, 2, batch[i].time_ms);
-                sqlite3_bind_text(s->insert, 3, batch[i].pod, -1, SQLITE_STATIC);
-                failed += sqlite3_step(s->insert) != SQLITE_DONE;
+            /* one transaction: every event of it is stored, or none is */
+            bool ok = exec(s->db, "BEGIN") == SQLITE_OK;
+            for (unsigned i = 0; ok && i < n; i++) {
+                sqlite3_bind_int64(s->insert, 1, (sqlite3_int64)batch[i]->id);
+                sqlite3_bind_int64(s->insert, 2, batch[i]->time_ms);
+                sqlite3_bind_text(s->insert, 3, batch[i]->pod, -1, SQLITE_STATIC);
+                ok = sqlite3_step(s->insert) == SQLITE_DONE;
                 sqlite3_reset(s->insert);
             }
-            if (exec(s->db, "COMMIT") != SQLITE_OK) {
+            if (!ok || exec(s->db, "COMMIT") != SQLITE_OK) {
                 exec(s->db, "ROLLBACK");
-                failed = n;
+                ok = false;
             }
+            uint64_t last = batch[n - 1]->id;
+            for (unsigned i = 0; i < n; i++)
+                batch[i]->err = ok ? 0 : -EIO;
+            hand_back(batch, n); /* the events are their workers' again: not touched after this */
             pthread_mutex_lock(&s->mu);
-            s->dropped += failed;
-            s->committed_id = batch[n - 1].id;
+            if (!ok)
+                s->dropped += n;
+            s->committed_id = last;
             pthread_cond_broadcast(&s->done);
             pthread_mutex_unlock(&s->mu);
         }
@@ -212,7 +264,8 @@ static int fail(char *err, size_t errlen, int e, const char *path, const char *w
     return e;
 }
 
-int store_open(struct store **out, const char *path, unsigned queue_cap, char *err, size_t errlen)
+int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, char *err,
+               size_t errlen)
 {
     struct store *s = calloc(1, sizeof(*s));
     if (!s)
@@ -231,10 +284,14 @@ int store_open(struct store **out, const char *path, unsigned queue_cap, char *e
         r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto out;
     }
-    /* A file: WAL (readers never block the writer) and synchronous=NORMAL:
-     * fsync only at checkpoints, and those run on the store thread. */
+    /* A file: WAL (readers never block the writer). synchronous=NORMAL: a
+     * commit is in the WAL (the kernel's page cache) when COMMIT returns,
+     * so it survives a killed process; fsync only at checkpoints, on the
+     * store thread. FULL: the WAL is fsynced at every commit, so it also
+     * survives a lost machine. */
     if ((!mem && (exec(s->db, "PRAGMA journal_mode=WAL") != SQLITE_OK ||
-                  exec(s->db, "PRAGMA synchronous=NORMAL") != SQLITE_OK)) ||
+                  exec(s->db, sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL") !=
+                      SQLITE_OK)) ||
         exec(s->db, "CREATE TABLE IF NOT EXISTS event (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, "
                     "pod TEXT NOT NULL)") != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert, NULL) !=
@@ -270,23 +327,21 @@ out:
     return r;
 }
 
-uint64_t store_add(struct store *s, int64_t time_ms, const char *pod)
+int store_submit(struct store *s, struct store_req *r)
 {
     pthread_mutex_lock(&s->mu);
     if (s->len == s->cap) {
         s->dropped++;
         pthread_mutex_unlock(&s->mu);
-        return 0;
+        return -EAGAIN;
     }
-    struct event *e = &s->ring[(s->head + s->len) % s->cap];
-    e->id = s->next_id++;
-    e->time_ms = time_ms;
-    snprintf(e->pod, sizeof(e->pod), "%s", pod);
+    r->id = s->next_id++;
+    r->err = 0;
+    s->ring[(s->head + s->len) % s->cap] = r;
     s->len++;
-    uint64_t id = e->id;
     pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->mu);
-    return id;
+    return 0;
 }
 
 int store_sync(struct store *s, int timeout_ms)

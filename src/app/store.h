@@ -1,32 +1,74 @@
 /* store.h - the event store: rows (id, time, pod) in SQLite, the embedded
  * database of the caller/callme chain (the seed's in-memory H2).
  *
- * One store thread owns the SQLite connection and writes; workers only queue
- * an event and get its id back at once, so no worker ever waits on SQLite, a
- * lock held by SQLite, or a disk (no fsync on a worker thread). Ids are
- * unique and increasing across workers (assigned under the queue's lock, in
- * queue order) and, with a file, across restarts (seeded from max(id)).
+ * One store thread owns the SQLite connection and writes. A worker queues an
+ * event (store_submit) and goes on serving; the store thread commits what
+ * arrived while its previous commit ran as one transaction (group commit),
+ * then hands each event back to its worker's inbox and wakes the worker,
+ * which runs the event's done callback on its own thread (store_inbox_poll):
+ * a request that stores an event is answered only once the event is
+ * committed. No worker ever waits on SQLite, a lock held by SQLite, or a
+ * disk. Ids are unique and increasing across workers (assigned under the
+ * queue's lock, in queue order) and, with a file, across restarts (seeded
+ * from max(id)).
  */
 #ifndef PRIMED_STORE_H
 #define PRIMED_STORE_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io.h"
+
 #define STORE_POD_MAX       128   /* pod names kept (Kubernetes allows 253; longer is cut) */
-#define STORE_QUEUE_DEFAULT 65536 /* events queued before store_add() refuses */
+#define STORE_QUEUE_DEFAULT 65536 /* events queued before store_submit() refuses */
+
+/* --db-sync: what a commit survives. */
+enum store_sync { STORE_SYNC_NORMAL, STORE_SYNC_FULL };
+
+/* A worker's inbox: events committed (or failed) for it, pushed by the store
+ * thread, taken by the worker. Memory ordering: the store thread writes an
+ * event's id and err, then pushes it with a release CAS; the worker takes
+ * the whole list with an acquire exchange. */
+struct store_inbox {
+    _Atomic(struct store_req *) head;
+    struct io *io; /* the worker's, woken after a push; not owned; NULL: its owner polls */
+};
+
+/* One event from store_submit() until its done runs; the submitter's object,
+ * untouched by it meanwhile. */
+struct store_req {
+    struct store_req *next;
+    /* runs on the inbox's worker: err 0 (committed, id set) or -errno
+     * (nothing was stored) */
+    void (*done)(struct store_req *r);
+    struct store_inbox *inbox;
+    int64_t time_ms;
+    const char *pod; /* lives as long as the process */
+    uint64_t id;
+    int err;
+};
 
 struct store;
 
 /* Opens path (":memory:" for an in-memory database, else a file in WAL mode,
- * created if missing) and starts the store thread; queue_cap events may wait
- * at once (0: STORE_QUEUE_DEFAULT). Returns 0, or -errno with a one-line
- * reason in err. */
-int store_open(struct store **out, const char *path, unsigned queue_cap, char *err, size_t errlen);
+ * created if missing; sync: synchronous=NORMAL or FULL) and starts the store
+ * thread; queue_cap events may wait at once (0: STORE_QUEUE_DEFAULT). Returns
+ * 0, or -errno with a one-line reason in err. */
+int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, char *err,
+               size_t errlen);
 
-/* Queues an event; thread-safe, never blocks on SQLite. Returns its id (> 0),
- * or 0 when the queue is full (the store thread is that far behind). */
-uint64_t store_add(struct store *s, int64_t time_ms, const char *pod);
+/* Queues r (its inbox, done, time_ms and pod set); thread-safe, never blocks
+ * on SQLite. Returns 0 (r->done will run on r->inbox's worker once r is
+ * committed, or failed), or -EAGAIN when the queue is full (the store thread
+ * is that far behind; r is the caller's again). */
+int store_submit(struct store *s, struct store_req *r);
+
+/* On the inbox's worker: runs done for every event handed back, in the order
+ * they were committed. Returns how many. */
+unsigned store_inbox_poll(struct store_inbox *in);
 
 /* Waits until every event queued so far is committed, up to timeout_ms.
  * Returns 0 or -ETIMEDOUT. Cold: tests and shutdown. */
@@ -44,7 +86,7 @@ struct catalog;
  * start-up. Returns 0, or -EIO with a one-line reason in err. */
 int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen);
 
-/* Events refused because the queue was full, and rows that failed to insert. */
+/* Events refused because the queue was full, and events whose commit failed. */
 uint64_t store_dropped(struct store *s);
 
 /* Writes what is queued, stops the thread, closes the database. */

@@ -1,0 +1,140 @@
+/* events.c - a request's event stored before it is answered (store.h): the
+ * event goes to the store, the request waits (conn_wait), and the answer
+ * comes once the event's transaction has committed, on the request's own
+ * worker, through the worker's store inbox.
+ *
+ * An event outlives its request when the client goes away before the commit
+ * (a queued event cannot be recalled): events come from a pool of the
+ * worker's own, not from the connection's record, so the slot is reused at
+ * once; a late commit finds its event cancelled and frees it. The pool grows
+ * in chunks when empty (cold: up to the most events in flight at once) and
+ * the worker does not exit while any event is out. Without a store built in,
+ * ids come from a process-wide counter and the answer is immediate.
+ */
+#include "app.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "build_info.h"
+
+#define CHUNK 64
+
+struct event_job {
+    struct store_req req; /* first: the store hands it back */
+    struct event_job *next_free;
+    struct app_req *q; /* its request, or NULL once cancelled */
+    events_done_fn *then;
+};
+
+/* A whole chunk, linked through next_free for the worker's fini. */
+struct event_chunk {
+    struct event_chunk *next;
+    struct event_job jobs[CHUNK];
+};
+
+static struct event_job *job_get(struct app_worker *aw)
+{
+    if (!aw->event_free) {
+        /* cold: the pool grows to the most events in flight at once */
+        struct event_chunk *ch = calloc(1, sizeof(*ch));
+        if (!ch)
+            return NULL;
+        ch->next = aw->event_chunks;
+        aw->event_chunks = ch;
+        for (int i = CHUNK; i-- > 0;) {
+            ch->jobs[i].next_free = aw->event_free;
+            aw->event_free = &ch->jobs[i];
+        }
+    }
+    struct event_job *j = aw->event_free;
+    aw->event_free = j->next_free;
+    return j;
+}
+
+static void job_put(struct app_worker *aw, struct event_job *j)
+{
+    j->q = NULL;
+    j->next_free = aw->event_free;
+    aw->event_free = j;
+}
+
+#if PRIMED_HAVE_STORE
+/* store_req.done, on this worker: the event is committed (or failed). */
+static void on_committed(struct store_req *r)
+{
+    struct event_job *j = (struct event_job *)r;
+    struct app_worker *aw = (struct app_worker *)((char *)r->inbox - offsetof(struct app_worker, inbox));
+    struct app_req *q = j->q;
+    events_done_fn *then = j->then;
+    uint64_t id = r->id;
+    int err = r->err;
+    aw->events_out--;
+    job_put(aw, j);
+    if (!q)
+        return; /* its client went away */
+    q->event = NULL;
+    then(aw, q, id, err);
+}
+#endif
+
+int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
+{
+#if PRIMED_HAVE_STORE
+    struct store *s = aw->app->store;
+    if (s) {
+        struct event_job *j = job_get(aw);
+        if (!j)
+            return -ENOMEM;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        j->q = q;
+        j->then = then;
+        j->req.done = on_committed;
+        j->req.inbox = &aw->inbox;
+        j->req.time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        j->req.pod = aw->env.pod;
+        int r = store_submit(s, &j->req);
+        if (r) {
+            job_put(aw, j);
+            return r;
+        }
+        q->event = j;
+        aw->events_out++;
+        return 0;
+    }
+#endif
+    /* no store: the id is the answer, at once */
+    uint64_t id = atomic_fetch_add_explicit(&aw->app->event_n, 1, memory_order_relaxed) + 1;
+    then(aw, q, id, 0);
+    return 0;
+}
+
+void events_cancel(struct app_worker *aw, struct app_req *q)
+{
+    if (q->event) {
+        q->event->q = NULL; /* freed when its commit comes back */
+        q->event = NULL;
+    }
+}
+
+unsigned events_poll(struct app_worker *aw)
+{
+#if PRIMED_HAVE_STORE
+    return store_inbox_poll(&aw->inbox);
+#else
+    return 0;
+#endif
+}
+
+void events_fini(struct app_worker *aw)
+{
+    while (aw->event_chunks) {
+        struct event_chunk *ch = aw->event_chunks;
+        aw->event_chunks = ch->next;
+        free(ch);
+    }
+    aw->event_free = NULL;
+}
