@@ -124,6 +124,17 @@ int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
     return io->ops->send(io, fd, tag, msg);
 }
 
+int io_poll(struct io *io, int fd, uint64_t tag, unsigned events)
+{
+    return io->ops->poll ? io->ops->poll(io, fd, tag, events) : -ENOTSUP;
+}
+
+void io_poll_cancel(struct io *io, int fd, uint64_t tag)
+{
+    if (io->ops->poll_cancel)
+        io->ops->poll_cancel(io, fd, tag);
+}
+
 int io_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
 {
     return io->ops->wait(io, evs, max, timeout_ms);

@@ -28,8 +28,13 @@ enum io_op {
     IO_OP_SEND,       /* res: bytes sent (maybe short) or -errno */
     IO_OP_WAKE,       /* io_wake() was called (possibly several times) */
     IO_OP_CONNECT,    /* res: 0 connected, or -errno (ECONNREFUSED, ...) */
+    IO_OP_POLL,       /* res: the IO_POLL_* the fd is ready for, or -errno (-ECANCELED) */
     IO_OP_INTERNAL,
 };
+
+/* io_poll() events. */
+#define IO_POLL_IN  1u
+#define IO_POLL_OUT 2u
 
 /* io_recv() hints. */
 #define IO_RECV_LATER 1u /* a response was just queued: the next request is rarely there yet */
@@ -61,6 +66,8 @@ struct io_ops {
     int (*recv)(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints);
     int (*send)(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
     int (*connect)(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len);
+    int (*poll)(struct io *io, int fd, uint64_t tag, unsigned events);
+    void (*poll_cancel)(struct io *io, int fd, uint64_t tag);
     int (*wait)(struct io *io, struct io_event *evs, int max, int timeout_ms);
     void (*fini)(struct io *io);
     /* A scripted backend (tests/io_script.c): its fds are not sockets, and
@@ -120,6 +127,17 @@ int io_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, s
 int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints);
 /* Sends msg (iovecs stay valid until the completion). Returns 0 or -errno. */
 int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
+
+/* Readiness of a socket another library reads and writes itself (libpq):
+ * one completion when fd is ready for any of events (IO_POLL_IN, _OUT),
+ * then the poll is over (ask again). At most one poll in flight per fd; do
+ * not mix with io_recv/io_send on it. Returns 0 or -errno (-ENOTSUP: a
+ * backend without it). */
+int io_poll(struct io *io, int fd, uint64_t tag, unsigned events);
+/* Removes fd's poll before fd is closed; one completion with that tag may
+ * still come (-ECANCELED, or readiness found before the cancel), none
+ * after it. */
+void io_poll_cancel(struct io *io, int fd, uint64_t tag);
 
 /* Submits what is queued and waits up to timeout_ms (0: do not block) for at
  * least one completion. Returns the number of events written to evs (0 on

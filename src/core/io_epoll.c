@@ -23,6 +23,7 @@
 
 #define EP_WAKE      (UINT64_C(1) << 62)
 #define EP_LISTEN    (UINT64_C(1) << 61)
+#define EP_POLL      (UINT64_C(1) << 60)
 #define ACCEPT_BATCH 64
 
 struct ep_fd {
@@ -37,6 +38,9 @@ struct ep_fd {
     bool readable, writable;
     bool hup; /* the peer's FIN (or an error) was seen: reads never block again */
     bool queued; /* on the ready list */
+    bool poll_added; /* io_poll: in the epoll set, level-triggered one-shot */
+    uint32_t poll_events; /* its epoll events, to re-arm */
+    uint64_t poll_tag;
 };
 
 struct epoll_be {
@@ -158,6 +162,40 @@ static int e_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr 
     return 0;
 }
 
+/* A socket another library reads and writes (io_poll): level-triggered and
+ * one-shot in the epoll set, so that readiness left after a read the
+ * library did not finish is reported again (edge-triggered would lose it). */
+static int e_poll(struct io *io, int fd, uint64_t tag, unsigned events)
+{
+    struct epoll_be *e = io->be;
+    if (fd < 0 || fd >= e->max_fd)
+        return -EBADF;
+    struct ep_fd *f = &e->fds[fd];
+    struct epoll_event ev = {
+        .events = EPOLLONESHOT | ((events & IO_POLL_IN) ? EPOLLIN | EPOLLRDHUP : 0) | ((events & IO_POLL_OUT) ? EPOLLOUT : 0),
+        .data.u64 = EP_POLL | (uint64_t)fd,
+    };
+    int r = epoll_ctl(e->epfd, f->poll_added ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+    if (r < 0 && errno == ENOENT) /* the fd was closed (and reused) without io_poll_cancel() */
+        r = epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev);
+    if (r < 0)
+        return -errno;
+    f->poll_added = true;
+    f->poll_events = ev.events;
+    f->poll_tag = tag;
+    return 0;
+}
+
+static void e_poll_cancel(struct io *io, int fd, uint64_t tag)
+{
+    (void)tag;
+    struct epoll_be *e = io->be;
+    if (fd < 0 || fd >= e->max_fd || !e->fds[fd].poll_added)
+        return;
+    epoll_ctl(e->epfd, EPOLL_CTL_DEL, fd, NULL);
+    e->fds[fd].poll_added = false;
+}
+
 /* Runs what fd wants and is ready for; appends completions. */
 static int run_fd(struct epoll_be *e, int fd, struct io_event *evs, int n, int max)
 {
@@ -263,6 +301,21 @@ static int e_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
                 n = do_accepts(e, (int)(d & 0xffffffffu), evs, n, max);
             continue;
         }
+        if (d & EP_POLL) {
+            /* one-shot: disarmed until the next io_poll() */
+            int pfd = (int)(d & 0xffffffffu);
+            struct ep_fd *f = &e->fds[pfd];
+            int res = ((what & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) ? IO_POLL_IN : 0) |
+                      ((what & (EPOLLOUT | EPOLLHUP | EPOLLERR)) ? IO_POLL_OUT : 0);
+            if (n < max) {
+                evs[n++] = (struct io_event){.op = IO_OP_POLL, .res = res, .tag = f->poll_tag};
+            } else {
+                /* no room: armed again, level-triggered, it fires at the next wait */
+                struct epoll_event again = {.events = f->poll_events, .data.u64 = EP_POLL | (uint64_t)pfd};
+                epoll_ctl(e->epfd, EPOLL_CTL_MOD, pfd, &again);
+            }
+            continue;
+        }
         int fd = (int)d;
         struct ep_fd *f = &e->fds[fd];
         if (what & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
@@ -306,6 +359,8 @@ static const struct io_ops epoll_ops = {
     .recv = e_recv,
     .send = e_send,
     .connect = e_connect,
+    .poll = e_poll,
+    .poll_cancel = e_poll_cancel,
     .wait = e_wait,
     .fini = e_fini,
 };

@@ -18,6 +18,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,30 @@ static int u_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr 
     return 0;
 }
 
+static int u_poll(struct io *io, int fd, uint64_t tag, unsigned events)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    /* one-shot IORING_OP_POLL_ADD (>= 5.1); it holds a reference to the
+     * file, so closing fd does not end it: io_poll_cancel() first */
+    io_uring_prep_poll_add(sqe, fd, ((events & IO_POLL_IN) ? POLLIN : 0) | ((events & IO_POLL_OUT) ? POLLOUT : 0));
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_POLL, tag));
+    return 0;
+}
+
+static void u_poll_cancel(struct io *io, int fd, uint64_t tag)
+{
+    (void)fd;
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return;
+    io_uring_prep_poll_remove(sqe, pack(IO_OP_POLL, tag));
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_INTERNAL, 0));
+}
+
 static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
 {
     struct uring_be *u = io->be;
@@ -198,6 +223,14 @@ static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
         case IO_OP_CONNECT:
             evs[n++] = (struct io_event){.op = (uint8_t)op, .res = cqe->res, .tag = ud & IO_TAG_MASK};
             break;
+        case IO_OP_POLL: {
+            int res = cqe->res;
+            if (res >= 0) /* POLLERR and POLLHUP: ready for whatever was asked (the read or write says why) */
+                res = ((res & (POLLIN | POLLERR | POLLHUP)) ? IO_POLL_IN : 0) |
+                      ((res & (POLLOUT | POLLERR | POLLHUP)) ? IO_POLL_OUT : 0);
+            evs[n++] = (struct io_event){.op = IO_OP_POLL, .res = res, .tag = ud & IO_TAG_MASK};
+            break;
+        }
         default:
             break; /* cancels and other internal ops */
         }
@@ -224,6 +257,8 @@ static const struct io_ops uring_ops = {
     .recv = u_recv,
     .send = u_send,
     .connect = u_connect,
+    .poll = u_poll,
+    .poll_cancel = u_poll_cancel,
     .wait = u_wait,
     .fini = u_fini,
 };
