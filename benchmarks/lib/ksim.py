@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import kpa
 
 SCRAPE_S = 1.0          # queue-proxy reports, the autoscaler scrapes: once a second (BucketSize)
+DRAIN_LIMIT_S = 300.0   # after the load, the time left to answer what is in flight
 
 
 @dataclass
@@ -213,6 +214,8 @@ class Sim:
             t, _, kind, arg = heapq.heappop(self.events)
             if kind in ("scrape", "decide") and t > load.duration and self.in_system == 0:
                 continue                      # the load is over and every request answered
+            if t > load.duration + DRAIN_LIMIT_S:
+                break                         # what is still unanswered now is reported lost
             self.advance(t)
             getattr(self, "on_" + kind.replace("+", "_start").replace("-", "_stop"))(arg)
         self.end = max(self.now, load.duration)
