@@ -491,3 +491,21 @@ def single_pod(target, service, load, seed=1):
     sv = Service(**{**service.__dict__, "min_scale": 1, "max_scale": 1, "initial_scale": 1})
     return Sim(target, sv, load, seed=seed).run()
 
+
+
+def recommend(tg, levels, slo_ms, headroom, base, load, seed=1, extra=()):
+    """The (target, containerConcurrency) the model recommends for tg under load: each measured
+    level as containerConcurrency with target = max(1, floor(headroom x it)), and each of extra
+    ((label, target, containerConcurrency, utilisation)) for comparison, simulated with the same
+    seed. The recommendation: the cheapest in CPU-seconds whose p95 meets slo_ms (the lowest p95
+    when none does). Returns (rows, best): rows of (label, target, cc, utilisation, summary)."""
+    cands = [("cc=%d" % cc, max(1, math.floor(headroom * cc)), cc, 1.0) for cc in sorted(set(levels))]
+    rows = []
+    for label, target, cc, util in list(cands) + list(extra):
+        sv = Service(**{**base.__dict__, "container_concurrency": cc, "target": target, "utilization": util})
+        rows.append((label, target, cc, util, summarize(Sim(tg, sv, load, seed=seed).run())))
+    mine = rows[:len(cands)]
+    ok = [r for r in mine if r[4]["p95_ms"] is not None and r[4]["p95_ms"] <= slo_ms]
+    best = (min(ok, key=lambda r: (r[4]["cpu_seconds"], r[4]["p95_ms"])) if ok else
+            min(mine, key=lambda r: r[4]["p95_ms"] if r[4]["p95_ms"] is not None else float("inf")))
+    return rows, best
