@@ -240,6 +240,9 @@ class Sim:
         self.arrive(self.now, user=False)
 
     def on_think(self, _):
+        if self.now >= self.load.duration:
+            self.users_active -= 1            # thought past the end: sends nothing more
+            return
         self.arrive(self.now, user=True)
 
     def arrive(self, t, user):
@@ -465,7 +468,9 @@ def summarize(sim, bucket_s=10.0):
     return {
         "target": sim.tg.name,
         "requests": len(sim.reqs), "answered": len(done), "lost": len(sim.reqs) - len(done),
-        "duration_s": sim.load.duration, "throughput_rps": len(done) / max(sim.end, 1e-9),
+        "duration_s": sim.load.duration,
+        # answered within the load's duration, per second of it (as wrk and openloop count)
+        "throughput_rps": sum(1 for r in done if r.end <= sim.load.duration) / max(sim.load.duration, 1e-9),
         "p50_ms": 1e3 * pct(lat, 50) if lat else None, "p95_ms": 1e3 * pct(lat, 95) if lat else None,
         "p99_ms": 1e3 * pct(lat, 99) if lat else None, "max_ms": 1e3 * lat[-1] if lat else None,
         "mean_ms": 1e3 * sum(lat) / len(lat) if lat else None,
@@ -500,10 +505,13 @@ def recommend(tg, levels, slo_ms, headroom, base, load, seed=1, extra=()):
     seed. The recommendation: the cheapest in CPU-seconds whose p95 meets slo_ms (the lowest p95
     when none does). Returns (rows, best): rows of (label, target, cc, utilisation, summary)."""
     cands = [("cc=%d" % cc, max(1, math.floor(headroom * cc)), cc, 1.0) for cc in sorted(set(levels))]
-    rows = []
+    rows, seen = [], {}
     for label, target, cc, util in list(cands) + list(extra):
-        sv = Service(**{**base.__dict__, "container_concurrency": cc, "target": target, "utilization": util})
-        rows.append((label, target, cc, util, summarize(Sim(tg, sv, load, seed=seed).run())))
+        key = (target, cc, util)
+        if key not in seen:          # the same choice twice is simulated once
+            sv = Service(**{**base.__dict__, "container_concurrency": cc, "target": target, "utilization": util})
+            seen[key] = summarize(Sim(tg, sv, load, seed=seed).run())
+        rows.append((label, target, cc, util, seen[key]))
     mine = rows[:len(cands)]
     ok = [r for r in mine if r[4]["p95_ms"] is not None and r[4]["p95_ms"] <= slo_ms]
     best = (min(ok, key=lambda r: (r[4]["cpu_seconds"], r[4]["p95_ms"])) if ok else
