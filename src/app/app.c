@@ -19,6 +19,9 @@
 
 #include "build_info.h"
 #include "clock.h"
+#if PRIMED_HAVE_PG
+#include "pgstore.h"
+#endif
 
 /* ---- the route table --------------------------------------------------- */
 
@@ -227,7 +230,7 @@ static int app_init(struct worker *w)
         .pod = a->pod,
         .ns = a->ns,
         .revision_hdr = a->revision_hdr,
-        .store_name = cfg->db,
+        .store_name = a->store_name,
         .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
         .catalog = a->catalog,
         .gateway = a->catalog_target != NULL,
@@ -243,6 +246,20 @@ static int app_init(struct worker *w)
         return r;
     aw->faults = fault_init(&aw->fault, cfg);
     aw->inbox.io = &w->io;
+#if PRIMED_HAVE_PG
+    if (a->pg) {
+        /* the first worker writes the catalog's tables; all share the schema */
+        struct pgstore_opts po = {.conninfo = a->pg, .sync_full = cfg->db_sync_full,
+                                  .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
+                                  .now_ms = &w->pool.now_ms, .worker = w->id, .owner = SLOTS_OWNER_STORE,
+                                  .up = &a->pg_up};
+        if (pgstore_create(&aw->pg, &po, w->init_why, sizeof(w->init_why)))
+            return -EINVAL;
+        worker_own(w, SLOTS_OWNER_STORE, (worker_event_fn *)pgstore_on_event, aw->pg);
+        aw->env.store_up = &a->pg_up;
+        aw->env.store_need = (int)w->all->n;
+    }
+#endif
     timer_list_init(&aw->held, 1);
     if (getrandom(&aw->rng, sizeof(aw->rng), 0) != sizeof(aw->rng) || aw->rng == 0)
         aw->rng = clock_mono_ns() | 1;
@@ -265,6 +282,10 @@ static void app_fini(struct worker *w)
     free(aw->gateway);
     if (aw->cfg->access_log)
         alog_fini(&aw->alog);
+#if PRIMED_HAVE_PG
+    pgstore_destroy(aw->pg); /* what is queued fails: after the connections, nothing waits on it */
+    aw->pg = NULL;
+#endif
     example_fini(aw);
     events_fini(aw);
     free(aw->reqs);
@@ -275,6 +296,10 @@ static uint64_t app_next_deadline(struct worker *w, uint64_t next)
 {
     struct app_worker *aw = w->app;
     next = timer_next(&aw->held, next);
+#if PRIMED_HAVE_PG
+    if (aw->pg)
+        next = pgstore_next_deadline(aw->pg, next);
+#endif
     next = upstream_next_deadline(&aw->up, next);
     if (aw->spans)
         next = spans_next_deadline(aw->spans, next);
@@ -285,6 +310,10 @@ static void app_poll(struct worker *w, bool second)
 {
     struct app_worker *aw = w->app;
     events_poll(aw);
+#if PRIMED_HAVE_PG
+    if (aw->pg)
+        pgstore_poll(aw->pg);
+#endif
     hold_expire(aw);
     upstream_expire(&aw->up);
     if (aw->spans)

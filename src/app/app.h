@@ -53,7 +53,10 @@ struct app {
     _Atomic uint64_t event_n;   /* event ids when built without the store */
     const char *pod, *ns, *name; /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
     char revision_hdr[160];     /* "K-Revision: ...\r\n" or "" */
-    struct store *store;        /* the event store, owned; NULL when built without it */
+    struct store *store;        /* the SQLite event store, owned; NULL without it (or with PostgreSQL) */
+    const char *pg;             /* --db's PostgreSQL conninfo, or NULL: each worker connects (pgstore.h) */
+    _Atomic int pg_up;          /* workers whose PostgreSQL connection is ready */
+    char store_name[256];       /* --db without its password, for the ready line and error bodies */
     struct resolver resolver;   /* upstream names, owned */
     struct resolver_target *callme_target, *zipkin_target;     /* in resolver, or NULL */
     struct resolver_target *catalog_target, *inventory_target; /* in resolver, or NULL (no gateway) */
@@ -109,6 +112,7 @@ struct app_worker {
     struct example_job *jobs;  /* owned pool of /example jobs (example.c) */
     struct example_job *job_free;
     struct store_inbox inbox;  /* events committed for this worker (store.h) */
+    struct pgstore *pg;        /* owned: this worker's PostgreSQL connection, or NULL */
     struct event_chunk *event_chunks; /* owned: the pool of events (events.c) */
     struct event_job *event_free;
     unsigned events_out; /* events submitted and not yet back */

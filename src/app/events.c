@@ -19,6 +19,9 @@
 #include <time.h>
 
 #include "build_info.h"
+#if PRIMED_HAVE_PG
+#include "pgstore.h"
+#endif
 
 #define CHUNK 64
 
@@ -61,7 +64,7 @@ static void job_put(struct app_worker *aw, struct event_job *j)
     aw->event_free = j;
 }
 
-#if PRIMED_HAVE_STORE
+#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
 /* store_req.done, on this worker: the event is committed (or failed). */
 static void on_committed(struct store_req *r)
 {
@@ -80,11 +83,25 @@ static void on_committed(struct store_req *r)
 }
 #endif
 
+/* Submits r to the worker's store: PostgreSQL's connection, else SQLite's
+ * thread. Returns 0, or -errno (nothing queued). */
+static int submit(struct app_worker *aw, struct store_req *r)
+{
+#if PRIMED_HAVE_PG
+    if (aw->pg)
+        return pgstore_submit(aw->pg, r);
+#endif
+#if PRIMED_HAVE_STORE
+    if (aw->app->store)
+        return store_submit(aw->app->store, r);
+#endif
+    return -ENOSYS;
+}
+
 int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
 {
-#if PRIMED_HAVE_STORE
-    struct store *s = aw->app->store;
-    if (s) {
+#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
+    if (aw->app->store || aw->pg) {
         struct event_job *j = job_get(aw);
         if (!j)
             return -ENOMEM;
@@ -96,7 +113,7 @@ int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
         j->req.inbox = &aw->inbox;
         j->req.time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
         j->req.pod = aw->env.pod;
-        int r = store_submit(s, &j->req);
+        int r = submit(aw, &j->req);
         if (r) {
             job_put(aw, j);
             return r;

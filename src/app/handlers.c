@@ -70,6 +70,8 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     case ROUTE_READYZ:
         if (draining(env))
             text(r, rt, 503, "draining\n", false);
+        else if (env->store_up && atomic_load_explicit(env->store_up, memory_order_relaxed) < env->store_need)
+            text(r, rt, 503, "event store unreachable\n", ka);
         else
             text(r, rt, 200, "ready\n", ka);
         break;
@@ -125,6 +127,11 @@ void handlers_store_error(const struct handler_env *env, const struct http *h, i
 {
     if (err == -EAGAIN)
         snprintf(body, cap, "event store %.200s is behind; nothing was stored; retry\n", env->store_name);
+    else if (err == -ENOTCONN)
+        snprintf(body, cap, "event store %.200s is unreachable; nothing was stored; retry\n", env->store_name);
+    else if (err == -ECONNRESET)
+        snprintf(body, cap, "event store %.200s: connection lost before the commit was confirmed; retry\n",
+                 env->store_name);
     else
         snprintf(body, cap, "event store %.200s: commit failed (%s); nothing was stored\n", env->store_name,
                  strerror(-err));

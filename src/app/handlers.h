@@ -35,6 +35,8 @@ struct handler_env {
     const char *app, *pod, *ns; /* /ping */
     const char *revision_hdr;   /* "K-Revision: ...\r\n" or "" */
     const char *store_name;     /* the event store, for messages (--db, no password) */
+    _Atomic int *store_up;      /* workers whose store is connected (PostgreSQL), or NULL: always up */
+    int store_need;             /* ... how many must be: /readyz says 503 until then */
     const char *callme;         /* --callme-url's host:port, or NULL: /caller/ping is 404 */
     const struct catalog *catalog; /* /api/catalog's and /api/inventory's products, or NULL: 404 */
     bool gateway;               /* --catalog-url and --inventory-url: /api/products answers */

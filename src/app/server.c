@@ -32,6 +32,9 @@
 #if PRIMED_HAVE_STORE
 #include "store.h"
 #endif
+#if PRIMED_HAVE_PG
+#include "pgstore.h"
+#endif
 
 /* CPUs this process may use: the affinity mask, capped by a cgroup CPU quota
  * (rounded up); at least 1. Fills cpus (up to max) with the allowed CPU ids
@@ -183,6 +186,33 @@ static void *worker_entry(void *arg)
     return NULL;
 }
 
+/* The event store: PostgreSQL (each worker connects; a database down now
+ * is not fatal: /readyz says 503 until it is up), or SQLite's thread. */
+static void open_store(struct server *s)
+{
+    const struct config *cfg = s->cfg;
+    struct app *a = &s->app;
+#if PRIMED_HAVE_PG
+    if (pgstore_is_conninfo(cfg->db)) {
+        pgstore_redact(cfg->db, a->store_name, sizeof(a->store_name));
+        a->pg = cfg->db;
+        return;
+    }
+#else
+    if (strncmp(cfg->db, "postgres", 8) == 0 || strchr(cfg->db, '='))
+        die(2, "--db: this binary is built without PostgreSQL (-Dpostgres=disabled; the lto-static profile)");
+#endif
+    snprintf(a->store_name, sizeof(a->store_name), "%s", cfg->db);
+#if PRIMED_HAVE_STORE
+    char serr[200];
+    if (store_open(&a->store, cfg->db, cfg->db_sync_full ? STORE_SYNC_FULL : STORE_SYNC_NORMAL, 0, serr, sizeof(serr)))
+        die(1, "event store --db %s: %s", cfg->db, serr);
+#else
+    if (strcmp(cfg->db, ":memory:") != 0)
+        die(1, "--db %s: this binary is built without the event store (-Dstore=disabled)", cfg->db);
+#endif
+}
+
 /* The app's process-wide state: /ping's names, K-Revision, the resolver of
  * the upstreams, the event store, the catalog. */
 static void app_start(struct server *s)
@@ -231,14 +261,7 @@ static void app_start(struct server *s)
     }
     if (resolver_start(&a->resolver))
         die(1, "cannot start the resolver thread");
-#if PRIMED_HAVE_STORE
-    char serr[200];
-    if (store_open(&a->store, cfg->db, cfg->db_sync_full ? STORE_SYNC_FULL : STORE_SYNC_NORMAL, 0, serr, sizeof(serr)))
-        die(1, "event store --db %s: %s", cfg->db, serr);
-#else
-    if (strcmp(cfg->db, ":memory:") != 0)
-        die(1, "--db %s: this binary is built without the event store (-Dstore=disabled)", cfg->db);
-#endif
+    open_store(s);
     /* the products: the built-in set or --catalog's, through the store's
      * tables when it is built in (what is served is what they hold) */
     a->catalog = calloc(1, sizeof(*a->catalog));
@@ -252,8 +275,8 @@ static void app_start(struct server *s)
         catalog_builtin(a->catalog);
     }
 #if PRIMED_HAVE_STORE
-    if (store_catalog(a->store, a->catalog, cerr, sizeof(cerr)))
-        die(1, "event store --db %s: %s", cfg->db, cerr);
+    if (a->store && store_catalog(a->store, a->catalog, cerr, sizeof(cerr)))
+        die(1, "event store --db %s: %s", a->store_name, cerr);
 #endif
     if (catalog_render(a->catalog))
         die(1, "cannot render the catalog: out of memory");
@@ -393,7 +416,7 @@ static void say_ready(struct server *s)
             cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,
             cfg->drain_timeout_ms, cfg->access_log ? "on" : "off", cfg->callme.host[0] ? cfg->callme.authority : "none",
             cfg->zipkin.host[0] ? cfg->zipkin.authority : "none", cfg->upstream_timeout_ms, cfg->upstream_conns,
-            PRIMED_HAVE_STORE ? cfg->db : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
+            PRIMED_HAVE_STORE || a->pg ? a->store_name : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
             a->catalog->n, a->catalog_target ? "http://" : "", a->catalog_target ? cfg->catalog_url.authority : "none",
             a->catalog_target ? cfg->catalog_url.path : "", a->inventory_target ? "http://" : "",
             a->inventory_target ? cfg->inventory_url.authority : "none", a->inventory_target ? cfg->inventory_url.path : "",

@@ -26,7 +26,7 @@
 #define SLOTS_OWNERS      16
 
 /* Owners of tags. The core's connections are 0; the worker gives out others. */
-enum { SLOTS_OWNER_CONN = 0, SLOTS_OWNER_UPSTREAM = 1 };
+enum { SLOTS_OWNER_CONN = 0, SLOTS_OWNER_UPSTREAM = 1, SLOTS_OWNER_STORE = 2 };
 
 struct slot {
     struct slot *free_next; /* free list link while released */

@@ -66,17 +66,49 @@ def raise_nofile(n=None):
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
+_pg_databases = 0
+
+
+def _own_pg_database(e):
+    """Under tests/store/with-postgres (PRIMED_TEST_PG_ADMIN set): a database of its own for this
+    process, as each pod has its own SQLite file, so that suites that count one process's ids
+    hold with PostgreSQL too (tests/store/postgres checks ids shared across processes)."""
+    global _pg_databases
+    admin = e.get("PRIMED_TEST_PG_ADMIN")
+    if not admin or not e.get("PRIMED_DB", "").startswith("postgresql://"):
+        return False
+    psql, sock, port = admin.split("|")
+    _pg_databases += 1
+    name = f"p{os.getpid()}_{_pg_databases}"
+    import subprocess
+    subprocess.run([psql, "-h", sock, "-p", port, "-U", "postgres", "-d", "postgres", "-XAtqc",
+                    f"CREATE DATABASE {name} OWNER primed"], check=True, timeout=30, stdout=subprocess.DEVNULL)
+    e["PRIMED_DB"] = e["PRIMED_DB"].rsplit("/", 1)[0] + "/" + name
+    return True
+
+
 class Server(spawn.Primed):
-    """primed under test (PRIMED_BIN) on 127.0.0.1:ephemeral, our environment plus env, no PORT."""
+    """primed under test (PRIMED_BIN) on 127.0.0.1:ephemeral, our environment plus env, no PORT.
+    With PostgreSQL as the store, it waits (bounded) for /readyz 200: connecting is not start-up."""
 
     def __init__(self, args=(), env=None, nofile=None, ready_timeout=15):
         e = dict(os.environ)
         e.update(env or {})
         e.pop("PORT", None)
+        pg = _own_pg_database(e)
         try:
             super().__init__(primed_bin(), args, env=e, ready_timeout=ready_timeout, nofile=nofile)
         except spawn.NotReady as err:
             raise RuntimeError(f"primed did not print its ready line: {err}") from None
+        if pg and "--db" not in args:
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                try:
+                    if get(self.port, "/readyz", timeout=2)[0] == 200:
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.05)
 
     def dispatch(self):
         return self.ready("dispatch") or "?"

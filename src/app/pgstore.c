@@ -1,0 +1,561 @@
+/* pgstore.c - PostgreSQL as the event store (pgstore.h): one worker's libpq
+ * connection in pipeline mode on the worker's ring.
+ *
+ * Invariants: libpq is only called on the owning worker's thread, with the
+ * connection non-blocking: a read or write that would block returns, and
+ * the worker asks io_poll() for the readiness libpq needs (reading always;
+ * writing while PQflush() has bytes left). At most one pipeline (the
+ * set-up, or one batch) is in flight; events that arrive meanwhile queue and
+ * form the next batch (group commit). An event's done runs only after its
+ * batch's COMMIT result, or with an error; never twice. Rejected: a store
+ * thread per process with blocking libpq (one connection for all workers,
+ * a cross-thread hand-off per event and a thread blocked on the network),
+ * and one transaction per event (a WAL flush per request).
+ */
+#include "pgstore.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "slots.h"
+
+enum pg_state {
+    PG_IDLE,       /* not connected: a retry at retry_ms */
+    PG_CONNECTING, /* PQconnectPoll until OK */
+    PG_SETUP,      /* schema, catalog, the prepared INSERT: one pipeline */
+    PG_READY,      /* connected: a batch may be in flight */
+};
+
+struct pgstore {
+    struct pgstore_opts o;
+    char *conninfo; /* owned copy */
+    char name[256]; /* redacted, for logs */
+    PGconn *conn;
+    enum pg_state state;
+    bool ready;    /* PG_READY: what /readyz reads */
+    int fd;        /* PQsocket of conn, or -1 */
+    uint32_t gen;  /* the tag's generation: bumped when conn closes */
+    bool polling;  /* a poll of fd in flight */
+    unsigned poll_events;
+    uint64_t retry_ms;
+    unsigned backoff_ms;
+    bool logged_down; /* one line per outage */
+
+    /* the queue: events waiting for the next batch, FIFO */
+    struct store_req *head, *tail;
+    unsigned queued;
+    /* the batch in flight: its events in order, how many results came */
+    struct store_req *batch[PGSTORE_BATCH_MAX];
+    unsigned nbatch;
+    bool in_flight;
+    unsigned results;   /* results read of the pipeline so far (BEGIN, inserts, COMMIT) */
+    unsigned expect;    /* results the pipeline gives before its Sync */
+    bool failed;        /* a result of it was an error */
+    char why[160];      /* the first error, for the log */
+};
+
+/* ---- conninfo ------------------------------------------------------------ */
+
+bool pgstore_is_conninfo(const char *db)
+{
+    return strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0 ||
+           (strchr(db, '=') != NULL && db[0] != '/' && db[0] != '.');
+}
+
+void pgstore_redact(const char *db, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", db);
+    char *scheme = strstr(out, "://");
+    if (scheme) {
+        /* postgresql://user:password@host/...: the userinfo ends at the last
+         * '@' before the path */
+        char *auth = scheme + 3;
+        char *end = auth + strcspn(auth, "/?");
+        char *at = NULL;
+        for (char *p = auth; p < end; p++)
+            if (*p == '@')
+                at = p;
+        char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+        if (colon)
+            memmove(colon, at, strlen(at) + 1);
+        /* ...?password=... */
+        char *q = strchr(out, '?');
+        char *pw = q ? strstr(q, "password=") : NULL;
+        if (pw) {
+            char *v = pw + 9, *e = v + strcspn(v, "&");
+            memmove(v + 3, e, strlen(e) + 1);
+            memcpy(v, "***", 3);
+        }
+        return;
+    }
+    /* keyword string: password=value or password='quoted value' */
+    for (char *pw = strstr(out, "password"); pw; pw = strstr(pw + 1, "password")) {
+        char *p = pw + 8;
+        while (*p == ' ')
+            p++;
+        if (*p != '=' || (pw != out && pw[-1] != ' '))
+            continue;
+        p++;
+        while (*p == ' ')
+            p++;
+        char *e = p;
+        if (*e == '\'') {
+            for (e++; *e && *e != '\''; e++)
+                if (*e == '\\' && e[1])
+                    e++;
+            if (*e)
+                e++;
+        } else {
+            e += strcspn(e, " ");
+        }
+        if ((size_t)(p - out) + 3 < cap) {
+            memmove(p + 3, e, strlen(e) + 1);
+            memcpy(p, "***", 3);
+        }
+    }
+}
+
+/* ---- polling ---------------------------------------------------------- */
+
+static uint64_t tag(const struct pgstore *p)
+{
+    return ((uint64_t)(p->gen & SLOTS_GEN_MASK) << 32) | ((uint64_t)p->o.owner << SLOTS_OWNER_SHIFT);
+}
+
+/* Asks for the readiness libpq waits on now (reading always while
+ * connected; writing while output is left). */
+static void arm(struct pgstore *p, unsigned events)
+{
+    if (p->fd < 0 || p->polling)
+        return;
+    if (io_poll(p->o.io, p->fd, tag(p), events) == 0) {
+        p->polling = true;
+        p->poll_events = events;
+    }
+}
+
+static void forget_socket(struct pgstore *p)
+{
+    if (p->fd >= 0 && p->polling)
+        io_poll_cancel(p->o.io, p->fd, tag(p));
+    p->polling = false;
+    p->fd = -1;
+    p->gen++; /* a late completion of the old poll is stale */
+}
+
+/* ---- failing events ----------------------------------------------------- */
+
+/* Takes the events out of the store, errors them, then runs their done:
+ * after the store's state is settled, since a done may submit again. */
+static void fail_all(struct pgstore *p, int err)
+{
+    struct store_req *list = NULL, **tail = &list;
+    for (unsigned i = 0; i < p->nbatch; i++) {
+        p->batch[i]->err = err == -ENOTCONN ? -ECONNRESET : err;
+        *tail = p->batch[i];
+        tail = &p->batch[i]->next;
+    }
+    p->nbatch = 0;
+    p->in_flight = false;
+    for (struct store_req *r = p->head; r; r = r->next)
+        r->err = err;
+    *tail = p->head;
+    p->head = p->tail = NULL;
+    p->queued = 0;
+    while (list) {
+        struct store_req *next = list->next;
+        list->done(list);
+        list = next;
+    }
+}
+
+static void set_ready(struct pgstore *p, bool ready)
+{
+    if (p->ready != ready && p->o.up)
+        atomic_fetch_add(p->o.up, ready ? 1 : -1);
+    p->ready = ready;
+}
+
+static void disconnect(struct pgstore *p, const char *why)
+{
+    bool was_ready = p->ready;
+    forget_socket(p);
+    if (p->conn)
+        PQfinish(p->conn);
+    p->conn = NULL;
+    p->state = PG_IDLE;
+    set_ready(p, false);
+    p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : PGSTORE_RETRY_MIN_MS;
+    if (p->backoff_ms > PGSTORE_RETRY_MAX_MS)
+        p->backoff_ms = PGSTORE_RETRY_MAX_MS;
+    p->retry_ms = *p->o.now_ms + p->backoff_ms;
+    if (was_ready || !p->logged_down) {
+        log_msg("worker %u: event store %s: %s; retrying every %u ms at most", p->o.worker, p->name, why,
+                PGSTORE_RETRY_MAX_MS);
+        p->logged_down = true;
+    }
+    /* in flight: the commit was not confirmed; queued: nothing was sent */
+    fail_all(p, -ECONNRESET);
+}
+
+/* ---- pipelines ---------------------------------------------------------- */
+
+static bool send0(struct pgstore *p, const char *sql)
+{
+    return PQsendQueryParams(p->conn, sql, 0, NULL, NULL, NULL, NULL, 0) == 1;
+}
+
+/* Sends what is queued and asks for what comes back. */
+static void flush(struct pgstore *p)
+{
+    int f = PQflush(p->conn);
+    if (f < 0) {
+        disconnect(p, PQerrorMessage(p->conn));
+        return;
+    }
+    arm(p, IO_POLL_IN | (f == 1 ? IO_POLL_OUT : 0));
+}
+
+/* The set-up pipeline: the schema (created if missing, under an advisory
+ * lock, so two processes starting on an empty database do not race), the
+ * catalog's tables (when given), the session's durability, the INSERT. */
+static void send_setup(struct pgstore *p)
+{
+    static const char *const schema[] = {
+        "BEGIN",
+        "SELECT pg_advisory_xact_lock(4242001)",
+        "CREATE TABLE IF NOT EXISTS schema_version (version integer PRIMARY KEY, "
+        "applied_at timestamptz NOT NULL DEFAULT now())",
+        "CREATE TABLE IF NOT EXISTS event (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        "time_ms bigint NOT NULL, pod text NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS catalog (item_id text PRIMARY KEY, name text NOT NULL, "
+        "description text NOT NULL, price text NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS inventory (item_id text PRIMARY KEY, quantity bigint NOT NULL)",
+        "INSERT INTO schema_version (version) VALUES (1) ON CONFLICT DO NOTHING",
+    };
+    bool ok = PQenterPipelineMode(p->conn) == 1;
+    unsigned n = 0;
+    ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+    n++;
+    /* "relation ... already exists, skipping" is no news: only warnings reach stderr */
+    ok = ok && send0(p, "SET client_min_messages = warning");
+    n++;
+    for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++)
+        ok = send0(p, schema[i]);
+    const struct catalog *c = p->o.catalog;
+    for (unsigned i = 0; ok && c && i < c->n; i++) {
+        const struct catalog_item *it = &c->items[i];
+        char qty[24];
+        snprintf(qty, sizeof(qty), "%" PRId64, it->quantity);
+        const char *cv[] = {it->id, it->name, it->desc, it->price};
+        const char *iv[] = {it->id, qty};
+        ok = PQsendQueryParams(p->conn,
+                               "INSERT INTO catalog (item_id, name, description, price) VALUES ($1, $2, $3, $4) "
+                               "ON CONFLICT (item_id) DO UPDATE SET name = EXCLUDED.name, "
+                               "description = EXCLUDED.description, price = EXCLUDED.price",
+                               4, NULL, cv, NULL, NULL, 0) == 1 &&
+             PQsendQueryParams(p->conn,
+                               "INSERT INTO inventory (item_id, quantity) VALUES ($1, $2) "
+                               "ON CONFLICT (item_id) DO UPDATE SET quantity = EXCLUDED.quantity",
+                               2, NULL, iv, NULL, NULL, 0) == 1;
+        n += 2;
+    }
+    ok = ok && send0(p, "COMMIT");
+    n++;
+    /* a schema newer than this binary's is refused, not written over */
+    ok = ok && send0(p, "SELECT max(version) FROM schema_version");
+    n++;
+    ok = ok && PQsendPrepare(p->conn, "primed_event", "INSERT INTO event (time_ms, pod) VALUES ($1, $2) RETURNING id",
+                             2, NULL) == 1;
+    n++;
+    ok = ok && PQpipelineSync(p->conn) == 1;
+    if (!ok) {
+        disconnect(p, PQerrorMessage(p->conn));
+        return;
+    }
+    p->state = PG_SETUP;
+    p->in_flight = true;
+    p->results = 0;
+    p->expect = n;
+    p->failed = false;
+    p->why[0] = '\0';
+    flush(p);
+}
+
+/* One transaction for everything queued (up to PGSTORE_BATCH_MAX). */
+static void send_batch(struct pgstore *p)
+{
+    if (p->state != PG_READY || p->in_flight || !p->head)
+        return;
+    bool ok = send0(p, "BEGIN");
+    unsigned n = 0;
+    while (ok && p->head && n < PGSTORE_BATCH_MAX) {
+        struct store_req *r = p->head;
+        char t[24];
+        snprintf(t, sizeof(t), "%" PRId64, r->time_ms);
+        const char *v[] = {t, r->pod};
+        ok = PQsendQueryPrepared(p->conn, "primed_event", 2, v, NULL, NULL, 0) == 1;
+        p->head = r->next;
+        p->queued--;
+        r->next = NULL;
+        p->batch[n++] = r;
+    }
+    if (!p->head)
+        p->tail = NULL;
+    p->nbatch = n;
+    p->in_flight = true;
+    ok = ok && send0(p, "COMMIT") && PQpipelineSync(p->conn) == 1;
+    if (!ok) {
+        disconnect(p, PQerrorMessage(p->conn));
+        return;
+    }
+    p->results = 0;
+    p->expect = n + 2;
+    p->failed = false;
+    p->why[0] = '\0';
+    flush(p);
+}
+
+/* One result of the pipeline in flight (not the Sync's). */
+static void on_result(struct pgstore *p, PGresult *res)
+{
+    ExecStatusType st = PQresultStatus(res);
+    unsigned i = p->results++;
+    bool ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    if (!ok && !p->failed) {
+        p->failed = true;
+        const char *m = st == PGRES_PIPELINE_ABORTED ? "aborted after an earlier error" : PQresultErrorMessage(res);
+        snprintf(p->why, sizeof(p->why), "%.*s", (int)strcspn(m, "\n"), m);
+    }
+    if (!ok)
+        return;
+    if (p->state == PG_SETUP) {
+        /* the SELECT of the schema version is the result before the prepare */
+        if (i + 2 == p->expect && PQntuples(res) == 1) {
+            long v = strtol(PQgetvalue(res, 0, 0), NULL, 10);
+            if (v > PGSTORE_SCHEMA && !p->failed) {
+                p->failed = true;
+                snprintf(p->why, sizeof(p->why), "schema_version %ld is newer than this binary's (%d)", v,
+                         PGSTORE_SCHEMA);
+            }
+        }
+        return;
+    }
+    /* a batch: BEGIN, the inserts, COMMIT */
+    if (i >= 1 && i <= p->nbatch && PQntuples(res) == 1)
+        p->batch[i - 1]->id = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+}
+
+/* The pipeline's Sync came back: it is over. */
+static void on_sync(struct pgstore *p)
+{
+    p->in_flight = false;
+    if (p->state == PG_SETUP) {
+        if (p->failed || p->results != p->expect) {
+            /* the schema cannot be set up: keep retrying; say why once */
+            char why[200];
+            snprintf(why, sizeof(why), "set-up failed: %s", p->why[0] ? p->why : "short answer");
+            p->logged_down = false;
+            disconnect(p, why);
+            return;
+        }
+        p->state = PG_READY;
+        set_ready(p, true);
+        p->backoff_ms = 0;
+        if (p->logged_down)
+            log_msg("worker %u: event store %s: connected", p->o.worker, p->name);
+        p->logged_down = false;
+        send_batch(p);
+        return;
+    }
+    /* a batch: committed when every result was good (the COMMIT's last) */
+    bool committed = !p->failed && p->results == p->expect;
+    unsigned n = p->nbatch;
+    struct store_req *done[PGSTORE_BATCH_MAX];
+    memcpy(done, p->batch, n * sizeof(done[0]));
+    p->nbatch = 0;
+    if (!committed)
+        log_msg("worker %u: event store %s: a transaction of %u events failed: %s", p->o.worker, p->name, n, p->why);
+    for (unsigned i = 0; i < n; i++)
+        done[i]->err = committed ? 0 : -EIO;
+    send_batch(p); /* what queued meanwhile goes out before the answers */
+    for (unsigned i = 0; i < n; i++)
+        done[i]->done(done[i]);
+}
+
+/* Reads what arrived and hands each result of the pipeline on. */
+static void read_results(struct pgstore *p)
+{
+    if (PQconsumeInput(p->conn) != 1) {
+        disconnect(p, PQerrorMessage(p->conn));
+        return;
+    }
+    while (p->conn && p->in_flight && !PQisBusy(p->conn)) {
+        PGresult *res = PQgetResult(p->conn);
+        if (!res)
+            continue; /* the end of one query's results */
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_PIPELINE_SYNC) {
+            PQclear(res);
+            on_sync(p);
+            continue; /* a new batch may be in flight now */
+        }
+        on_result(p, res);
+        PQclear(res);
+    }
+    if (p->conn && PQstatus(p->conn) == CONNECTION_BAD)
+        disconnect(p, PQerrorMessage(p->conn));
+}
+
+/* ---- connecting ----------------------------------------------------------- */
+
+static void connect_step(struct pgstore *p)
+{
+    PostgresPollingStatusType s = PQconnectPoll(p->conn);
+    int fd = PQsocket(p->conn);
+    if (fd != p->fd) {
+        forget_socket(p); /* libpq moved on to another address */
+        p->fd = fd;
+    }
+    switch (s) {
+    case PGRES_POLLING_READING:
+        arm(p, IO_POLL_IN);
+        break;
+    case PGRES_POLLING_WRITING:
+        arm(p, IO_POLL_OUT);
+        break;
+    case PGRES_POLLING_OK:
+        if (PQsetnonblocking(p->conn, 1) != 0) {
+            disconnect(p, PQerrorMessage(p->conn));
+            return;
+        }
+        send_setup(p);
+        break;
+    default: {
+        char why[200];
+        const char *m = PQerrorMessage(p->conn);
+        snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
+        disconnect(p, why);
+        break;
+    }
+    }
+}
+
+static void start_connect(struct pgstore *p)
+{
+    p->conn = PQconnectStart(p->conninfo);
+    if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
+        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory");
+        return;
+    }
+    p->state = PG_CONNECTING;
+    p->fd = -1;
+    connect_step(p);
+}
+
+/* ---- the API ---------------------------------------------------------------- */
+
+int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err, size_t errlen)
+{
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(o->conninfo, &perr);
+    if (!opts) {
+        char name[256];
+        pgstore_redact(o->conninfo, name, sizeof(name));
+        int r = log_einval(err, errlen, "event store %s: %.*s", name, perr ? (int)strcspn(perr, "\n") : 13,
+                           perr ? perr : "out of memory");
+        PQfreemem(perr);
+        return r;
+    }
+    PQconninfoFree(opts);
+    struct pgstore *p = calloc(1, sizeof(*p));
+    if (!p || !(p->conninfo = strdup(o->conninfo))) {
+        free(p);
+        return log_einval(err, errlen, "event store: out of memory");
+    }
+    p->o = *o;
+    p->o.conninfo = p->conninfo;
+    p->fd = -1;
+    pgstore_redact(o->conninfo, p->name, sizeof(p->name));
+    start_connect(p);
+    *out = p;
+    return 0;
+}
+
+void pgstore_destroy(struct pgstore *p)
+{
+    if (!p)
+        return;
+    forget_socket(p);
+    if (p->conn)
+        PQfinish(p->conn);
+    p->conn = NULL;
+    set_ready(p, false);
+    fail_all(p, -ECANCELED);
+    free(p->conninfo);
+    free(p);
+}
+
+int pgstore_submit(struct pgstore *p, struct store_req *r)
+{
+    if (p->state != PG_READY)
+        return -ENOTCONN;
+    if (p->queued >= PGSTORE_QUEUE_MAX)
+        return -EAGAIN;
+    r->next = NULL;
+    r->id = 0;
+    r->err = 0;
+    if (p->tail)
+        p->tail->next = r;
+    else
+        p->head = r;
+    p->tail = r;
+    p->queued++;
+    send_batch(p);
+    return 0;
+}
+
+void pgstore_on_event(struct pgstore *p, const struct io_event *ev)
+{
+    if (ev->op != IO_OP_POLL || ev->tag != tag(p))
+        return; /* a poll of a socket closed since */
+    p->polling = false;
+    if (ev->res < 0)
+        return;
+    if (p->state == PG_CONNECTING) {
+        connect_step(p);
+        return;
+    }
+    if (!p->conn)
+        return;
+    if (ev->res & IO_POLL_OUT) {
+        flush(p);
+        if (!p->conn)
+            return;
+    }
+    if (ev->res & IO_POLL_IN)
+        read_results(p);
+    if (p->conn && !p->polling)
+        arm(p, IO_POLL_IN); /* a closed connection is seen at once, in flight or idle */
+}
+
+void pgstore_poll(struct pgstore *p)
+{
+    if (p->state == PG_IDLE && *p->o.now_ms >= p->retry_ms)
+        start_connect(p);
+}
+
+uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
+{
+    return p->state == PG_IDLE && p->retry_ms < none ? p->retry_ms : none;
+}
+
+unsigned pgstore_pending(const struct pgstore *p)
+{
+    return p->queued + p->nbatch;
+}

@@ -1,0 +1,76 @@
+/* pgstore.h - PostgreSQL as the event store that many pods share: one
+ * worker's connection, driven through libpq's non-blocking API on the
+ * worker's own ring (io_poll), never blocking the worker.
+ *
+ * Each worker keeps one connection in pipeline mode. Events queue per worker;
+ * while no transaction is in flight, every queued event (up to
+ * PGSTORE_BATCH_MAX) goes out as one pipeline: BEGIN, the prepared INSERT ...
+ * RETURNING id per event, COMMIT, Sync; each event's done runs once the
+ * COMMIT's result is back (ids come from the database's identity column, so
+ * they are unique across every process that shares it). A lost connection
+ * fails what was in flight (-ECONNRESET: its commit was not confirmed) and
+ * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
+ * doubling to PGSTORE_RETRY_MAX_MS); until it is back, submits fail at once
+ * (-ENOTCONN) and /readyz says 503 until every worker's store is up. On connect the schema is
+ * created if missing, under an advisory lock, versioned in schema_version
+ * (docs/chain.md), and the first worker writes the catalog's tables.
+ */
+#ifndef PRIMED_PGSTORE_H
+#define PRIMED_PGSTORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "io.h"
+#include "store.h"
+
+#define PGSTORE_BATCH_MAX    512  /* events in one transaction */
+#define PGSTORE_QUEUE_MAX    8192 /* events waiting per worker before submits refuse (-EAGAIN) */
+#define PGSTORE_RETRY_MIN_MS 100
+#define PGSTORE_RETRY_MAX_MS 2000
+#define PGSTORE_SCHEMA       1 /* the schema_version this binary writes and reads */
+
+struct pgstore;
+
+struct pgstore_opts {
+    const char *conninfo;          /* a libpq URI or keyword string; its password, if any, stays in it */
+    bool sync_full;                /* synchronous_commit = on (else off) */
+    const struct catalog *catalog; /* written into the catalog tables on connect, or NULL */
+    struct io *io;                 /* the worker's; not owned */
+    const uint64_t *now_ms;        /* the worker's clock; not owned */
+    unsigned worker;               /* for logs */
+    uint8_t owner;                 /* the tag owner of its completions (slots.h) */
+    _Atomic int *up;               /* counts the process's connected stores (not owned), or NULL */
+};
+
+/* Allocates and starts connecting (non-blocking). Returns 0, or -errno with
+ * a one-line reason in err (the conninfo does not parse: no attempt made). */
+int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err, size_t errlen);
+/* Closes the connection; every queued event fails (-ECANCELED). */
+void pgstore_destroy(struct pgstore *p);
+
+/* Queues r (done, time_ms, pod set); r->done runs later on this worker, once
+ * r's transaction committed (err 0, id set) or failed. Returns 0, or
+ * -ENOTCONN (not connected: nothing queued) or -EAGAIN (queue full). */
+int pgstore_submit(struct pgstore *p, struct store_req *r);
+
+/* A completion of a tag of this store's owner. */
+void pgstore_on_event(struct pgstore *p, const struct io_event *ev);
+/* Reconnects when its backoff is over. From the worker's loop. */
+void pgstore_poll(struct pgstore *p);
+/* The next reconnect, or none. */
+uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
+/* Events queued or in flight. */
+unsigned pgstore_pending(const struct pgstore *p);
+
+/* Whether db names a PostgreSQL database (a postgres:// or postgresql://
+ * URI, or a keyword string such as "host=... dbname=..."). */
+bool pgstore_is_conninfo(const char *db);
+/* db with any password blanked (URI userinfo, password=...), for the ready
+ * line, logs and error bodies. */
+void pgstore_redact(const char *db, char *out, size_t cap);
+
+#endif
