@@ -38,6 +38,7 @@ struct event_chunk {
     struct event_job jobs[CHUNK];
 };
 
+#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
 static struct event_job *job_get(struct app_worker *aw)
 {
     if (!aw->event_free) {
@@ -64,7 +65,6 @@ static void job_put(struct app_worker *aw, struct event_job *j)
     aw->event_free = j;
 }
 
-#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
 /* store_req.done, on this worker: the event is committed (or failed). */
 static void on_committed(struct store_req *r)
 {
@@ -81,7 +81,6 @@ static void on_committed(struct store_req *r)
     q->event = NULL;
     then(aw, q, id, err);
 }
-#endif
 
 /* Submits r to the worker's store: PostgreSQL's connection, else SQLite's
  * thread. Returns 0, or -errno (nothing queued). */
@@ -97,6 +96,7 @@ static int submit(struct app_worker *aw, struct store_req *r)
 #endif
     return -ENOSYS;
 }
+#endif
 
 int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
 {
