@@ -18,14 +18,12 @@
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -55,6 +53,16 @@ public final class Chain {
                 k.next();
                 return k.getLong(1);
             }
+        }
+    }
+
+    /** The new event's id, or null once 503 has been answered because H2 failed. */
+    private static Long stored(HttpExchange ex, String[] tr, String span) throws IOException {
+        try {
+            return store();
+        } catch (SQLException e) {
+            reply(ex, 503, tr, span, "event store failed: " + e.getMessage());
+            return null;
         }
     }
 
@@ -89,13 +97,8 @@ public final class Chain {
     private static void callmePing(HttpExchange ex) throws IOException {
         String[] tr = incoming(ex);
         String span = hex(8);
-        long id;
-        try {
-            id = store();
-        } catch (SQLException e) {
-            reply(ex, 503, tr, span, "event store failed: " + e.getMessage());
-            return;
-        }
+        Long id = stored(ex, tr, span);
+        if (id == null) return;
         reply(ex, 200, tr, span, app + "(id=" + id + "): " + pod + " in " + ns + "\n");
     }
 
@@ -106,13 +109,8 @@ public final class Chain {
             reply(ex, 404, tr, span, "no callme: start with CALLME_URL\n");
             return;
         }
-        long id;
-        try {
-            id = store();
-        } catch (SQLException e) {
-            reply(ex, 503, tr, span, "event store failed: " + e.getMessage());
-            return;
-        }
+        Long id = stored(ex, tr, span);
+        if (id == null) return;
         HttpRequest req = HttpRequest.newBuilder(URI.create(callme)).timeout(timeout)
                 .header("X-B3-TraceId", tr[0]).header("X-B3-SpanId", child).header("X-B3-ParentSpanId", span)
                 .header("X-B3-Sampled", tr[2])
@@ -140,18 +138,8 @@ public final class Chain {
     }
 
     private static void reply(HttpExchange ex, int status, String[] tr, String span, String body) throws IOException {
-        byte[] b = body.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
         if (tr != null) ex.getResponseHeaders().set("traceparent", "00-" + pad32(tr[0]) + "-" + span + "-0" + tr[2]);
-        if ("HEAD".equals(ex.getRequestMethod())) {
-            ex.sendResponseHeaders(status, -1);
-        } else {
-            ex.sendResponseHeaders(status, b.length);
-            try (OutputStream os = ex.getResponseBody()) {
-                os.write(b);
-            }
-        }
-        ex.close();
+        Reply.send(ex, status, "text/plain; charset=utf-8", body);
     }
 
     public static void main(String[] args) throws Exception {

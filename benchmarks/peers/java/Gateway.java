@@ -23,14 +23,12 @@
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -208,17 +206,7 @@ public final class Gateway {
     }
 
     private static void reply(HttpExchange ex, int status, String type, String body) throws IOException {
-        byte[] b = body.getBytes(StandardCharsets.UTF_8);
-        ex.getResponseHeaders().set("Content-Type", type);
-        if ("HEAD".equals(ex.getRequestMethod())) {
-            ex.sendResponseHeaders(status, -1);
-        } else {
-            ex.sendResponseHeaders(status, b.length);
-            try (OutputStream os = ex.getResponseBody()) {
-                os.write(b);
-            }
-        }
-        ex.close();
+        Reply.send(ex, status, type, body);
     }
 
     public static void main(String[] args) throws Exception {

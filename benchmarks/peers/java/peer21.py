@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import threading
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN21 = os.path.join(HERE, "run21")
