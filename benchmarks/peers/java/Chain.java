@@ -173,6 +173,12 @@ public final class Chain {
         try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE event(id BIGINT AUTO_INCREMENT PRIMARY KEY, ts TIMESTAMP NOT NULL, pod VARCHAR(255))");
         }
+        // TCP_NODELAY on the server's sockets, as the seeds' servers (Tomcat, Netty) set it: the
+        // JDK's HttpServer leaves Nagle on, and a keep-alive answer's head and body (two writes)
+        // would then wait for the client's delayed ACK, ~40 ms each, measuring Nagle rather than
+        // the model. -Dsun.net.httpserver.nodelay=false in JAVA_OPTS restores the JDK's default.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null)
+            System.setProperty("sun.net.httpserver.nodelay", "true");
         HttpServer server = HttpServer.create(new InetSocketAddress(env.getOrDefault("HOST", "0.0.0.0"),
                 Integer.parseInt(env.getOrDefault("PORT", "8080"))), 1024);
         server.createContext("/callme/ping", Chain::callmePing);
