@@ -1,0 +1,196 @@
+// Chain.java - seed 000's second article on the JDK alone: callme and caller, as primed's
+// /callme/ping and /caller/ping (docs/chain.md), with the event stored in H2 in memory through
+// JDBC as the seed did (Debian's libh2-java on the class path).
+//   GET /callme/ping  stores an event (time, POD_NAME) and answers
+//                     "APP(id=N): POD in NAMESPACE\n", N the event's generated id;
+//   GET /caller/ping  with CALLME_URL: stores its own event, calls CALLME_URL with
+//                     java.net.http.HttpClient (blocking send, UPSTREAM_TIMEOUT), the trace
+//                     forwarded as B3 (X-B3-TraceId, X-B3-SpanId, X-B3-ParentSpanId,
+//                     X-B3-Sampled) and traceparent, and answers
+//                     "APP(id=N): POD in NAMESPACE is calling " + callme's body verbatim;
+//                     502 "upstream HOST:PORT: connect failed: ..." or "... answered N", 504
+//                     "upstream HOST:PORT: no answer within the timeout"; 404 without CALLME_URL.
+// The incoming trace (X-B3-*, else b3, else traceparent) is continued, else a sampled one is
+// started; the response's traceparent names this server's span. /healthz, /readyz: "OK".
+// Environment: APP_NAME (primed), POD_NAME (unknown-pod), POD_NAMESPACE (unknown-namespace),
+// as primed's defaults; CALLME_URL; UPSTREAM_TIMEOUT (s, 3); THREAD_TYPE fixed (200 threads,
+// Tomcat's default) or virtual; HOST (0.0.0.0); PORT (8080; 0 picks one, named on the ready line).
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import org.h2.jdbcx.JdbcConnectionPool;
+
+public final class Chain {
+    private static JdbcConnectionPool db;
+    private static HttpClient client;
+    private static String app, pod, ns, callme, callmeName;
+    private static Duration timeout;
+
+    /** The id H2 generated for a new event row. */
+    private static long store() throws SQLException {
+        try (Connection c = db.getConnection();
+             PreparedStatement s = c.prepareStatement("INSERT INTO event(ts, pod) VALUES (?, ?)",
+                                                      Statement.RETURN_GENERATED_KEYS)) {
+            s.setTimestamp(1, new Timestamp(System.currentTimeMillis()));
+            s.setString(2, pod);
+            s.executeUpdate();
+            try (ResultSet k = s.getGeneratedKeys()) {
+                k.next();
+                return k.getLong(1);
+            }
+        }
+    }
+
+    /** The new event's id, or null once 503 has been answered because H2 failed. */
+    private static Long stored(HttpExchange ex, String[] tr, String span) throws IOException {
+        try {
+            return store();
+        } catch (SQLException e) {
+            reply(ex, 503, tr, span, "event store failed: " + e.getMessage());
+            return null;
+        }
+    }
+
+    private static String hex(int bytes) {
+        StringBuilder sb = new StringBuilder();
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        for (int i = 0; i < bytes; i++) sb.append(String.format("%02x", r.nextInt(256)));
+        return sb.toString();
+    }
+
+    /** {trace id, parent span id or null, sampled "1"/"0"} from X-B3-*, b3 or traceparent. */
+    private static String[] incoming(HttpExchange ex) {
+        var h = ex.getRequestHeaders();
+        String t = h.getFirst("X-B3-TraceId");
+        if (t != null && t.matches("[0-9a-f]{16}|[0-9a-f]{32}"))
+            return new String[] {t, h.getFirst("X-B3-SpanId"), "0".equals(h.getFirst("X-B3-Sampled")) ? "0" : "1"};
+        String b3 = h.getFirst("b3");
+        if (b3 != null) {
+            String[] p = b3.split("-");
+            if (p.length >= 2 && p[0].matches("[0-9a-f]{16}|[0-9a-f]{32}"))
+                return new String[] {p[0], p[1], p.length > 2 && "0".equals(p[2]) ? "0" : "1"};
+        }
+        String tp = h.getFirst("traceparent");
+        if (tp != null) {
+            String[] p = tp.split("-");
+            if (p.length == 4 && p[1].matches("[0-9a-f]{32}"))
+                return new String[] {p[1], p[2], (Integer.parseInt(p[3], 16) & 1) == 1 ? "1" : "0"};
+        }
+        return new String[] {hex(16), null, "1"};
+    }
+
+    private static void callmePing(HttpExchange ex) throws IOException {
+        String[] tr = incoming(ex);
+        String span = hex(8);
+        Long id = stored(ex, tr, span);
+        if (id == null) return;
+        reply(ex, 200, tr, span, app + "(id=" + id + "): " + pod + " in " + ns + "\n");
+    }
+
+    private static void callerPing(HttpExchange ex) throws IOException {
+        String[] tr = incoming(ex);
+        String span = hex(8), child = hex(8);
+        if (callme == null) {
+            reply(ex, 404, tr, span, "no callme: start with CALLME_URL\n");
+            return;
+        }
+        Long id = stored(ex, tr, span);
+        if (id == null) return;
+        HttpRequest req = HttpRequest.newBuilder(URI.create(callme)).timeout(timeout)
+                .header("X-B3-TraceId", tr[0]).header("X-B3-SpanId", child).header("X-B3-ParentSpanId", span)
+                .header("X-B3-Sampled", tr[2])
+                .header("traceparent", "00-" + pad32(tr[0]) + "-" + child + "-0" + tr[2])
+                .GET().build();
+        HttpResponse<String> r;
+        try {
+            r = client.send(req, HttpResponse.BodyHandlers.ofString());
+        } catch (HttpTimeoutException e) {
+            reply(ex, 504, tr, span, "upstream " + callmeName + ": no answer within the timeout");
+            return;
+        } catch (IOException | InterruptedException e) {
+            reply(ex, 502, tr, span, "upstream " + callmeName + ": connect failed: " + e);
+            return;
+        }
+        if (r.statusCode() / 100 != 2) {
+            reply(ex, 502, tr, span, "upstream " + callmeName + ": answered " + r.statusCode());
+            return;
+        }
+        reply(ex, 200, tr, span, app + "(id=" + id + "): " + pod + " in " + ns + " is calling " + r.body());
+    }
+
+    private static String pad32(String trace) {
+        return trace.length() == 32 ? trace : "0000000000000000" + trace;
+    }
+
+    private static void reply(HttpExchange ex, int status, String[] tr, String span, String body) throws IOException {
+        if (tr != null) ex.getResponseHeaders().set("traceparent", "00-" + pad32(tr[0]) + "-" + span + "-0" + tr[2]);
+        Reply.send(ex, status, "text/plain; charset=utf-8", body);
+    }
+
+    public static void main(String[] args) throws Exception {
+        var env = System.getenv();
+        app = env.getOrDefault("APP_NAME", "primed");
+        pod = env.getOrDefault("POD_NAME", "unknown-pod");
+        ns = env.getOrDefault("POD_NAMESPACE", "unknown-namespace");
+        callme = env.get("CALLME_URL");
+        String type = env.getOrDefault("THREAD_TYPE", "fixed");
+        double t = Double.parseDouble(env.getOrDefault("UPSTREAM_TIMEOUT", "3"));
+        if (!(t > 0 && t <= 3600)) {
+            System.err.println("chain: UPSTREAM_TIMEOUT must be in (0, 3600] s, not " + t);
+            System.exit(2);
+        }
+        timeout = Duration.ofNanos((long) (t * 1e9));
+        if (callme != null) {
+            URI u = URI.create(callme);
+            if (!"http".equals(u.getScheme()) || u.getHost() == null) {
+                System.err.println("chain: CALLME_URL must be http://HOST[:PORT]/PATH, not " + callme);
+                System.exit(2);
+            }
+            callmeName = u.getHost() + ":" + (u.getPort() < 0 ? 80 : u.getPort());
+            client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
+        }
+        if (!type.equals("fixed") && !type.equals("virtual")) {
+            System.err.println("chain: THREAD_TYPE must be fixed or virtual, not " + type);
+            System.exit(2);
+        }
+        db = JdbcConnectionPool.create("jdbc:h2:mem:events;DB_CLOSE_DELAY=-1", "sa", "");
+        db.setMaxConnections(64);
+        try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE event(id BIGINT AUTO_INCREMENT PRIMARY KEY, ts TIMESTAMP NOT NULL, pod VARCHAR(255))");
+        }
+        // TCP_NODELAY on the server's sockets, as the seeds' servers (Tomcat, Netty) set it: the
+        // JDK's HttpServer leaves Nagle on, and a keep-alive answer's head and body (two writes)
+        // would then wait for the client's delayed ACK, ~40 ms each, measuring Nagle rather than
+        // the model. -Dsun.net.httpserver.nodelay=false in JAVA_OPTS restores the JDK's default.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null)
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        HttpServer server = HttpServer.create(new InetSocketAddress(env.getOrDefault("HOST", "0.0.0.0"),
+                Integer.parseInt(env.getOrDefault("PORT", "8080"))), 1024);
+        server.createContext("/callme/ping", Chain::callmePing);
+        server.createContext("/caller/ping", Chain::callerPing);
+        server.createContext("/healthz", ex -> reply(ex, 200, null, null, "OK"));
+        server.createContext("/readyz", ex -> reply(ex, 200, null, null, "OK"));
+        server.setExecutor(type.equals("virtual") ? Executors.newVirtualThreadPerTaskExecutor()
+                                                  : Executors.newFixedThreadPool(200));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> server.stop(0)));
+        server.start();
+        System.err.println("chain: ready app=" + app + " callme=" + (callme == null ? "none" : callme)
+                + " thread_type=" + type + " db=h2:mem port=" + server.getAddress().getPort()
+                + " java=" + System.getProperty("java.version"));
+    }
+}

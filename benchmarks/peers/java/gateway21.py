@@ -1,0 +1,109 @@
+"""benchmarks/peers/java/gateway21.py - benchmarks/gateway's Java rows: seed 003's gateway on
+JDK 21 (Gateway.java) in its three models, over the same catalog and inventory as primed's.
+
+For each delay setting benchmarks/gateway calls models(): each model in turn is started pinned
+to --cpu (one CPU, as primed's gateway, --threads 1), given the scenario's load through
+benchmarks/gateway's own scenario() (the same siege, the same /metrics counters: Gateway.java
+writes primed's names), and stopped. In the delayed setting harder() then runs the harder
+load, --hard-users (more users than the servlet model's pool) for --hard-reps, against primed's
+gateway (both fan-outs) and every model. report() prints one table of all of them with the CPU
+seconds each gateway used during its siege and its peak RSS (VmHWM), and writes
+gateway-java.csv beside gateway.csv. A model that does not start raises (peer21.PeerError):
+the run fails, it never skips a row.
+"""
+import argparse
+import csv
+import os
+
+import peer21
+
+LABELS = {
+    "servlet": "java21 servlet (%d threads, calls in turn)",
+    "reactive": "java21 reactive (sendAsync + allOf)",
+    "virtual": "java21 virtual threads (calls in turn)",
+}
+CSV_COLS = ["setting", "gateway", "delay_s", "upstream_timeout_s", "reps", "users", "availability", "transactions",
+            "failed_transactions", "transaction_rate", "response_time", "longest_transaction", "answered_200",
+            "products", "fallbacks", "fallback_share", "cpu_s", "rss_mib", "other_cpu_pct", "steal_pct", "error"]
+
+
+def parse_models(spec):
+    """'all' | 'none' | a comma list of servlet, reactive, virtual -> list; SystemExit otherwise."""
+    if spec in ("none", ""):
+        return []
+    if spec == "all":
+        return list(LABELS)
+    ms = spec.split(",")
+    bad = [m for m in ms if m not in LABELS]
+    if bad:
+        raise SystemExit("gateway: --java takes all, none or servlet,reactive,virtual, not %s" % ",".join(bad))
+    return ms
+
+
+def label(a, model):
+    return LABELS[model] % a.java_pool if "%d" in LABELS[model] else LABELS[model]
+
+
+def models(a, scenario, catalog_port, inventory_port, setting, delay, nproducts, load_cpus):
+    rows = []
+    for m in a.java:
+        peer = peer21.Peer("Gateway", {"MODEL": m, "POOL": a.java_pool, "UPSTREAM_TIMEOUT": "%g" % a.upstream_timeout,
+                                       "CATALOG_URL": "http://127.0.0.1:%d" % catalog_port,
+                                       "INVENTORY_URL": "http://127.0.0.1:%d" % inventory_port}, cpu=a.cpu)
+        try:
+            rows.append(peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts,
+                                                                load_cpus)))
+        finally:
+            peer.stop()
+    return rows
+
+
+def harder(a, scenario, gw, catalog_port, inventory_port, setting, delay, nproducts, load_cpus):
+    """The delayed setting again with --hard-users users: primed's gateway gw (still up, both
+    fan-outs), then every model, each row's setting naming the load."""
+    h = argparse.Namespace(**vars(a))
+    h.users, h.reps = a.hard_users, a.hard_reps
+    name = "%s, %d users (servlet pool %d)" % (setting, h.users, a.java_pool)
+    rows = [peer21.timed(gw.pid, lambda: scenario(h, gw, name, delay, f, nproducts, load_cpus))
+            for f in ("parallel", "sequential")]
+    return rows + models(h, scenario, catalog_port, inventory_port, name, delay, nproducts, load_cpus)
+
+
+def gateway_name(r):
+    f = r["fanout"]
+    return "primed %s" % f if f in ("parallel", "sequential") else f
+
+
+def report(table, a, rows):
+    """The comparison table (primed's and the models' rows, in run order) and gateway-java.csv."""
+    table.write("\n### Gateway models: primed and the JDK 21 gateways (Gateway.java), same catalog and inventory\n\n")
+    if a.quick:
+        table.write("**Quick smoke run (--quick): these figures are not to be quoted.**\n\n")
+    table.write("Each gateway on CPU %d alone (primed `--threads 1`; the JVM pinned with taskset); `--upstream-timeout %g` "
+                "for all; the servlet model's pool %d threads. CPU s: the gateway's user + system CPU during its "
+                "siege; RSS: its peak resident memory (VmHWM) by then.\n\n" % (a.cpu, a.upstream_timeout, a.java_pool))
+    table.write("| setting | gateway | availability | transactions | trans/s | response time s "
+                "| longest transaction s | failed | fallback share | CPU s | peak RSS MiB |\n")
+    table.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for r in rows:
+        g = gateway_name(r)
+        fs = "-" if r.get("fallback_share") is None else "%.1f %% (%d of %d)" % (
+            r["fallback_share"], r["fallbacks"], r["answered_200"] * r["products"])
+        cpu = "-" if r.get("cpu_s") is None else "%.2f" % r["cpu_s"]
+        rss = "-" if r.get("rss_mib") is None else "%.1f" % r["rss_mib"]
+        if "error" in r:
+            table.write("| %s | %s | failed: %s | | | | | | %s | %s | %s |\n" % (
+                r["scenario"], g, r["error"].replace("|", "/")[:80], fs, cpu, rss))
+            continue
+        rate = "%.2f" % r["transaction_rate"] if r["elapsed_time"] > 0 else "n/a (run < 10 ms)"
+        table.write("| %s | %s | %.2f %% | %d | %s | %.3f | %.3f | %d | %s | %s | %s |\n" % (
+            r["scenario"], g, r["availability"], r["transactions"], rate, r["response_time"],
+            r["longest_transaction"], r["failed_transactions"], fs, cpu, rss))
+    table.flush()
+    if a.out:
+        with open(os.path.join(a.out, "gateway-java.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=CSV_COLS, extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                d = dict(r, setting=r["scenario"], gateway=gateway_name(r))
+                w.writerow({k: ("%.3f" % v if isinstance(v, float) else ("" if v is None else v)) for k, v in d.items()})
