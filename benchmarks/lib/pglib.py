@@ -1,6 +1,7 @@
-"""pglib.py - a real PostgreSQL for the tests: Debian's postgresql-15 (profiles/packages, group
-test), a cluster made with initdb in a temporary directory, started with pg_ctl on a loopback
-port and a private unix socket, stopped and removed at the end.
+"""pglib.py - a real PostgreSQL for the tests and benchmarks (tests/store/*, benchmarks/store):
+Debian's postgresql-15 (profiles/packages, group test), a cluster made with initdb in a
+temporary directory, started with pg_ctl on a loopback port and a private unix socket (pinned
+with taskset when asked), stopped and removed at the end.
 
 initdb and pg_ctl refuse root: as root, the cluster runs as the unprivileged `nobody` (its
 files chowned to it). The superuser `postgres` connects over the unix socket (trust); the
@@ -34,7 +35,7 @@ def free_port():
 class Postgres:
     """One cluster; use as a context manager. url(): the URI primed gets (no password)."""
 
-    def __init__(self, fsync=True):
+    def __init__(self, fsync=True, cpu=None):
         self.bin = bindir()
         if not self.bin:
             raise FileNotFoundError("no PostgreSQL under /usr/lib/postgresql (apt-get install postgresql-15)")
@@ -44,6 +45,7 @@ class Postgres:
         os.mkdir(self.sock)
         self.port = free_port()
         self.fsync = fsync
+        self.cpu = cpu
         self.user = None
         if os.geteuid() == 0:
             pw = pwd.getpwnam("nobody")
@@ -62,6 +64,8 @@ class Postgres:
 
     def _run(self, args, check=True, timeout=60):
         def demote():
+            if self.cpu is not None:
+                os.sched_setaffinity(0, {self.cpu})  # inherited by the postmaster and its backends
             if self.user:
                 os.setgid(self.user[1])
                 os.setuid(self.user[0])
@@ -84,6 +88,24 @@ class Postgres:
         """Runs sql as the superuser over the unix socket; returns its unaligned output."""
         r = self._run(["psql", "-h", self.sock, "-p", str(self.port), "-U", "postgres", "-d", db, "-XAtqc", sql])
         return r.stdout.strip()
+
+    def postmaster_pid(self):
+        with open(os.path.join(self.data, "postmaster.pid")) as f:
+            return int(f.readline())
+
+    def pids(self):
+        """The postmaster and its backends."""
+        pm = self.postmaster_pid()
+        out = [pm]
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[1]) == pm:
+                            out.append(int(d))
+                except (OSError, ValueError, IndexError):
+                    pass
+        return out
 
     def url(self):
         return f"postgresql://primed@127.0.0.1:{self.port}/events"
