@@ -28,6 +28,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import bench
 import quiet
 import spawn
 
@@ -61,9 +62,7 @@ def remeasure(what, fn, qwait, pgids=(), discarded=DISCARDED):
     return r
 
 
-def log(msg):
-    sys.stderr.write("[lab %s] %s\n" % (time.strftime("%H:%M:%S", time.gmtime()), msg))
-    sys.stderr.flush()
+log = bench.logger("lab", utc=True)
 
 
 @dataclass
@@ -187,10 +186,6 @@ def server_env(t):
     return env
 
 
-def taskset_prefix(cpus):
-    return ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
-
-
 # ----------------------------------------------------------------------------- servers
 
 def start(t, cpus, logdir, timeout=60.0):
@@ -201,7 +196,7 @@ def start(t, cpus, logdir, timeout=60.0):
     env = server_env(t)
     env["PORT"] = str(t.port)
     logf = open(os.path.join(logdir, "server-%s.log" % safe(t.name)), "wb")
-    t.proc = subprocess.Popen(taskset_prefix(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
+    t.proc = subprocess.Popen(bench.taskset(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -272,11 +267,10 @@ def live_pgids(targets):
 def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     """One wrk run against t. Returns a dict of figures (requests/s, percentiles in ms,
     server failures: refused, reset, non-2xx; client timeouts; availability %; server CPU%
-    and max threads during the run; contamination of the run, quiet.Window's keys)."""
+    and max threads during the run; answers/s and the closed loop's mean latency per second;
+    contamination of the run, quiet.Window's keys)."""
     timeout_s = timeout_s or closed_loop_timeout(duration)
     threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
-    cmd = taskset_prefix(wrk_cpus) + spawn.wrk_cmd("http://127.0.0.1:%d%s" % (t.port, path), conns, duration,
-                                                   threads, timeout_s)
     pg = t.stat_pgid or t.proc.pid
     cpu0, thr0, _, _ = group_sample(pg)
     maxthr = [thr0]
@@ -291,8 +285,8 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     th.start()
     win = quiet.Window(list(pgids) + [pg], adopt=ADOPT)
     w0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=duration + timeout_s + 60)
+    kv, out, rc = bench.run_wrk("http://127.0.0.1:%d%s" % (t.port, path), conns, duration, threads, timeout_s,
+                                wrk_cpus, timeout=duration + timeout_s + 60)
     wall = time.time() - w0
     contam = win.stop()
     stop_evt.set()
@@ -300,10 +294,8 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     cpu1, thr1, hwm, _ = group_sample(pg)
     t.max_threads = max(t.max_threads, maxthr[0], thr1)
     t.peak_rss_kb = max(t.peak_rss_kb, hwm)
-    kv = spawn.wrk_stats(p.stdout)
     if kv is None:
-        return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
-    dur = int(kv["duration_us"]) / 1e6
+        return {"error": "wrk failed (rc %d): %s" % (rc, out.strip()[-300:]), **contam}
     nreq = int(kv["requests"])
     ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
     # wrk's counters: requests = complete responses (any status); status = non-2xx/3xx among
@@ -312,7 +304,7 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     refused, reset, non2xx = int(kv["connect"]), int(kv["read"]) + int(kv["write"]), int(kv["status"])
     attempted = nreq + refused + reset
     r = {
-        "rps": nreq / dur if dur > 0 else 0.0,
+        "rps": kv["rps"],
         "requests": nreq,
         "p50_ms": ms("p50_us"), "p90_ms": ms("p90_us"), "p95_ms": ms("p95_us"), "p99_ms": ms("p99_us"),
         "max_ms": ms("max_us"),
@@ -321,6 +313,9 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
         "timeout_s": timeout_s,
         "cpu_pct": 100.0 * (cpu1 - cpu0) / wall if wall > 0 else 0.0,
         "threads": maxthr[0],
+        "persec_rps": kv["persec_rps"],
+        # a closed loop keeps `conns` requests in flight: Little's law gives the mean latency
+        "persec_mean_ms": [round(1e3 * conns / x, 3) if x > 0 else None for x in kv["persec_rps"]],
     }
     r.update(contam)
     return r
@@ -359,7 +354,7 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
     """One constant-arrival-rate run (benchmarks/openloop.c) at `rate` req/s. Returns its
     figures (latency from the scheduled start, ms) and the run's contamination."""
     tmo = open_loop_timeout(duration)
-    cmd = taskset_prefix(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
+    cmd = bench.taskset(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
                                       "--timeout", str(tmo), "--max-conns", "1024",
                                       "http://127.0.0.1:%d%s" % (t.port, path)]
     win = quiet.Window(list(pgids), adopt=ADOPT)
@@ -384,7 +379,7 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
 def run_siege(t, path, siegerc, wrk_cpus, reps=10, users=10, pgids=()):
     """siege -r reps -c users against t, as seed 003 ran it (benchmarks/lib/siegerc restates
     siege's defaults). Returns siege's JSON summary and the run's contamination."""
-    cmd = taskset_prefix(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
+    cmd = bench.taskset(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
                                       "http://127.0.0.1:%d%s" % (t.port, path)]
     win = quiet.Window(list(pgids), adopt=ADOPT)
     try:
@@ -434,7 +429,7 @@ def prime_cost(prime_bench, cpus, bits=1000, count=200):
     cpu_mean_us, ...}} from its `engine=… bits=… median_us=…` lines (empty if absent)."""
     if not prime_bench or not os.access(prime_bench, os.X_OK):
         return {}
-    cmd = taskset_prefix(cpus[:1]) + [prime_bench, "--bits", str(bits), "--count", str(count),
+    cmd = bench.taskset(cpus[:1]) + [prime_bench, "--bits", str(bits), "--count", str(count),
                                       "--engine", "all", "--csv"]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -814,6 +809,8 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             "artifact_bytes": t.artifact_bytes,
             "build_s": t.build_s,
             "status": t.failed or "ok",
+            "kind": t.kind,
+            "does_prime": t.does_prime,
         }
         summary.append(row)
     limit = {k: "" for k in summary[0]} if summary else {}
@@ -1006,9 +1003,10 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             L.append("| %s | %d | %.2f %% | %.2f | %.3f | %.3f | %d |" % (
                 r["target"], r["transactions"], r["availability"], r["transaction_rate"], r["response_time"],
                 r["longest_transaction"], r["failed_transactions"]))
-    charts = [c for c in ("rps.png", "p95.png", "memory.png")]
+    charts = [c for c in ("rps.png", "plaintext.png", "p95.png", "boot.png", "memory.png")]
     L.append("")
-    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot).")
+    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot); "
+             "every chart, per second too: [report.html](report.html).")
     with open(os.path.join(outdir, "table.md"), "w") as f:
         f.write("\n".join(L) + "\n")
     with open(os.path.join(outdir, "meta.txt"), "w") as f:
