@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""benchmarks/chain - what a hop costs: caller -> callme over loopback.
+
+    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N]
+
+Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
+default 0: the whole chain on one core) and runs wrk pinned to --load-cpu (default 1) against, in turn
+(A B A B for --rounds rounds), callme's /callme/ping directly and caller's /caller/ping
+(which stores its event and calls callme's /callme/ping over a pooled keep-alive
+connection), at the same load: -c1 (a single client: the hop's latency, unloaded) and -c32
+(closed-loop saturation: the chain's requests/s on one core). The hop's cost is the
+difference of the medians: p50/p99 of /caller/ping minus /callme/ping. Also prints the
+caller's upstream counters (every call must be ok). The event store's cost per insert is
+benchmarks/store_bench's (docs/benchmarks.md).
+
+Takes the measurement lock and refuses to publish a contaminated run (benchmarks/lib/quiet.py).
+Prints a Markdown table on stdout; progress on stderr. Needs wrk and taskset.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, "lib"))
+import quiet  # noqa: E402
+import spawn  # noqa: E402
+
+
+def log(msg):
+    print("[chain %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def start(binary, cpu, args, env):
+    return spawn.Primed("taskset", ["-c", str(cpu), binary, "--threads", "1", *args],
+                        env=dict(os.environ, **env), args_first=True, ready_timeout=20)
+
+
+def wrk(port, path, conns, secs, load_cpu):
+    cmd = spawn.wrk_cmd("http://127.0.0.1:%d%s" % (port, path), conns, secs, threads=1, timeout_s=10)
+    if load_cpu is not None:
+        cmd = ["taskset", "-c", str(load_cpu)] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 30).stdout
+    st = spawn.wrk_stats(out)
+    if st is None:
+        raise RuntimeError("wrk gave no stats: " + out[-400:])
+    st["rps"] = st["requests"] / (st["duration_us"] / 1e6)
+    st["errors"] = st["connect"] + st["read"] + st["write"] + st["timeout"] + st.get("status", 0)
+    return st
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
+    ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--load-cpu", type=int, default=1 if (os.cpu_count() or 1) > 1 else None,
+                    help="CPU wrk is pinned to (default 1; unpinned on a 1-CPU machine)")
+    a = ap.parse_args()
+    if not os.access(a.bin, os.X_OK):
+        sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
+    quiet.guard("benchmarks/chain", table=sys.stdout)
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    print("<!-- benchmarks/chain --duration %d --rounds %d --cpu %d; %s; commit %s; %s; load %s -->" % (
+        a.duration, a.rounds, a.cpu, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        open("/proc/loadavg").read().split()[0]))
+
+    env = {"POD_NAME": "bench-pod", "POD_NAMESPACE": "bench"}
+    callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme"))
+    caller = start(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
+                   dict(env, APP_NAME="caller"))
+    res = {}
+    try:
+        for _ in range(2):  # warm-up: the pool's connection, the store's first pages
+            spawn.http_get(caller.port, "/caller/ping")
+        wrk(caller.port, "/caller/ping", 4, 1, a.load_cpu)
+        for r in range(a.rounds):
+            for conns in (1, 32):
+                for name, port, path in (("callme direct", callme.port, "/callme/ping"),
+                                         ("caller -> callme", caller.port, "/caller/ping")):
+                    log("round %d: %s -c%d" % (r + 1, name, conns))
+                    res.setdefault((conns, name), []).append(wrk(port, path, conns, a.duration, a.load_cpu))
+        m = spawn.parse_metrics(spawn.http_get(caller.port, "/metrics")[1])
+    finally:
+        caller.stop()
+        callme.stop()
+
+    def med(rows, k):
+        return statistics.median(x[k] for x in rows)
+
+    print("\n### Chain: caller -> callme on one core (%s)\n" % ("CPU %d" % a.cpu))
+    print("| load | target | req/s | p50 ms | p99 ms | errors |")
+    print("|---|---|---|---|---|---|")
+    for conns in (1, 32):
+        for name in ("callme direct", "caller -> callme"):
+            rs = res[(conns, name)]
+            print("| -c%d | %s | %.0f | %.3f | %.3f | %d |" % (conns, name, med(rs, "rps"), med(rs, "p50_us") / 1e3,
+                                                                med(rs, "p99_us") / 1e3, sum(x["errors"] for x in rs)))
+    print("\n| load | hop p50 ms | hop p99 ms | chain req/s / direct req/s |")
+    print("|---|---|---|---|")
+    for conns in (1, 32):
+        d, c = res[(conns, "callme direct")], res[(conns, "caller -> callme")]
+        print("| -c%d | %.3f | %.3f | %.2f |" % (conns, (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
+                                                 (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
+                                                 med(c, "rps") / med(d, "rps")))
+    calls = {k: v for k, v in m.items() if k.startswith("primed_upstream_calls_total") and v}
+    print("\ncaller's upstream calls: %s" % ", ".join("%s %d" % (k.split("result=")[1].rstrip("}"), v)
+                                                       for k, v in sorted(calls.items())))
+
+
+if __name__ == "__main__":
+    main()
