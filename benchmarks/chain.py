@@ -27,34 +27,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import bench  # noqa: E402
 import quiet  # noqa: E402
 import spawn  # noqa: E402
 
-
-def log(msg):
-    print("[chain %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+log = bench.logger("chain")
 
 
 def start(binary, cpu, args, env):
-    return spawn.Primed("taskset", ["-c", str(cpu), binary, "--threads", "1", *args],
-                        env=dict(os.environ, **env), args_first=True, ready_timeout=20)
+    return bench.start_pinned(binary, cpu, args, env)
 
 
 def wrk(port, path, conns, secs, load_cpu):
-    cmd = spawn.wrk_cmd("http://127.0.0.1:%d%s" % (port, path), conns, secs, threads=1, timeout_s=10)
-    if load_cpu is not None:
-        cmd = ["taskset", "-c", str(load_cpu)] + cmd
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 30).stdout
-    st = spawn.wrk_stats(out)
-    if st is None:
-        raise RuntimeError("wrk gave no stats: " + out[-400:])
-    st["rps"] = st["requests"] / (st["duration_us"] / 1e6)
-    st["errors"] = st["connect"] + st["read"] + st["write"] + st["timeout"] + st.get("status", 0)
-    return st
+    return bench.wrk("http://127.0.0.1:%d%s" % (port, path), conns, secs, threads=1, timeout_s=10, cpus=load_cpu,
+                     timeout=secs + 30)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="benchmarks/chain", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))

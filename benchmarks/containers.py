@@ -32,7 +32,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,7 +41,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
 import quiet  # noqa: E402  (the measurement lock + quiet guard)
-import spawn  # noqa: E402  (wrk's argv)
+import bench  # noqa: E402  (log, one wrk run, a status)
+import spawn  # noqa: E402  (a free port)
 CONTAINER = os.path.join(ROOT, "container")
 ENV = dict(os.environ, CONTAINERS_CONF=os.environ.get(
     "CONTAINERS_CONF", os.path.join(CONTAINER, "containers.conf")))
@@ -51,8 +51,7 @@ BASE = {"static": "scratch", "distroless": "Debian pkgs, distroless-style", "sli
         "floor": "scratch"}
 
 
-def log(*a):
-    print("containers:", *a, file=sys.stderr, flush=True)
+log = bench.logger("containers")
 
 
 def sh(cmd, **kw):
@@ -105,16 +104,6 @@ def proc_status(pid):
     return out
 
 
-def http_status(port, path):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-            s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-            head = s.recv(64).decode(errors="replace")
-        return int(head.split()[1]) if head.startswith("HTTP/1.") else 0
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def load(image, wrk_s, port):
     """Fresh container: RSS at idle, wrk on /example, RSS after, stop time."""
     name = f"primed-bench-{os.getpid()}-{port}"
@@ -124,7 +113,7 @@ def load(image, wrk_s, port):
     res = {}
     try:
         end = time.monotonic() + 60
-        while http_status(port, "/healthz") != 200:
+        while bench.http_status(port, "/healthz", timeout=1) != 200:
             if time.monotonic() > end or w.poll() is not None:
                 log(f"{image}: never healthy for the load run")
                 return res
@@ -132,15 +121,14 @@ def load(image, wrk_s, port):
         pid = int(sh(["podman", "inspect", "-f", "{{.State.Pid}}", name]).stdout.strip())
         time.sleep(1.0)
         idle = proc_status(pid)
-        wrk = subprocess.run(spawn.wrk_cmd(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5, lua=None),
-                             text=True, capture_output=True)
+        _, out, _ = bench.run_wrk(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5, lua=None)
         after = proc_status(pid)
-        m = re.search(r"Requests/sec:\s+([\d.]+)", wrk.stdout)
-        errs = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk.stdout)
+        m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        errs = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         res = {"rss_idle_kb": int(idle["VmRSS"]), "rss_load_kb": int(after["VmRSS"]),
                "hwm_kb": int(after["VmHWM"]), "uid": idle["Uid"], "threads": idle["Threads"],
                "rps": float(m.group(1)) if m else 0.0, "non2xx": int(errs.group(1)) if errs else 0,
-               "wrk": wrk.stdout.strip()}
+               "wrk": out.strip()}
     finally:
         # `podman stop` timed on its own (SIGTERM, primed drains, conmon/runc reap);
         # the wrapper then only removes the stopped container.
@@ -172,7 +160,7 @@ def table(rows, floor_ms, runs, wrk_s):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="benchmarks/containers", description=__doc__.split("\n")[0])
     ap.add_argument("--variants", default="static,distroless,slim")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--wrk-seconds", type=int, default=10)

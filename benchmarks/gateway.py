@@ -50,6 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import bench  # noqa: E402
 import lab  # noqa: E402
 import quiet  # noqa: E402
 import spawn  # noqa: E402
@@ -67,8 +68,7 @@ SCRUB = ("PRIMED_CATALOG", "PRIMED_CATALOG_URL", "PRIMED_INVENTORY_URL", "PRIMED
          "PRIMED_ZIPKIN_URL", "ZIPKIN_URL", "PRIMED_ACCESS_LOG")
 
 
-def log(msg):
-    print("[gateway %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+log = bench.logger("gateway")
 
 
 class Tee:
@@ -89,9 +89,7 @@ class Tee:
 
 
 def start(binary, cpu, args):
-    env = {k: v for k, v in os.environ.items() if k not in SCRUB}
-    return spawn.Primed("taskset", ["-c", str(cpu), binary, "--threads", "1", *args],
-                        env=env, args_first=True, ready_timeout=20)
+    return bench.start_pinned(binary, cpu, args, scrub=SCRUB)
 
 
 def counters(port):
@@ -139,7 +137,8 @@ def row(r):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="benchmarks/gateway", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--delay", type=float, default=None, help="inventory's fault delay, s (2; --quick 0.3)")
     ap.add_argument("--upstream-timeout", type=float, default=None, help="the gateway's, s (3; --quick 1)")
     ap.add_argument("--reps", type=int, default=None, help="siege -r (10; --quick 2)")
@@ -156,11 +155,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="CI smoke: 0.3 s delay, 1 s timeout, -r 2 -c 4")
     a = ap.parse_args()
     q = a.quick
-    a.delay = a.delay if a.delay is not None else (0.3 if q else 2.0)
-    a.upstream_timeout = a.upstream_timeout if a.upstream_timeout is not None else (1.0 if q else 3.0)
-    a.reps = a.reps if a.reps is not None else (2 if q else 10)
-    a.users = a.users if a.users is not None else (4 if q else 10)
-    a.quiet_wait = a.quiet_wait if a.quiet_wait is not None else (2.0 if q else 60.0)
+    bench.defaults(a, q, delay=(2.0, 0.3), upstream_timeout=(3.0, 1.0), reps=(10, 2), users=(10, 4),
+                   quiet_wait=(60.0, 2.0))
     if not os.access(a.bin, os.X_OK):
         sys.exit("gateway: %s is not built (profiles/build default build-default, or --bin)" % a.bin)
     for tool in ("siege", "taskset"):

@@ -23,7 +23,7 @@ STAGES = (50, 100, 200, 200)        # virtual users, as in benchmarks/k6/primed.
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="benchmarks/k6-local", description=__doc__.split("\n\n")[0])
     ap.add_argument("--stage-seconds", type=int, default=10, help="seconds per stage (default 10)")
     ap.add_argument("--threads", type=int, default=2, help="PRIMED_THREADS (default 2)")
     ap.add_argument("--dispatch", default="inline", choices=("inline", "steal"))

@@ -30,7 +30,7 @@ import wrkrun  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="benchmarks/knative-target", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--slo-ms", type=float, default=250, help="p95 latency objective (default 250)")
     ap.add_argument("--levels", default="1,2,4,8,16,32,64", help="concurrency levels (default 1,2,...,64)")

@@ -180,7 +180,8 @@ def ints(s):
 
 def main():
     lab.spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="benchmarks/load", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="~1-minute smoke run: short runs, 1 round (figures not quoted)")
     ap.add_argument("--primed", action="append", default=[], metavar="NAME=BINARY[@DISPATCH,...]",
                     help="a primed binary; one target per dispatch (PRIMED_DISPATCH set only when >1 given)")
@@ -224,16 +225,10 @@ def main():
     args = ap.parse_args()
 
     q = args.quick
-    args.duration = args.duration if args.duration is not None else (2 if q else 10)
-    args.rounds = args.rounds if args.rounds is not None else (1 if q else 2)
-    args.warmup = args.warmup if args.warmup is not None else (1 if q else 3)
-    args.startup_runs = args.startup_runs if args.startup_runs is not None else (3 if q else 10)
-    args.rss_conns = args.rss_conns if args.rss_conns is not None else (100 if q else 1000)
+    lab.bench.defaults(args, q, duration=(10, 2), rounds=(2, 1), warmup=(3, 1), startup_runs=(10, 3),
+                       rss_conns=(1000, 100), prime_count=(300, 50), quiet_wait=(60, 2), remeasure=(2, 0))
     if args.rss_conns < 0:
         sys.exit("load: --rss-conns must be 0 or more")
-    args.prime_count = args.prime_count if args.prime_count is not None else (50 if q else 300)
-    args.quiet_wait = args.quiet_wait if args.quiet_wait is not None else (2 if q else 60)
-    args.remeasure = args.remeasure if args.remeasure is not None else (0 if q else 2)
     args.open_loop = [] if args.open_loop == "none" else ints(args.open_loop)
     args.open_duration = args.open_duration or args.duration
     if args.siege == "yes" and not shutil.which("siege"):

@@ -57,12 +57,12 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "lib"))
 import quiet  # noqa: E402  (the measurement lock + quiet guard)
-import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop; wrk)
+import bench  # noqa: E402  (log, taskset, wrk)
+import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
 TCK = os.sysconf("SC_CLK_TCK")
 
 
-def log(msg):
-    print("[modes %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+log = bench.logger("modes")
 
 
 class Server(spawn.Primed):
@@ -85,24 +85,12 @@ class Server(spawn.Primed):
 
 
 def wrk(port, path, conns, duration, timeout="10s"):
+    """bench.wrk's figures; a path ending in #close sends Connection: close (a connection per request)."""
     headers = []
     if path.endswith("#close"):
         path = path[:-len("#close")]
         headers = ["-H", "Connection: close"]
-    cmd = spawn.wrk_cmd("http://127.0.0.1:%d%s" % (port, path), conns, duration, 2, timeout, extra=headers)
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
-    st = spawn.wrk_stats(out)
-    if st is None:
-        raise RuntimeError("wrk gave no stats: " + out[-500:])
-    st = {k: float(v) for k, v in st.items()}
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    st["non2xx"] = int(non2xx.group(1)) if non2xx else 0
-    st["rps"] = st["requests"] / (st["duration_us"] / 1e6)
-    # the server's failures (refused, reset or closed under a request) apart from the client
-    # giving up (wrk's timeout, which also counts an answer that came after it)
-    st["failures"] = st["connect"] + st["read"] + st["write"]
-    st["timeouts"] = st["timeout"]
-    return st
+    return bench.wrk("http://127.0.0.1:%d%s" % (port, path), conns, duration, 2, timeout, extra=headers)
 
 
 def measure(server, path, conns, duration, timeout="10s"):
@@ -227,7 +215,7 @@ class Pinned:
 
     def __init__(self, kind, binary, args=()):
         self.kind, self.primed = kind, None
-        pin = ["taskset", "-c", SERVER_CPU]
+        pin = bench.taskset(SERVER_CPU)
         if kind == "primed":
             self.primed = Server(pin[0], pin[1:] + [binary, "--threads", "1"] + list(args), {}, args_first=True)
             self.proc, self.port = self.primed.proc, self.primed.port
@@ -312,26 +300,22 @@ def plaintext(a):
             srv = Pinned(kind, exe, args)
             try:
                 url = "http://127.0.0.1:%d/healthz" % srv.port
-                subprocess.run(["taskset", "-c", LOAD_CPU] + spawn.wrk_cmd(url, PLAINTEXT_CONNS, 1, 1),
-                               capture_output=True)  # warm-up: connections, caches
+                bench.run_wrk(url, PLAINTEXT_CONNS, 1, 1, cpus=LOAD_CPU)  # warm-up: connections, caches
                 log("plaintext: %s round %d" % (name, r + 1))
                 u0, s0 = srv.ticks()
-                out = subprocess.run(["taskset", "-c", LOAD_CPU] + spawn.wrk_cmd(url, PLAINTEXT_CONNS, a.duration, 1),
-                                     capture_output=True, text=True).stdout
+                try:
+                    st = bench.wrk(url, PLAINTEXT_CONNS, a.duration, 1, cpus=LOAD_CPU)
+                except RuntimeError as e:
+                    raise RuntimeError("%s: %s" % (name, e)) from None
                 u1, s1 = srv.ticks()
             finally:
                 srv.stop()
-            st = spawn.wrk_stats(out)
-            if st is None:
-                raise RuntimeError("%s: wrk gave no stats: %s" % (name, out[-500:]))
             n = max(1, int(st["requests"]))
-            non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
             row[name] = {
                 "rps": n / (float(st["duration_us"]) / 1e6),
                 "user_us": (u1 - u0) / TCK * 1e6 / n,
                 "sys_us": (s1 - s0) / TCK * 1e6 / n,
-                "errors": int(st["connect"] + st["read"] + st["write"] + st["timeout"]) +
-                          (int(non2xx.group(1)) if non2xx else 0),
+                "errors": int(st["failures"] + st["timeouts"] + st["non2xx"]),
             }
             row[name]["cpu_us"] = row[name]["user_us"] + row[name]["sys_us"]
         rounds.append(row)
@@ -369,7 +353,8 @@ def plaintext(a):
 
 def main():
     spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="benchmarks/modes", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["dispatch", "io", "scrape", "accept", "engine", "split", "plaintext"])
     ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")

@@ -31,12 +31,11 @@ import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
 NOFILE = 16384
 
 
-def status_kb(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise RuntimeError("no %s in /proc/%d/status" % (key, pid))
+def status_kb(srv, key):
+    kb = srv.status_kib(key)
+    if kb is None:
+        raise RuntimeError("no %s in /proc/%d/status" % (key, srv.pid))
+    return kb
 
 
 def one(binary, conns, threads):
@@ -51,11 +50,11 @@ def one(binary, conns, threads):
         for c in spawn.hold_keepalive(srv.port, 1, timeout=5):
             c.close()
         time.sleep(0.3)
-        idle = status_kb(srv.pid, "VmRSS")
+        idle = status_kb(srv, "VmRSS")
         socks = spawn.hold_keepalive(srv.port, conns)
         time.sleep(0.3)
-        held = status_kb(srv.pid, "VmRSS")
-        hwm = status_kb(srv.pid, "VmHWM")
+        held = status_kb(srv, "VmRSS")
+        hwm = status_kb(srv, "VmHWM")
         return idle, held, hwm
     finally:
         for c in socks:
@@ -64,7 +63,8 @@ def one(binary, conns, threads):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="benchmarks/rss", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("targets", nargs="+", metavar="NAME=BINARY")
     ap.add_argument("--conns", type=int, default=1000, help="keep-alive connections held (default 1000)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")

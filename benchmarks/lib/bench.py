@@ -1,12 +1,12 @@
 """benchmarks/lib/bench.py - the toolkit every benchmark script uses: its log line, a server
-started pinned to CPUs, one wrk run parsed, and the measurement lock.
+started pinned to CPUs, one wrk run parsed (the measurement lock is quiet.py's guard()).
 
-Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger); the taskset prefix and
-starting primed pinned with it (start_pinned, over spawn.Primed); one wrk run with
+Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger, quiet.py's); the taskset
+prefix and starting primed pinned with it (start_pinned, over spawn.Primed); one wrk run with
 wrk_report.lua's exact percentiles, its requests/s, its server failures apart from its client
-timeouts and, per second of the run, the answers/s (run_wrk, wrk); the machine-wide
-measurement lock (lock, quiet.lock's). Never installs, builds or judges a figure; the
-entry scripts (benchmarks/*) and lab.py decide what to measure and print.
+timeouts and, per second of the run, the answers/s (run_wrk, wrk); a status code (http_status);
+the --quick defaults of an argparse namespace (defaults). Never installs, builds or judges a
+figure; the entry scripts (benchmarks/*.py) and lab.py decide what to measure and print.
 Per second without touching wrk: wrk reads its answers with read(2), so the growth of its
 /proc/PID/io rchar over one second, divided by the bytes of one answer (wrk's own total
 ÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
@@ -18,8 +18,8 @@ Standard library only.
 
 import os
 import re
+import socket
 import subprocess
-import sys
 import threading
 import time
 
@@ -30,19 +30,7 @@ BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 
 
-def logger(name, utc=False):
-    """A log(msg) that writes `[name HH:MM:SS] msg` on stderr (local time, or UTC)."""
-    clock = time.gmtime if utc else time.localtime
-
-    def log(msg):
-        sys.stderr.write("[%s %s] %s\n" % (name, time.strftime("%H:%M:%S", clock()), msg))
-        sys.stderr.flush()
-    return log
-
-
-def lock(what, max_wait=None):
-    """The machine-wide measurement lock (quiet.lock): held until this process exits."""
-    return quiet.lock(what, max_wait)
+logger = quiet.logger   # log = bench.logger("name"): `[name HH:MM:SS] msg` on stderr
 
 
 def taskset(cpus):
@@ -54,13 +42,32 @@ def taskset(cpus):
     return ["taskset", "-c", str(cpus)]
 
 
-def start_pinned(binary, cpus, args=(), env=None, threads=1, ready_timeout=20, **kw):
+def start_pinned(binary, cpus, args=(), env=None, threads=1, ready_timeout=20, scrub=(), **kw):
     """primed on 127.0.0.1:ephemeral pinned to cpus, with --threads threads (None: its
-    default): a spawn.Primed. env is added to ours; raises spawn.NotReady."""
+    default): a spawn.Primed. Its environment is ours less the names in scrub, plus env;
+    raises spawn.NotReady."""
     argv = taskset(cpus)[1:] + [binary] + (["--threads", str(threads)] if threads else []) + list(args)
     exe = "taskset" if taskset(cpus) else argv.pop(0)
-    return spawn.Primed(exe, argv, env=dict(os.environ, **(env or {})), args_first=True,
-                        ready_timeout=ready_timeout, **kw)
+    environ = {k: v for k, v in os.environ.items() if k not in scrub}
+    environ.update(env or {})
+    return spawn.Primed(exe, argv, env=environ, args_first=True, ready_timeout=ready_timeout, **kw)
+
+
+def http_status(port, path, timeout=2.0):
+    """The status of GET path on a fresh connection to 127.0.0.1:port; 0 when none came."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
+            data = b""
+            while len(data) < 12:
+                chunk = s.recv(64)
+                if not chunk:
+                    break
+                data += chunk
+            m = re.match(rb"HTTP/1\.\d (\d{3})", data)
+            return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
 
 
 class PerSecondReads:
@@ -112,14 +119,20 @@ def run_wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), lua=
     cmd = taskset(cpus) + spawn.wrk_cmd(url, conns, secs, threads, timeout_s, lua=lua, extra=extra)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          stdin=subprocess.DEVNULL)
-    reads = PerSecondReads(p.pid)
+    reads = None
     try:
+        reads = PerSecondReads(p.pid)
         out = p.communicate(timeout=timeout)[0]
     except subprocess.TimeoutExpired:
         p.kill()
         out = p.communicate()[0]
+    except BaseException:       # SIGTERM's SystemExit, Ctrl-C: no wrk left behind
+        p.kill()
+        p.wait()
+        raise
     finally:
-        reads.stop()
+        if reads:
+            reads.stop()
     st = spawn.wrk_stats(out) if lua == spawn.LUA else None
     if st is not None:
         n = int(st["requests"])
@@ -139,3 +152,10 @@ def wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), timeout=
     if st is None:
         raise RuntimeError("wrk gave no stats: " + out[-500:])
     return st
+
+
+def defaults(args, quick, **pairs):
+    """Fills each option left at None: name=(full run's value, --quick's value)."""
+    for name, (full, short) in pairs.items():
+        if getattr(args, name) is None:
+            setattr(args, name, short if quick else full)

@@ -23,7 +23,6 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -128,20 +127,7 @@ def group_sample(pgid):
 
 # ----------------------------------------------------------------------------- HTTP
 
-def http_status(port, path, timeout=2.0):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
-            data = b""
-            while len(data) < 12:
-                chunk = s.recv(64)
-                if not chunk:
-                    break
-                data += chunk
-            m = re.match(rb"HTTP/1\.\d (\d{3})", data)
-            return int(m.group(1)) if m else 0
-    except OSError:
-        return 0
+http_status = bench.http_status
 
 
 def held_rss(t, conns):
@@ -735,8 +721,9 @@ def section(title, window):
     return ["", "## " + title, "", quiet.header(window), ""]
 
 
-def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
-    # aggregate rounds: medians of per-round figures, sums of errors
+def aggregate(targets, raw, ceiling):
+    """results.csv's rows: each (target, path, conns) over its rounds: medians of per-round
+    figures, sums of errors, the worst round's contamination."""
     agg = {}
     for r in raw:
         if "error" in r:
@@ -765,6 +752,11 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                 else None
             detail.append(d)
 
+    return detail
+
+
+def summary_rows(args, targets, detail):
+    """summary.csv's rows (the table's columns, then the CSV's extra ones), one per target."""
     summary = []
     for t in targets:
         ex = [d for d in detail if d["target"] == t.name and d["path"] == "/example"]
@@ -813,6 +805,11 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             "does_prime": t.does_prime,
         }
         summary.append(row)
+    return summary
+
+
+def limit_row(summary, ceiling, cost_us):
+    """The physical limit's row of the summary table."""
     limit = {k: "" for k in summary[0]} if summary else {}
     limit.update({"TYPE": "physical limit (prime cost)", "BUILD TIME": "-", "ARTIFACT SIZE": "-", "BOOT UP": "-",
                   "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
@@ -820,27 +817,39 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                   "SATURATION POINT": "-", "RAM": "-", "RAM idle": "-", "RAM @conns": "-", "CPU": "-", "THREADS": "-",
                   "% of ceiling": "100%" if ceiling else "n/a", "SERVER FAILURES": "-", "CLIENT TIMEOUTS": "-",
                   "AVAILABILITY": "-", "status": "limit"})
-    over = contamination_meta(meta)
+    return limit
 
-    # CSVs
-    with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=DETAIL_COLS, extrasaction="ignore")
+
+def cell(v, floats=True):
+    """A CSV cell: floats to 3 decimals (unless floats is False), None empty."""
+    return ("%.3f" % v) if floats and isinstance(v, float) else ("" if v is None else v)
+
+
+def write_rows(path, cols, rows, floats=True):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
-        for d in detail:
-            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else v) for k, v in d.items()})
-    with open(os.path.join(outdir, "runs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=RUN_COLS, extrasaction="ignore")
-        w.writeheader()
-        for r in raw:
-            row = dict(r, contaminated="; ".join(quiet.contaminated(r)) or "no")
-            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v))
-                        for k, v in row.items()})
-    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
-        cols = list(summary[0].keys()) if summary else SUMMARY_COLS
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for row in summary + ([limit] if summary else []):
-            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v)) for k, v in row.items()})
+        for r in rows:
+            w.writerow({k: cell(v, floats) for k, v in r.items()})
+
+
+OPEN_COLS = ["target", "capacity", "load_pct", "rate", "achieved_rps", "scheduled", "sent", "ok", "non2xx",
+             "refused", "reset", "timeouts", "unsent", "late_starts", "max_in_flight", "availability_pct",
+             "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "timeout_s", "other_cpu_pct",
+             "steal_pct", "kthread_pct", "load1_start", "load1_end", "top", "error"]
+SIEGE_COLS = ["target", "transactions", "availability", "transaction_rate", "response_time", "longest_transaction",
+              "shortest_transaction", "successful_transactions", "failed_transactions", "elapsed_time",
+              "other_cpu_pct", "steal_pct", "load1_start", "load1_end", "top", "error"]
+
+
+def write_csvs(outdir, targets, raw, detail, summary, limit, meta, open_runs, siege_runs):
+    """results.csv, runs.csv, summary.csv, startup.csv, raw.json and, when run, openloop.csv
+    and siege.csv."""
+    write_rows(os.path.join(outdir, "results.csv"), DETAIL_COLS, detail)
+    write_rows(os.path.join(outdir, "runs.csv"), RUN_COLS,
+               [dict(r, contaminated="; ".join(quiet.contaminated(r)) or "no") for r in raw])
+    write_rows(os.path.join(outdir, "summary.csv"), list(summary[0].keys()) if summary else SUMMARY_COLS,
+               summary + ([limit] if summary else []))
     with open(os.path.join(outdir, "startup.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["target", "phase", "runs", "ok", "median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms",
@@ -857,27 +866,13 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
     with open(os.path.join(outdir, "raw.json"), "w") as f:
         json.dump({"meta": meta, "runs": raw, "open_loop": list(open_runs), "siege": list(siege_runs)}, f, indent=1)
     if open_runs:
-        cols = ["target", "capacity", "load_pct", "rate", "achieved_rps", "scheduled", "sent", "ok", "non2xx",
-                "refused", "reset", "timeouts", "unsent", "late_starts", "max_in_flight", "availability_pct",
-                "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "timeout_s", "other_cpu_pct",
-                "steal_pct", "kthread_pct", "load1_start", "load1_end", "top", "error"]
-        with open(os.path.join(outdir, "openloop.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-            w.writeheader()
-            for r in open_runs:
-                w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v))
-                            for k, v in r.items()})
+        write_rows(os.path.join(outdir, "openloop.csv"), OPEN_COLS, open_runs)
     if siege_runs:
-        cols = ["target", "transactions", "availability", "transaction_rate", "response_time", "longest_transaction",
-                "shortest_transaction", "successful_transactions", "failed_transactions", "elapsed_time",
-                "other_cpu_pct", "steal_pct", "load1_start", "load1_end", "top", "error"]
-        with open(os.path.join(outdir, "siege.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-            w.writeheader()
-            for r in siege_runs:
-                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        write_rows(os.path.join(outdir, "siege.csv"), SIEGE_COLS, siege_runs, floats=False)
 
-    # Markdown
+
+def md_head(args, meta, over):
+    """table.md's opening: the run's context, its verdicts, its contamination."""
     L = []
     L.append("# primed comparison lab: %s" % meta["date"])
     L.append("")
@@ -908,6 +903,12 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                  "(at most %d times each; the discarded figures are in raw.json)." % (
                      nd, "; ".join(sorted({d["what"] for d in meta["contamination_discarded"]}))[:300], RETRIES))
     L.append("")
+    return L
+
+
+def md_summary(args, targets, summary, limit):
+    """The summary table, what its columns mean, the targets' notes."""
+    L = []
     header = {"RAM @conns": "RAM @%d conns" % getattr(args, "rss_conns", 0)}
     L.append("| " + " | ".join(header.get(c, c) for c in SUMMARY_COLS) + " |")
     L.append("|" + "---|" * len(SUMMARY_COLS))
@@ -932,6 +933,12 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("")
         for t in notes:
             L.append("- %s: %s" % (t.name, t.note))
+    return L
+
+
+def md_runs(args, detail, ceiling, cost_us, cs):
+    """Every closed-loop run, medians over rounds, with the physical limit's row."""
+    L = []
     L += section("Every run (medians over rounds)", cs["load"])
     L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | refused | reset | non-2xx | timeouts "
              "| availability | CPU % | threads | % of ceiling | req per CPU-s | other CPU % | steal % |")
@@ -951,6 +958,11 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
              "CPU time bought, whatever share of the shared machine it got; the physical limit's is "
              "1e6 / prime cost. other CPU % and steal %: the worst round's contamination (runs.csv has "
              "every round's, with the busiest other processes by name).")
+    return L
+
+
+def md_startup(targets, cs):
+    L = []
     L += section("Start-up (ms from exec; each phase polled after the previous one answered)", cs["startup"])
     L.append("| target | /healthz 200 median | min | p10 | p90 | max | /readyz 200 median | first /example median |")
     L.append("|---|---|---|---|---|---|---|---|")
@@ -963,6 +975,24 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             t.name, h["median_ms"], h["min_ms"], h["p10_ms"], h["p90_ms"], h["max_ms"],
             fmt(t.startup.get("readyz", {}).get("median_ms"), "%.1f", "not offered"),
             fmt(t.startup.get("example", {}).get("median_ms"), "%.1f")))
+    return L
+
+
+def md_rows(runs, ncols, lead, line):
+    """A Markdown table's rows: line(r) for a run, or for a failed one its lead(r) cells, then
+    "failed: ERROR" and empty cells up to ncols."""
+    out = []
+    for r in runs:
+        if "error" in r:
+            cells = lead(r) + ["failed: %s" % r["error"].replace("|", "/")[:80]]
+            out.append("| " + " | ".join(cells) + " |" + " |" * (ncols - len(cells)))
+        else:
+            out.append(line(r))
+    return out
+
+
+def md_open(args, open_runs, cs):
+    L = []
     if open_runs:
         L += section("Open loop: constant arrival rate on /example", cs["open"])
         L.append("`benchmarks/openloop` (k6's constant-arrival-rate: request i starts at i/rate whether or not "
@@ -974,20 +1004,23 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("| target | capacity req/s | load | rate req/s | answered req/s | p50 ms | p90 ms | p95 ms | p99 ms "
                  "| max ms | server failures | timeouts | unsent | late starts | availability | other CPU % |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for r in open_runs:
-            if "error" in r:
-                L.append("| %s | %.0f | %d%% | failed: %s | | | | | | | | | | | | |" % (
-                    r["target"], r["capacity"], r["load_pct"], r["error"].replace("|", "/")[:80]))
-                continue
-            L.append("| %s | %.0f | %d%% | %.1f | %.1f | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s | %.1f |" % (
-                r["target"], r["capacity"], r["load_pct"], r["rate"], r["achieved_rps"], fmt(r["p50_ms"], "%.1f"),
-                fmt(r["p90_ms"], "%.1f"), fmt(r["p95_ms"], "%.1f"), fmt(r["p99_ms"], "%.1f"),
-                fmt(r["max_ms"], "%.1f"), r["refused"] + r["reset"] + r["non2xx"], r["timeouts"], r["unsent"],
-                r["late_starts"], fmt(r["availability_pct"], "%.2f %%"), r["other_cpu_pct"]))
+        L += md_rows(open_runs, 16, lambda r: [r["target"], "%.0f" % r["capacity"], "%d%%" % r["load_pct"]],
+                     lambda r: "| %s | %.0f | %d%% | %.1f | %.1f | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s "
+                               "| %.1f |" % (
+                         r["target"], r["capacity"], r["load_pct"], r["rate"], r["achieved_rps"],
+                         fmt(r["p50_ms"], "%.1f"), fmt(r["p90_ms"], "%.1f"), fmt(r["p95_ms"], "%.1f"),
+                         fmt(r["p99_ms"], "%.1f"), fmt(r["max_ms"], "%.1f"), r["refused"] + r["reset"] + r["non2xx"],
+                         r["timeouts"], r["unsent"], r["late_starts"], fmt(r["availability_pct"], "%.2f %%"),
+                         r["other_cpu_pct"]))
         L.append("")
         L.append("server failures: refused + reset + non-2xx; timeouts: the client gave up; unsent: due but "
                  "never sent (the generator fell behind); late starts: sent over 1 ms after due (no free "
                  "connection), their wait is in their latency; availability: 2xx/3xx ÷ scheduled.")
+    return L
+
+
+def md_siege(siege_runs, cs):
+    L = []
     if siege_runs:
         L += section("siege -r 10 -c 10 on /example (as seed 003 ran it)", cs["siege"])
         L.append("`siege -R benchmarks/lib/siegerc -r 10 -c 10 URL`: 10 users x 10 repetitions, a new connection "
@@ -996,17 +1029,33 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("| target | transactions | availability | transaction rate /s | response time s | longest transaction s "
                  "| failed |")
         L.append("|---|---|---|---|---|---|---|")
-        for r in siege_runs:
-            if "error" in r:
-                L.append("| %s | failed: %s | | | | | |" % (r["target"], r["error"].replace("|", "/")[:80]))
-                continue
-            L.append("| %s | %d | %.2f %% | %.2f | %.3f | %.3f | %d |" % (
-                r["target"], r["transactions"], r["availability"], r["transaction_rate"], r["response_time"],
-                r["longest_transaction"], r["failed_transactions"]))
+        L += md_rows(siege_runs, 7, lambda r: [r["target"]],
+                     lambda r: "| %s | %d | %.2f %% | %.2f | %.3f | %.3f | %d |" % (
+                         r["target"], r["transactions"], r["availability"], r["transaction_rate"],
+                         r["response_time"], r["longest_transaction"], r["failed_transactions"]))
+    return L
+
+
+def md_charts():
+    L = []
     charts = [c for c in ("rps.png", "plaintext.png", "p95.png", "boot.png", "memory.png")]
     L.append("")
     L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot); "
              "every chart, per second too: [report.html](report.html).")
+    return L
+
+
+def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
+    """Writes the run's CSVs, table.md and meta.txt; returns (summary rows, detail rows)."""
+    detail = aggregate(targets, raw, ceiling)
+    summary = summary_rows(args, targets, detail)
+    limit = limit_row(summary, ceiling, cost_us)
+    over = contamination_meta(meta)
+    write_csvs(outdir, targets, raw, detail, summary, limit, meta, open_runs, siege_runs)
+    cs = meta["contamination"]
+    L = md_head(args, meta, over) + md_summary(args, targets, summary, limit) + \
+        md_runs(args, detail, ceiling, cost_us, cs) + md_startup(targets, cs) + md_open(args, open_runs, cs) + \
+        md_siege(siege_runs, cs) + md_charts()
     with open(os.path.join(outdir, "table.md"), "w") as f:
         f.write("\n".join(L) + "\n")
     with open(os.path.join(outdir, "meta.txt"), "w") as f:
