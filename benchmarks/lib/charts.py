@@ -31,6 +31,7 @@ class Run:
     summary: list                      # summary.csv rows of targets (the limit row apart)
     detail: list                       # results.csv rows
     runs: list                         # raw.json's every wrk run
+    open_runs: list                    # raw.json's every open-loop run
     contamination: dict                # raw.json's windows by section
     ceiling: float = None
     colours: dict = field(default_factory=dict)
@@ -74,6 +75,7 @@ def load(outdir):
             raw = json.load(f)
     r = Run(meta=meta, summary=[s for s in summary if s.get("status") != "limit"], detail=rows("results.csv"),
             runs=[x for x in raw.get("runs", []) if "error" not in x],
+            open_runs=[x for x in raw.get("open_loop", []) if "error" not in x],
             contamination=raw.get("meta", {}).get("contamination", {}))
     m = re.match(r"([0-9.]+) req/s", meta.get("ceiling", ""))
     r.ceiling = float(m.group(1)) if m else (num(limit[0]["RPS"]) if limit else None)
@@ -103,8 +105,8 @@ def head(title, terminal, size=(640, 380)):
 def datablock(name, rows):
     out = ["$%s << EOD" % name]
     for r in rows:
-        out.append(" ".join(('"%s"' % q(c)) if isinstance(c, str) else ("NaN" if c is None else "%.6g" % c)
-                            for c in r))
+        out.append(" ".join(('"%s"' % q(c)) if isinstance(c, str) else "NaN" if c is None else
+                            ("%d" % c) if isinstance(c, int) else "%.6g" % c for c in r))   # %d: colours exact
     return out + ["EOD"]
 
 
@@ -274,6 +276,30 @@ def per_second(run, terminal):
         t2 = "%s: mean latency (connections / requests/s), second by second" % label
         out.append(("persec", t1, lines(t1, "second of the run (s)", "requests/s", s_rps, terminal)))
         out.append(("persec", t2, lines(t2, "second of the run (s)", "mean latency (ms)", s_lat, terminal)))
+    return out + open_per_second(run, terminal)
+
+
+def open_per_second(run, terminal):
+    """Per open-loop load (% of each target's capacity), /example and plaintext apart: the
+    answers and their p99, second by second (benchmarks/openloop measures every request)."""
+    groups = {}
+    for r in run.open_runs:
+        if r.get("persec_rps") and r.get("target") in run.colours:
+            groups.setdefault((int(r["load_pct"]), run.plaintext(r["target"])), []).append(r)
+    out = []
+    for (pct, plain), rs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        label = "Open loop at %d %% of each target's capacity%s" % (pct, " (plaintext peers)" if plain else "")
+        s_rps, s_p99 = [], []
+        for r in rs:
+            t = r["target"]
+            name = "%s (%.0f req/s due)" % (t, r["rate"]) if r.get("rate") else t
+            dt = 1 + run.targets().index(t) // len(PALETTE)
+            s_rps.append((name, run.colours[t], dt, [(i + 1, v) for i, v in enumerate(r["persec_rps"])]))
+            s_p99.append((name, run.colours[t], dt, [(i + 1, v) for i, v in enumerate(r.get("persec_p99_ms") or [])]))
+        t1 = "%s: answers/s, second by second" % label
+        t2 = "%s: p99 latency from the scheduled start, second by second" % label
+        out.append(("persec", t1, lines(t1, "second of the run (s)", "answers/s", s_rps, terminal)))
+        out.append(("persec", t2, lines(t2, "second of the run (s)", "p99 latency (ms)", s_p99, terminal)))
     return out
 
 

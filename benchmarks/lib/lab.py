@@ -327,6 +327,7 @@ def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
 # ----------------------------------------------------------------------------- open loop, siege
 
 OPEN_RE = re.compile(r"OPENLOOP (.*)")
+SECONDS_RE = re.compile(r"OPENLOOP_SECONDS (.*)")
 
 
 def open_loop_timeout(duration):
@@ -358,6 +359,12 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
               "availability_pct": 100.0 * n["ok"] / n["scheduled"] if n["scheduled"] else None})
     for k in ("p50", "p90", "p95", "p99", "p999", "max"):
         r[k + "_ms"] = int(kv[k + "_us"]) / 1e3 if (n["ok"] + n["non2xx"]) else None
+    m = SECONDS_RE.search(p.stdout)    # per second of the run: answers and their p99
+    if m:
+        sec = dict(x.split("=", 1) for x in m.group(1).split())
+        r["persec_rps"] = [int(x) for x in sec.get("answers", "").split(",") if x]
+        r["persec_p99_ms"] = [int(x) / 1e3 if a != "0" else None
+                              for a, x in zip(sec.get("answers", "").split(","), sec.get("p99_us", "").split(",")) if x]
     r.update(contam)
     return r
 

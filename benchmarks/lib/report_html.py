@@ -118,10 +118,12 @@ def page(outdir):
                 out.append("</div>")
             out.append("<h2>%s</h2>" % esc(sections.get(role, role)))
             if role == "persec":
-                out.append("<p>Requests/s from the bytes wrk read each second (/proc/PID/io) over the bytes of one "
-                           "answer; mean latency = connections ÷ requests/s (a closed loop keeps every connection "
-                           "busy). wrk reports no latency per request, so no per-second p99 exists for its runs; "
-                           "each run's p99 is in the latency chart and the table.</p>")
+                out.append("<p>wrk (closed loop): requests/s from the bytes wrk read each second (/proc/PID/io) "
+                           "over the bytes of one answer; mean latency = connections ÷ requests/s (a closed loop "
+                           "keeps every connection busy). wrk reports no latency per request, so its runs have no "
+                           "per-second p99 (each run's p99 is in the latency chart and the table). Open loop "
+                           "(benchmarks/openloop, which times every request): answers and their p99 latency, from "
+                           "each request's scheduled start, per second.</p>")
             out.append('<div class="charts">')
             seen = role
         n += 1
