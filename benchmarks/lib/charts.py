@@ -118,7 +118,8 @@ def bars(title, ylabel, items, terminal, hline=None, size=(640, 380)):
     """One bar per (label, value, colour, err_low, err_high); hline = (value, label)."""
     gp = head(title, terminal, size)
     gp += ['set ylabel "%s"' % q(ylabel), "set style fill solid 0.85 border -1", "set boxwidth 0.7",
-           "set xtics rotate by -25 scale 0", "set xrange [-0.6:%g]" % (len(items) - 0.4), "set offsets 0,0,graph 0.08,0"]
+           "set xtics rotate by -25 scale 0", "set xrange [-0.6:%g]" % (len(items) - 0.4),
+           "set offsets 0,0,graph 0.08,0"]
     rows = [(i, lab, v, int(c[1:], 16), lo, hi) for i, (lab, v, c, lo, hi) in enumerate(items)]
     gp += datablock("d", rows)
     plots = ["$d using 1:3:4:xtic(2) with boxes lc rgb variable notitle"]

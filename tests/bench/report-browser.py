@@ -30,6 +30,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
+import spawn  # noqa: E402
 import tap  # noqa: E402
 
 FAMILIES = ["rps", "latency", "boot", "ram", "persec"]
@@ -53,7 +54,8 @@ CHECK_JS = r"""
       }
     return out;
   });
-  const refs = [...document.querySelectorAll('[src],link[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'));
+  const refs = [...document.querySelectorAll('[src],link[href]')]
+    .map(e => e.getAttribute('src') || e.getAttribute('href'));
   return JSON.stringify({targets, figs, refs});
 })()
 """
@@ -242,13 +244,7 @@ class Browser:
         return {"errors": errors, "requests": requests, "checks": checks}
 
     def close(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        spawn.terminate(self.proc, 10)
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
@@ -329,7 +325,7 @@ def suite(t, png):
                 bad = problems(b.render(broken))
                 t.ok(bool(bad), "a report broken on purpose (%s) fails" % how, "no problem found")
                 if bad:
-                    t.note("%s: %s" % (how, bad[0]))
+                    t.note("%s: %s" % (how, bad[0].splitlines()[0]))
         finally:
             b.close()
     finally:
