@@ -147,7 +147,7 @@ class Browser:
     def __init__(self, timeout=60):
         self.profile = tempfile.mkdtemp(prefix="primed-chromium.")
         self.proc = subprocess.Popen(
-            [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            [chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
              "--remote-debugging-port=0", "--user-data-dir=" + self.profile, "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
