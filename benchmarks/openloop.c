@@ -60,7 +60,9 @@ static struct {
 static struct conn *conns;
 static int nconns_open;
 static uint32_t *lat_us; /* one per answered request */
+static uint32_t *lat_sec; /* the second of the run it was answered in, beside lat_us */
 static uint64_t nlat, lat_cap;
+static uint64_t start_ns; /* t0: request 0 is due then; second 0 of the run starts then */
 
 static uint64_t now_ns(void)
 {
@@ -120,6 +122,7 @@ static void record(struct conn *c, uint64_t t, int status)
 		st.non2xx++;
 	if (nlat < lat_cap) {
 		uint64_t us = (t - c->due_ns) / 1000;
+		lat_sec[nlat] = t > start_ns ? (uint32_t)((t - start_ns) / 1000000000u) : 0;
 		lat_us[nlat++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 	}
 }
@@ -292,6 +295,47 @@ static uint32_t pct(double p)
 	return lat_us[i >= nlat ? nlat - 1 : i];
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One line of per-second figures, before the totals: `OPENLOOP_SECONDS answers=N,N,...
+ * p99_us=N,N,...`, second k of the run being [t0 + k s, t0 + k + 1 s) by the answer's arrival
+ * (benchmarks/lib/report_html.py draws them). Sorting (second << 32 | latency) puts each
+ * second's latencies together and in order; a second without an answer has p99 0. */
+static void print_seconds(void)
+{
+	uint64_t *keys = malloc((nlat ? nlat : 1) * sizeof *keys);
+	if (!keys)
+		return;
+	uint32_t last = 0;
+	for (uint64_t i = 0; i < nlat; i++) {
+		keys[i] = (uint64_t)lat_sec[i] << 32 | lat_us[i];
+		last = lat_sec[i] > last ? lat_sec[i] : last;
+	}
+	qsort(keys, nlat, sizeof *keys, cmp_u64);
+	printf("OPENLOOP_SECONDS answers=");
+	uint64_t i = 0;
+	char p99s[8192];
+	size_t off = 0;
+	p99s[0] = 0;
+	for (uint32_t sec = 0; nlat && sec <= last; sec++) {
+		uint64_t j = i;
+		while (j < nlat && keys[j] >> 32 == sec)
+			j++;
+		uint64_t n = j - i, k = (uint64_t)(0.99 * (double)n); /* as pct() */
+		uint32_t p99 = n ? (uint32_t)keys[i + (k >= n ? n - 1 : k)] : 0;
+		printf("%s%llu", sec ? "," : "", (unsigned long long)n);
+		if (off < sizeof p99s - 16)
+			off += (size_t)snprintf(p99s + off, sizeof p99s - off, "%s%u", sec ? "," : "", p99);
+		i = j;
+	}
+	printf(" p99_us=%s\n", p99s);
+	free(keys);
+}
+
 int main(int argc, char **argv)
 {
 	const char *url = NULL;
@@ -321,9 +365,10 @@ int main(int argc, char **argv)
 	conns = calloc((size_t)opt.max_conns, sizeof *conns);
 	lat_cap = (uint64_t)(opt.rate * opt.duration) + 16;
 	lat_us = malloc(lat_cap * sizeof *lat_us);
+	lat_sec = malloc(lat_cap * sizeof *lat_sec);
 	struct epoll_event *evs = calloc(256, sizeof *evs);
 	int ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!conns || !lat_us || !evs || ep < 0) {
+	if (!conns || !lat_us || !lat_sec || !evs || ep < 0) {
 		perror("openloop: start-up");
 		return 1;
 	}
@@ -334,6 +379,7 @@ int main(int argc, char **argv)
 	const uint64_t total = (uint64_t)(opt.rate * opt.duration);
 	const uint64_t tmo = (uint64_t)(opt.timeout * 1e9);
 	const uint64_t t0 = now_ns() + 10000000; /* 10 ms to settle */
+	start_ns = t0;
 	uint64_t next = 0;  /* index of the next request to become due */
 	uint64_t first = 0; /* index of the oldest due request not sent yet */
 	for (;;) {
@@ -414,6 +460,7 @@ int main(int argc, char **argv)
 		}
 	uint64_t unsent = next - first;
 	double wall = (double)(now - t0) / 1e9;
+	print_seconds();
 	qsort(lat_us, nlat, sizeof *lat_us, cmp_u32);
 	double mean = 0;
 	for (uint64_t i = 0; i < nlat; i++)

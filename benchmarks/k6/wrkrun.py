@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
+import bench  # noqa: E402  (one wrk run)
 import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop; wrk's argv)
 LUA = os.path.join(HERE, "wrk-checks.lua")
 
@@ -70,12 +71,13 @@ class Server(spawn.Primed):
 
 
 def wrk(url, connections, seconds, threads=2, timeout_s=10):
-    """One wrk run; returns the WRK_RESULT dict (plus req_per_s)."""
+    """One wrk run with wrk-checks.lua; returns its WRK_RESULT dict (plus req_per_s)."""
+    _, out, rc = bench.run_wrk(url, connections, seconds, threads, timeout_s, lua=LUA,
+                               timeout=seconds + timeout_s + 30)
     cmd = spawn.wrk_cmd(url, connections, seconds, threads, timeout_s, lua=LUA)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + timeout_s + 30)
-    m = re.search(r"^WRK_RESULT (\{.*\})$", p.stdout, re.M)
-    if p.returncode != 0 or not m:
-        die(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout}{p.stderr}")
+    m = re.search(r"^WRK_RESULT (\{.*\})$", out, re.M)
+    if rc != 0 or not m:
+        die(f"{' '.join(cmd)} failed ({rc}):\n{out}")
     r = json.loads(m.group(1))
     r["req_per_s"] = r["requests"] / (r["duration_us"] / 1e6)
     r["errors"] = sum(r[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts",

@@ -23,11 +23,11 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
+import bench
 import quiet
 import spawn
 
@@ -61,9 +61,7 @@ def remeasure(what, fn, qwait, pgids=(), discarded=DISCARDED):
     return r
 
 
-def log(msg):
-    sys.stderr.write("[lab %s] %s\n" % (time.strftime("%H:%M:%S", time.gmtime()), msg))
-    sys.stderr.flush()
+log = bench.logger("lab", utc=True)
 
 
 @dataclass
@@ -129,20 +127,7 @@ def group_sample(pgid):
 
 # ----------------------------------------------------------------------------- HTTP
 
-def http_status(port, path, timeout=2.0):
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
-            data = b""
-            while len(data) < 12:
-                chunk = s.recv(64)
-                if not chunk:
-                    break
-                data += chunk
-            m = re.match(rb"HTTP/1\.\d (\d{3})", data)
-            return int(m.group(1)) if m else 0
-    except OSError:
-        return 0
+http_status = bench.http_status
 
 
 def held_rss(t, conns):
@@ -187,10 +172,6 @@ def server_env(t):
     return env
 
 
-def taskset_prefix(cpus):
-    return ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
-
-
 # ----------------------------------------------------------------------------- servers
 
 def start(t, cpus, logdir, timeout=60.0):
@@ -201,7 +182,7 @@ def start(t, cpus, logdir, timeout=60.0):
     env = server_env(t)
     env["PORT"] = str(t.port)
     logf = open(os.path.join(logdir, "server-%s.log" % safe(t.name)), "wb")
-    t.proc = subprocess.Popen(taskset_prefix(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
+    t.proc = subprocess.Popen(bench.taskset(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -272,11 +253,10 @@ def live_pgids(targets):
 def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     """One wrk run against t. Returns a dict of figures (requests/s, percentiles in ms,
     server failures: refused, reset, non-2xx; client timeouts; availability %; server CPU%
-    and max threads during the run; contamination of the run, quiet.Window's keys)."""
+    and max threads during the run; answers/s and the closed loop's mean latency per second;
+    contamination of the run, quiet.Window's keys)."""
     timeout_s = timeout_s or closed_loop_timeout(duration)
     threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
-    cmd = taskset_prefix(wrk_cpus) + spawn.wrk_cmd("http://127.0.0.1:%d%s" % (t.port, path), conns, duration,
-                                                   threads, timeout_s)
     pg = t.stat_pgid or t.proc.pid
     cpu0, thr0, _, _ = group_sample(pg)
     maxthr = [thr0]
@@ -291,8 +271,8 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     th.start()
     win = quiet.Window(list(pgids) + [pg], adopt=ADOPT)
     w0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=duration + timeout_s + 60)
+    kv, out, rc = bench.run_wrk("http://127.0.0.1:%d%s" % (t.port, path), conns, duration, threads, timeout_s,
+                                wrk_cpus, timeout=duration + timeout_s + 60)
     wall = time.time() - w0
     contam = win.stop()
     stop_evt.set()
@@ -300,10 +280,8 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     cpu1, thr1, hwm, _ = group_sample(pg)
     t.max_threads = max(t.max_threads, maxthr[0], thr1)
     t.peak_rss_kb = max(t.peak_rss_kb, hwm)
-    kv = spawn.wrk_stats(p.stdout)
     if kv is None:
-        return {"error": "wrk failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
-    dur = int(kv["duration_us"]) / 1e6
+        return {"error": "wrk failed (rc %d): %s" % (rc, out.strip()[-300:]), **contam}
     nreq = int(kv["requests"])
     ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
     # wrk's counters: requests = complete responses (any status); status = non-2xx/3xx among
@@ -312,7 +290,7 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     refused, reset, non2xx = int(kv["connect"]), int(kv["read"]) + int(kv["write"]), int(kv["status"])
     attempted = nreq + refused + reset
     r = {
-        "rps": nreq / dur if dur > 0 else 0.0,
+        "rps": kv["rps"],
         "requests": nreq,
         "p50_ms": ms("p50_us"), "p90_ms": ms("p90_us"), "p95_ms": ms("p95_us"), "p99_ms": ms("p99_us"),
         "max_ms": ms("max_us"),
@@ -321,6 +299,9 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
         "timeout_s": timeout_s,
         "cpu_pct": 100.0 * (cpu1 - cpu0) / wall if wall > 0 else 0.0,
         "threads": maxthr[0],
+        "persec_rps": kv["persec_rps"],
+        # a closed loop keeps `conns` requests in flight: Little's law gives the mean latency
+        "persec_mean_ms": [round(1e3 * conns / x, 3) if x > 0 else None for x in kv["persec_rps"]],
     }
     r.update(contam)
     return r
@@ -346,6 +327,7 @@ def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
 # ----------------------------------------------------------------------------- open loop, siege
 
 OPEN_RE = re.compile(r"OPENLOOP (.*)")
+SECONDS_RE = re.compile(r"OPENLOOP_SECONDS (.*)")
 
 
 def open_loop_timeout(duration):
@@ -359,7 +341,7 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
     """One constant-arrival-rate run (benchmarks/openloop.c) at `rate` req/s. Returns its
     figures (latency from the scheduled start, ms) and the run's contamination."""
     tmo = open_loop_timeout(duration)
-    cmd = taskset_prefix(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
+    cmd = bench.taskset(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
                                       "--timeout", str(tmo), "--max-conns", "1024",
                                       "http://127.0.0.1:%d%s" % (t.port, path)]
     win = quiet.Window(list(pgids), adopt=ADOPT)
@@ -377,6 +359,12 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
               "availability_pct": 100.0 * n["ok"] / n["scheduled"] if n["scheduled"] else None})
     for k in ("p50", "p90", "p95", "p99", "p999", "max"):
         r[k + "_ms"] = int(kv[k + "_us"]) / 1e3 if (n["ok"] + n["non2xx"]) else None
+    m = SECONDS_RE.search(p.stdout)    # per second of the run: answers and their p99
+    if m:
+        sec = dict(x.split("=", 1) for x in m.group(1).split())
+        r["persec_rps"] = [int(x) for x in sec.get("answers", "").split(",") if x]
+        r["persec_p99_ms"] = [int(x) / 1e3 if a != "0" else None
+                              for a, x in zip(sec.get("answers", "").split(","), sec.get("p99_us", "").split(",")) if x]
     r.update(contam)
     return r
 
@@ -384,7 +372,7 @@ def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
 def run_siege(t, path, siegerc, wrk_cpus, reps=10, users=10, pgids=()):
     """siege -r reps -c users against t, as seed 003 ran it (benchmarks/lib/siegerc restates
     siege's defaults). Returns siege's JSON summary and the run's contamination."""
-    cmd = taskset_prefix(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
+    cmd = bench.taskset(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
                                       "http://127.0.0.1:%d%s" % (t.port, path)]
     win = quiet.Window(list(pgids), adopt=ADOPT)
     try:
@@ -434,7 +422,7 @@ def prime_cost(prime_bench, cpus, bits=1000, count=200):
     cpu_mean_us, ...}} from its `engine=… bits=… median_us=…` lines (empty if absent)."""
     if not prime_bench or not os.access(prime_bench, os.X_OK):
         return {}
-    cmd = taskset_prefix(cpus[:1]) + [prime_bench, "--bits", str(bits), "--count", str(count),
+    cmd = bench.taskset(cpus[:1]) + [prime_bench, "--bits", str(bits), "--count", str(count),
                                       "--engine", "all", "--csv"]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
@@ -740,8 +728,9 @@ def section(title, window):
     return ["", "## " + title, "", quiet.header(window), ""]
 
 
-def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
-    # aggregate rounds: medians of per-round figures, sums of errors
+def aggregate(targets, raw, ceiling):
+    """results.csv's rows: each (target, path, conns) over its rounds: medians of per-round
+    figures, sums of errors, the worst round's contamination."""
     agg = {}
     for r in raw:
         if "error" in r:
@@ -770,6 +759,11 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                 else None
             detail.append(d)
 
+    return detail
+
+
+def summary_rows(args, targets, detail):
+    """summary.csv's rows (the table's columns, then the CSV's extra ones), one per target."""
     summary = []
     for t in targets:
         ex = [d for d in detail if d["target"] == t.name and d["path"] == "/example"]
@@ -814,8 +808,15 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             "artifact_bytes": t.artifact_bytes,
             "build_s": t.build_s,
             "status": t.failed or "ok",
+            "kind": t.kind,
+            "does_prime": t.does_prime,
         }
         summary.append(row)
+    return summary
+
+
+def limit_row(summary, ceiling, cost_us):
+    """The physical limit's row of the summary table."""
     limit = {k: "" for k in summary[0]} if summary else {}
     limit.update({"TYPE": "physical limit (prime cost)", "BUILD TIME": "-", "ARTIFACT SIZE": "-", "BOOT UP": "-",
                   "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
@@ -823,27 +824,39 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                   "SATURATION POINT": "-", "RAM": "-", "RAM idle": "-", "RAM @conns": "-", "CPU": "-", "THREADS": "-",
                   "% of ceiling": "100%" if ceiling else "n/a", "SERVER FAILURES": "-", "CLIENT TIMEOUTS": "-",
                   "AVAILABILITY": "-", "status": "limit"})
-    over = contamination_meta(meta)
+    return limit
 
-    # CSVs
-    with open(os.path.join(outdir, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=DETAIL_COLS, extrasaction="ignore")
+
+def cell(v, floats=True):
+    """A CSV cell: floats to 3 decimals (unless floats is False), None empty."""
+    return ("%.3f" % v) if floats and isinstance(v, float) else ("" if v is None else v)
+
+
+def write_rows(path, cols, rows, floats=True):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
-        for d in detail:
-            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else v) for k, v in d.items()})
-    with open(os.path.join(outdir, "runs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=RUN_COLS, extrasaction="ignore")
-        w.writeheader()
-        for r in raw:
-            row = dict(r, contaminated="; ".join(quiet.contaminated(r)) or "no")
-            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v))
-                        for k, v in row.items()})
-    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
-        cols = list(summary[0].keys()) if summary else SUMMARY_COLS
-        w = csv.DictWriter(f, fieldnames=cols)
-        w.writeheader()
-        for row in summary + ([limit] if summary else []):
-            w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v)) for k, v in row.items()})
+        for r in rows:
+            w.writerow({k: cell(v, floats) for k, v in r.items()})
+
+
+OPEN_COLS = ["target", "capacity", "load_pct", "rate", "achieved_rps", "scheduled", "sent", "ok", "non2xx",
+             "refused", "reset", "timeouts", "unsent", "late_starts", "max_in_flight", "availability_pct",
+             "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "timeout_s", "other_cpu_pct",
+             "steal_pct", "kthread_pct", "load1_start", "load1_end", "top", "error"]
+SIEGE_COLS = ["target", "transactions", "availability", "transaction_rate", "response_time", "longest_transaction",
+              "shortest_transaction", "successful_transactions", "failed_transactions", "elapsed_time",
+              "other_cpu_pct", "steal_pct", "load1_start", "load1_end", "top", "error"]
+
+
+def write_csvs(outdir, targets, raw, detail, summary, limit, meta, open_runs, siege_runs):
+    """results.csv, runs.csv, summary.csv, startup.csv, raw.json and, when run, openloop.csv
+    and siege.csv."""
+    write_rows(os.path.join(outdir, "results.csv"), DETAIL_COLS, detail)
+    write_rows(os.path.join(outdir, "runs.csv"), RUN_COLS,
+               [dict(r, contaminated="; ".join(quiet.contaminated(r)) or "no") for r in raw])
+    write_rows(os.path.join(outdir, "summary.csv"), list(summary[0].keys()) if summary else SUMMARY_COLS,
+               summary + ([limit] if summary else []))
     with open(os.path.join(outdir, "startup.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["target", "phase", "runs", "ok", "median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms",
@@ -860,27 +873,13 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
     with open(os.path.join(outdir, "raw.json"), "w") as f:
         json.dump({"meta": meta, "runs": raw, "open_loop": list(open_runs), "siege": list(siege_runs)}, f, indent=1)
     if open_runs:
-        cols = ["target", "capacity", "load_pct", "rate", "achieved_rps", "scheduled", "sent", "ok", "non2xx",
-                "refused", "reset", "timeouts", "unsent", "late_starts", "max_in_flight", "availability_pct",
-                "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "timeout_s", "other_cpu_pct",
-                "steal_pct", "kthread_pct", "load1_start", "load1_end", "top", "error"]
-        with open(os.path.join(outdir, "openloop.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-            w.writeheader()
-            for r in open_runs:
-                w.writerow({k: (("%.3f" % v) if isinstance(v, float) else ("" if v is None else v))
-                            for k, v in r.items()})
+        write_rows(os.path.join(outdir, "openloop.csv"), OPEN_COLS, open_runs)
     if siege_runs:
-        cols = ["target", "transactions", "availability", "transaction_rate", "response_time", "longest_transaction",
-                "shortest_transaction", "successful_transactions", "failed_transactions", "elapsed_time",
-                "other_cpu_pct", "steal_pct", "load1_start", "load1_end", "top", "error"]
-        with open(os.path.join(outdir, "siege.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-            w.writeheader()
-            for r in siege_runs:
-                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        write_rows(os.path.join(outdir, "siege.csv"), SIEGE_COLS, siege_runs, floats=False)
 
-    # Markdown
+
+def md_head(args, meta, over):
+    """table.md's opening: the run's context, its verdicts, its contamination."""
     L = []
     L.append("# primed comparison lab: %s" % meta["date"])
     L.append("")
@@ -911,6 +910,12 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
                  "(at most %d times each; the discarded figures are in raw.json)." % (
                      nd, "; ".join(sorted({d["what"] for d in meta["contamination_discarded"]}))[:300], RETRIES))
     L.append("")
+    return L
+
+
+def md_summary(args, targets, summary, limit):
+    """The summary table, what its columns mean, the targets' notes."""
+    L = []
     header = {"RAM @conns": "RAM @%d conns" % getattr(args, "rss_conns", 0)}
     L.append("| " + " | ".join(header.get(c, c) for c in SUMMARY_COLS) + " |")
     L.append("|" + "---|" * len(SUMMARY_COLS))
@@ -935,6 +940,12 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("")
         for t in notes:
             L.append("- %s: %s" % (t.name, t.note))
+    return L
+
+
+def md_runs(args, detail, ceiling, cost_us, cs):
+    """Every closed-loop run, medians over rounds, with the physical limit's row."""
+    L = []
     L += section("Every run (medians over rounds)", cs["load"])
     L.append("| target | path | conns | req/s | p50 ms | p95 ms | p99 ms | refused | reset | non-2xx | timeouts "
              "| availability | CPU % | threads | % of ceiling | req per CPU-s | other CPU % | steal % |")
@@ -954,6 +965,11 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
              "CPU time bought, whatever share of the shared machine it got; the physical limit's is "
              "1e6 / prime cost. other CPU % and steal %: the worst round's contamination (runs.csv has "
              "every round's, with the busiest other processes by name).")
+    return L
+
+
+def md_startup(targets, cs):
+    L = []
     L += section("Start-up (ms from exec; each phase polled after the previous one answered)", cs["startup"])
     L.append("| target | /healthz 200 median | min | p10 | p90 | max | /readyz 200 median | first /example median |")
     L.append("|---|---|---|---|---|---|---|---|")
@@ -966,6 +982,24 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
             t.name, h["median_ms"], h["min_ms"], h["p10_ms"], h["p90_ms"], h["max_ms"],
             fmt(t.startup.get("readyz", {}).get("median_ms"), "%.1f", "not offered"),
             fmt(t.startup.get("example", {}).get("median_ms"), "%.1f")))
+    return L
+
+
+def md_rows(runs, ncols, lead, line):
+    """A Markdown table's rows: line(r) for a run, or for a failed one its lead(r) cells, then
+    "failed: ERROR" and empty cells up to ncols."""
+    out = []
+    for r in runs:
+        if "error" in r:
+            cells = lead(r) + ["failed: %s" % r["error"].replace("|", "/")[:80]]
+            out.append("| " + " | ".join(cells) + " |" + " |" * (ncols - len(cells)))
+        else:
+            out.append(line(r))
+    return out
+
+
+def md_open(args, open_runs, cs):
+    L = []
     if open_runs:
         L += section("Open loop: constant arrival rate on /example", cs["open"])
         L.append("`benchmarks/openloop` (k6's constant-arrival-rate: request i starts at i/rate whether or not "
@@ -977,20 +1011,23 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("| target | capacity req/s | load | rate req/s | answered req/s | p50 ms | p90 ms | p95 ms | p99 ms "
                  "| max ms | server failures | timeouts | unsent | late starts | availability | other CPU % |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for r in open_runs:
-            if "error" in r:
-                L.append("| %s | %.0f | %d%% | failed: %s | | | | | | | | | | | | |" % (
-                    r["target"], r["capacity"], r["load_pct"], r["error"].replace("|", "/")[:80]))
-                continue
-            L.append("| %s | %.0f | %d%% | %.1f | %.1f | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s | %.1f |" % (
-                r["target"], r["capacity"], r["load_pct"], r["rate"], r["achieved_rps"], fmt(r["p50_ms"], "%.1f"),
-                fmt(r["p90_ms"], "%.1f"), fmt(r["p95_ms"], "%.1f"), fmt(r["p99_ms"], "%.1f"),
-                fmt(r["max_ms"], "%.1f"), r["refused"] + r["reset"] + r["non2xx"], r["timeouts"], r["unsent"],
-                r["late_starts"], fmt(r["availability_pct"], "%.2f %%"), r["other_cpu_pct"]))
+        L += md_rows(open_runs, 16, lambda r: [r["target"], "%.0f" % r["capacity"], "%d%%" % r["load_pct"]],
+                     lambda r: "| %s | %.0f | %d%% | %.1f | %.1f | %s | %s | %s | %s | %s | %d | %d | %d | %d | %s "
+                               "| %.1f |" % (
+                         r["target"], r["capacity"], r["load_pct"], r["rate"], r["achieved_rps"],
+                         fmt(r["p50_ms"], "%.1f"), fmt(r["p90_ms"], "%.1f"), fmt(r["p95_ms"], "%.1f"),
+                         fmt(r["p99_ms"], "%.1f"), fmt(r["max_ms"], "%.1f"), r["refused"] + r["reset"] + r["non2xx"],
+                         r["timeouts"], r["unsent"], r["late_starts"], fmt(r["availability_pct"], "%.2f %%"),
+                         r["other_cpu_pct"]))
         L.append("")
         L.append("server failures: refused + reset + non-2xx; timeouts: the client gave up; unsent: due but "
                  "never sent (the generator fell behind); late starts: sent over 1 ms after due (no free "
                  "connection), their wait is in their latency; availability: 2xx/3xx ÷ scheduled.")
+    return L
+
+
+def md_siege(siege_runs, cs):
+    L = []
     if siege_runs:
         L += section("siege -r 10 -c 10 on /example (as seed 003 ran it)", cs["siege"])
         L.append("`siege -R benchmarks/lib/siegerc -r 10 -c 10 URL`: 10 users x 10 repetitions, a new connection "
@@ -999,16 +1036,33 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
         L.append("| target | transactions | availability | transaction rate /s | response time s | longest transaction s "
                  "| failed |")
         L.append("|---|---|---|---|---|---|---|")
-        for r in siege_runs:
-            if "error" in r:
-                L.append("| %s | failed: %s | | | | | |" % (r["target"], r["error"].replace("|", "/")[:80]))
-                continue
-            L.append("| %s | %d | %.2f %% | %.2f | %.3f | %.3f | %d |" % (
-                r["target"], r["transactions"], r["availability"], r["transaction_rate"], r["response_time"],
-                r["longest_transaction"], r["failed_transactions"]))
-    charts = [c for c in ("rps.png", "p95.png", "memory.png")]
+        L += md_rows(siege_runs, 7, lambda r: [r["target"]],
+                     lambda r: "| %s | %d | %.2f %% | %.2f | %.3f | %.3f | %d |" % (
+                         r["target"], r["transactions"], r["availability"], r["transaction_rate"],
+                         r["response_time"], r["longest_transaction"], r["failed_transactions"]))
+    return L
+
+
+def md_charts():
+    L = []
+    charts = [c for c in ("rps.png", "plaintext.png", "p95.png", "boot.png", "memory.png")]
     L.append("")
-    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot).")
+    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot); "
+             "every chart, per second too: [report.html](report.html).")
+    return L
+
+
+def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs=(), siege_runs=()):
+    """Writes the run's CSVs, table.md and meta.txt; returns (summary rows, detail rows)."""
+    detail = aggregate(targets, raw, ceiling)
+    summary = summary_rows(args, targets, detail)
+    limit = limit_row(summary, ceiling, cost_us)
+    over = contamination_meta(meta)
+    write_csvs(outdir, targets, raw, detail, summary, limit, meta, open_runs, siege_runs)
+    cs = meta["contamination"]
+    L = md_head(args, meta, over) + md_summary(args, targets, summary, limit) + \
+        md_runs(args, detail, ceiling, cost_us, cs) + md_startup(targets, cs) + md_open(args, open_runs, cs) + \
+        md_siege(siege_runs, cs) + md_charts()
     with open(os.path.join(outdir, "table.md"), "w") as f:
         f.write("\n".join(L) + "\n")
     with open(os.path.join(outdir, "meta.txt"), "w") as f:

@@ -55,9 +55,19 @@ MIN_OTHER_S = 0.03
 _lock_fd = None
 
 
-def log(msg):
-    sys.stderr.write("[quiet %s] %s\n" % (time.strftime("%H:%M:%S", time.gmtime()), msg))
-    sys.stderr.flush()
+def logger(name, utc=False):
+    """A log(msg) that writes `[name HH:MM:SS] msg` on stderr (local time, or UTC): every
+    benchmark script's progress line (through bench.logger; here because this is the lowest
+    module of the lab's library)."""
+    clock = time.gmtime if utc else time.localtime
+
+    def log(msg):
+        sys.stderr.write("[%s %s] %s\n" % (name, time.strftime("%H:%M:%S", clock()), msg))
+        sys.stderr.flush()
+    return log
+
+
+log = logger("quiet", utc=True)
 
 
 # ----------------------------------------------------------------------------- /proc

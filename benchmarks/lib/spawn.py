@@ -34,6 +34,20 @@ def exit_on_sigterm():
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
+def terminate(proc, timeout):
+    """SIGTERM to a subprocess.Popen, up to timeout s for it to exit, then SIGKILL; returns
+    its exit status (None when it had to be killed)."""
+    if proc.poll() is not None:
+        return proc.returncode
+    proc.terminate()
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
+
+
 def free_port():
     """A TCP port on 127.0.0.1 that was free a moment ago, for a server that cannot take --port 0."""
     with socket.socket() as s:

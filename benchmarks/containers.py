@@ -1,0 +1,233 @@
+#!/usr/bin/python3
+"""benchmarks/containers: the container variants side by side, in one run.
+
+Per variant (localhost/primed:<variant>, built by container/build) and for the
+floor image (container/floor: a static do-nothing responder, podman's own cost):
+
+  size, layers   podman image inspect (.Size, len .RootFS.Layers)
+  build s        wall time of `container/build VARIANT` in this run, with how many
+                 build steps podman took from its layer cache
+  start ms       container start -> first 200 on /healthz, median of --runs
+                 (benchmarks/startup's busy connect poller running
+                 container/podman-run: podman run -d --network=host --read-only
+                 --security-opt seccomp=container/seccomp.json); rounds alternate
+                 the variant order so machine noise spreads evenly
+  - floor ms     start ms minus the floor image's: what the variant itself adds
+  first /example the first GET /example answered (same runs)
+  RSS idle/load  VmRSS of the container's pid 1 (/proc/PID/status) after 1 s idle,
+                 and after the wrk run (VmHWM = peak)
+  req/s          wrk -t2 -c50 -d<S>s GET /example (one fresh container)
+  stop ms        `podman stop` wall time (SIGTERM, drain, exit, runc clean-up), and
+                 the server's exit status
+
+Prints a Markdown table (and the raw lines) on stdout; --write-docs also puts
+the table into docs/containers.md between its containers-table markers.
+
+usage: benchmarks/containers [--variants static,distroless,slim] [--runs 10]
+           [--wrk-seconds 10] [--build-args "--from-host"] [--no-build] [--write-docs]
+"""
+import argparse
+import datetime
+import os
+import re
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
+import quiet  # noqa: E402  (the measurement lock + quiet guard)
+import bench  # noqa: E402  (log, one wrk run, a status)
+import spawn  # noqa: E402  (a free port)
+CONTAINER = os.path.join(ROOT, "container")
+ENV = dict(os.environ, CONTAINERS_CONF=os.environ.get(
+    "CONTAINERS_CONF", os.path.join(CONTAINER, "containers.conf")))
+PROFILE = {"static": "lto-static", "distroless": "pgo", "slim": "default", "floor": "-"}
+BASE = {"static": "scratch", "distroless": "Debian pkgs, distroless-style", "slim": "debian:bookworm-slim",
+        "floor": "scratch"}
+
+
+log = bench.logger("containers")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, env=ENV, text=True, capture_output=True, **kw)
+
+
+def build(variant, build_args):
+    t0 = time.monotonic()
+    p = sh([os.path.join(CONTAINER, "build"), *build_args, variant])
+    dt = time.monotonic() - t0
+    if p.returncode != 0:
+        sys.exit(f"containers: container/build {variant} failed:\n{p.stderr[-4000:]}")
+    steps = len(re.findall(r"^\[\d+/\d+\] STEP ", p.stderr, re.M)) or \
+        len(re.findall(r"^STEP \d+/\d+", p.stderr, re.M))
+    cached = p.stderr.count("Using cache")
+    return {"build_s": dt, "build_cached": f"{cached}/{steps}", "build_line": p.stdout.strip()}
+
+
+def inspect(image):
+    p = sh(["podman", "image", "inspect", "--format", "{{.Size}} {{len .RootFS.Layers}}", image])
+    if p.returncode != 0:
+        sys.exit(f"containers: no image {image} (build it: container/build): {p.stderr.strip()}")
+    size, layers = p.stdout.split()
+    return {"size": int(size), "layers": int(layers)}
+
+
+def startup(image, runs, port):
+    """One benchmarks/startup call; returns lists of healthz and example ms."""
+    cmd = [os.path.join(ROOT, "benchmarks", "startup"), "--runs", str(runs), "--port", str(port),
+           "--timeout", "60", "--", os.path.join(CONTAINER, "podman-run"), image]
+    p = sh(cmd, timeout=120 * runs)
+    h, e = [], []
+    for m in re.finditer(r"^run=\d+ healthz_ms=([-\d.]+) readyz_ms=[-\d.]+ example_ms=([-\d.]+)", p.stdout, re.M):
+        if float(m.group(1)) > 0:
+            h.append(float(m.group(1)))
+        if float(m.group(2)) > 0:
+            e.append(float(m.group(2)))
+    if p.returncode != 0 or not h:
+        log(f"startup {image}: rc={p.returncode}\n{p.stdout[-1500:]}{p.stderr[-1500:]}")
+    return h, e, " ".join(shlex.quote(c) for c in cmd)
+
+
+def proc_status(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM", "Uid", "Threads"):
+                out[k] = v.split()[0]
+    return out
+
+
+def load(image, wrk_s, port):
+    """Fresh container: RSS at idle, wrk on /example, RSS after, stop time."""
+    name = f"primed-bench-{os.getpid()}-{port}"
+    env = dict(ENV, PORT=str(port), PODMAN_RUN_NAME=name)
+    w = subprocess.Popen([os.path.join(CONTAINER, "podman-run"), image], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    res = {}
+    try:
+        end = time.monotonic() + 60
+        while bench.http_status(port, "/healthz", timeout=1) != 200:
+            if time.monotonic() > end or w.poll() is not None:
+                log(f"{image}: never healthy for the load run")
+                return res
+            time.sleep(0.01)
+        pid = int(sh(["podman", "inspect", "-f", "{{.State.Pid}}", name]).stdout.strip())
+        time.sleep(1.0)
+        idle = proc_status(pid)
+        _, out, _ = bench.run_wrk(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5, lua=None)
+        after = proc_status(pid)
+        m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        errs = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        res = {"rss_idle_kb": int(idle["VmRSS"]), "rss_load_kb": int(after["VmRSS"]),
+               "hwm_kb": int(after["VmHWM"]), "uid": idle["Uid"], "threads": idle["Threads"],
+               "rps": float(m.group(1)) if m else 0.0, "non2xx": int(errs.group(1)) if errs else 0,
+               "wrk": out.strip()}
+    finally:
+        # `podman stop` timed on its own (SIGTERM, primed drains, conmon/runc reap);
+        # the wrapper then only removes the stopped container.
+        if w.poll() is None:
+            t0 = time.monotonic()
+            sh(["podman", "stop", "-t", "10", name], timeout=60)
+            res["stop_ms"] = (time.monotonic() - t0) * 1e3
+            w.send_signal(signal.SIGTERM)
+        res["exit"] = w.wait(timeout=60)
+    return res
+
+
+def table(rows, floor_ms, runs, wrk_s):
+    hdr = ("| variant | profile | base | image MB | layers | build s (cached steps) | start→/healthz ms "
+           f"(median of {runs}) | minus floor ms | first /example ms | RSS idle MiB | RSS after load MiB "
+           f"(peak) | /example req/s (wrk -c50 {wrk_s}s) | stop ms (exit) |")
+    out = [hdr, "|" + "---|" * hdr.count(" |")]
+    for v, r in rows:
+        fmt = lambda k, f="{:.0f}": f.format(r[k]) if r.get(k) is not None else "n/a"  # noqa: E731
+        minus = f"{r['start_ms'] - floor_ms:+.0f}" if r.get("start_ms") is not None and v != "floor" else "—"
+        mib = lambda k: f"{r[k] / 1024:.1f}" if k in r else "n/a"  # noqa: E731
+        out.append(
+            f"| {v} | {PROFILE[v]} | {BASE[v]} | {r['size'] / 1e6:.1f} | {r['layers']} | "
+            f"{fmt('build_s', '{:.1f}')} ({r.get('build_cached', 'n/a')}) | {fmt('start_ms')} | {minus} | "
+            f"{fmt('example_ms')} | {mib('rss_idle_kb')} | {mib('rss_load_kb')} ({mib('hwm_kb')}) | "
+            f"{fmt('rps')}{' (' + str(r['non2xx']) + ' non-2xx)' if r.get('non2xx') else ''} | "
+            f"{fmt('stop_ms')} ({r.get('exit', 'n/a')}) |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="benchmarks/containers", description=__doc__.split("\n")[0])
+    ap.add_argument("--variants", default="static,distroless,slim")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--wrk-seconds", type=int, default=10)
+    ap.add_argument("--build-args", default="", help='passed to container/build, e.g. "--from-host"')
+    ap.add_argument("--no-build", action="store_true", help="use the existing images")
+    ap.add_argument("--write-docs", action="store_true")
+    a = ap.parse_args()
+    quiet.guard("benchmarks/containers", table=sys.stdout, adopt=("conmon",))  # its containers are ours
+    if os.geteuid() != 0:
+        sys.exit("containers: needs root (rootful podman)")
+    variants = [v for v in a.variants.split(",") if v] + ["floor"]
+    for v in variants:
+        if v not in PROFILE:
+            sys.exit(f"containers: unknown variant {v}")
+    if subprocess.run(["which", "wrk"], capture_output=True).returncode != 0:
+        subprocess.run([os.path.join(ROOT, "profiles", "deps"), "wrk"], check=True, stdout=sys.stderr)
+    rows = {v: {} for v in variants}
+    for v in variants:
+        if not a.no_build:
+            log(f"building {v}")
+            rows[v].update(build(v, a.build_args.split()))
+        rows[v].update(inspect(f"localhost/primed:{v}"))
+    # Start-up: two rounds in opposite orders, half the runs each.
+    starts = {v: ([], []) for v in variants}
+    port = spawn.free_port()
+    cmds = {}
+    half = max(1, a.runs // 2)
+    for order in (variants, variants[::-1]):
+        for v in order:
+            log(f"start-up {v} ({half} runs)")
+            h, e, cmds[v] = startup(f"localhost/primed:{v}", half, port)
+            starts[v][0].extend(h)
+            starts[v][1].extend(e)
+    for v in variants:
+        h, e = starts[v]
+        rows[v]["start_ms"] = statistics.median(h) if h else None
+        rows[v]["example_ms"] = statistics.median(e) if e and v != "floor" else None
+        rows[v]["start_all"] = h
+    for v in variants:
+        log(f"load {v}")
+        rows[v].update(load(f"localhost/primed:{v}", a.wrk_seconds, spawn.free_port()))
+    floor_ms = rows["floor"].get("start_ms") or 0.0
+    podman_v = sh(["podman", "--version"]).stdout.strip()
+    md = [f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs, "
+          f"kernel {os.uname().release}, {podman_v} (runc), by:",
+          "", "```", "benchmarks/containers " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "```", "",
+          table([(v, rows[v]) for v in variants], floor_ms, a.runs, a.wrk_seconds), "",
+          f"Start-up command per run: `{cmds.get(variants[0], '')}` (PORT set by the probe)."]
+    md = "\n".join(md)
+    print(md)
+    print("\nraw:")
+    for v in variants:
+        r = rows[v]
+        print(f"variant={v} " + " ".join(f"{k}={r[k]}" for k in r if k != "wrk" and k != "start_all") +
+              " start_ms_all=" + ",".join(f"{x:.0f}" for x in r.get("start_all", [])))
+    if a.write_docs:
+        path = os.path.join(ROOT, "docs", "containers.md")
+        doc = open(path).read()
+        new, n = re.subn(r"(<!-- containers-table:begin -->\n).*?(<!-- containers-table:end -->)",
+                         lambda m: m.group(1) + md + "\n" + m.group(2), doc, flags=re.S)
+        if n != 1:
+            sys.exit("containers: docs/containers.md has no containers-table markers")
+        open(path, "w").write(new)
+        log("docs/containers.md updated")
+    bad = [v for v in variants if not rows[v].get("start_ms") or not rows[v].get("rps")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

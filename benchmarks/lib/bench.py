@@ -1,0 +1,161 @@
+"""benchmarks/lib/bench.py - the toolkit every benchmark script uses: its log line, a server
+started pinned to CPUs, one wrk run parsed (the measurement lock is quiet.py's guard()).
+
+Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger, quiet.py's); the taskset
+prefix and starting primed pinned with it (start_pinned, over spawn.Primed); one wrk run with
+wrk_report.lua's exact percentiles, its requests/s, its server failures apart from its client
+timeouts and, per second of the run, the answers/s (run_wrk, wrk); a status code (http_status);
+the --quick defaults of an argparse namespace (defaults). Never installs, builds or judges a
+figure; the entry scripts (benchmarks/*.py) and lab.py decide what to measure and print.
+Per second without touching wrk: wrk reads its answers with read(2), so the growth of its
+/proc/PID/io rchar over one second, divided by the bytes of one answer (wrk's own total
+÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
+them too, but it makes wrk copy every answer into Lua and slows the client it measures with;
+wrk's Lua sees no per-request latency at all, so a per-second p99 of a wrk run does not
+exist: the per-second latency drawn is the closed loop's mean (connections ÷ answers/s).
+Standard library only.
+"""
+
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+import quiet
+import spawn
+
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+
+
+logger = quiet.logger   # log = bench.logger("name"): `[name HH:MM:SS] msg` on stderr
+
+
+def taskset(cpus):
+    """taskset's prefix for cpus (an int, "0,1" or a list); [] for None or an empty list."""
+    if cpus is None or cpus == [] or cpus == "":
+        return []
+    if isinstance(cpus, (list, tuple)):
+        cpus = ",".join(map(str, cpus))
+    return ["taskset", "-c", str(cpus)]
+
+
+def start_pinned(binary, cpus, args=(), env=None, threads=1, ready_timeout=20, scrub=(), **kw):
+    """primed on 127.0.0.1:ephemeral pinned to cpus, with --threads threads (None: its
+    default): a spawn.Primed. Its environment is ours less the names in scrub, plus env;
+    raises spawn.NotReady."""
+    argv = taskset(cpus)[1:] + [binary] + (["--threads", str(threads)] if threads else []) + list(args)
+    exe = "taskset" if taskset(cpus) else argv.pop(0)
+    environ = {k: v for k, v in os.environ.items() if k not in scrub}
+    environ.update(env or {})
+    return spawn.Primed(exe, argv, env=environ, args_first=True, ready_timeout=ready_timeout, **kw)
+
+
+def http_status(port, path, timeout=2.0):
+    """The status of GET path on a fresh connection to 127.0.0.1:port; 0 when none came."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
+            data = b""
+            while len(data) < 12:
+                chunk = s.recv(64)
+                if not chunk:
+                    break
+                data += chunk
+            m = re.match(rb"HTTP/1\.\d (\d{3})", data)
+            return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
+
+
+class PerSecondReads:
+    """Samples /proc/PID/io's rchar (bytes the process read) once a second from now until
+    stop(); rates(bytes_per_answer) turns the growth of each second into answers/s."""
+
+    def __init__(self, pid):
+        self.pid, self.samples = pid, []
+        self.evt = threading.Event()
+        self._sample()
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def _sample(self):
+        try:
+            with open("/proc/%d/io" % self.pid) as f:
+                for line in f:
+                    if line.startswith("rchar:"):
+                        self.samples.append((time.monotonic(), int(line.split()[1])))
+                        return
+        except (OSError, ValueError):
+            pass
+
+    def _run(self):
+        t0 = time.monotonic()
+        k = 1
+        while not self.evt.wait(max(0.0, t0 + k - time.monotonic())):
+            self._sample()
+            k += 1
+
+    def stop(self):
+        self.evt.set()
+        self.th.join()
+
+    def rates(self, bytes_per_answer):
+        """Answers/s of each whole second sampled (a last part-second is left out)."""
+        if bytes_per_answer <= 0:
+            return []
+        s = self.samples
+        return [round((b1 - b0) / bytes_per_answer / (t1 - t0), 1)
+                for (t0, b0), (t1, b1) in zip(s, s[1:]) if t1 - t0 >= 0.5]
+
+
+def run_wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), lua=spawn.LUA, timeout=None):
+    """One wrk run (pinned to cpus when given): (stats, stdout, rc). stats is None when wrk
+    printed no WRKSTAT line; else wrk_report.lua's figures plus rps, non2xx (answers not
+    2xx/3xx), failures (refused + reset: the server's), timeouts (the client gave up),
+    errors (all of them) and persec_rps (answers of each second of the run)."""
+    cmd = taskset(cpus) + spawn.wrk_cmd(url, conns, secs, threads, timeout_s, lua=lua, extra=extra)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         stdin=subprocess.DEVNULL)
+    reads = None
+    try:
+        reads = PerSecondReads(p.pid)
+        out = p.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out = p.communicate()[0]
+    except BaseException:       # SIGTERM's SystemExit, Ctrl-C: no wrk left behind
+        p.kill()
+        p.wait()
+        raise
+    finally:
+        if reads:
+            reads.stop()
+    st = spawn.wrk_stats(out) if lua == spawn.LUA else None
+    if st is not None:
+        n = int(st["requests"])
+        m = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        st["non2xx"] = int(m.group(1)) if m else int(st.get("status", 0))
+        st["rps"] = n / (st["duration_us"] / 1e6) if st["duration_us"] else 0.0
+        st["failures"] = st["connect"] + st["read"] + st["write"]
+        st["timeouts"] = st["timeout"]
+        st["errors"] = st["failures"] + st["timeout"] + st.get("status", 0)
+        st["persec_rps"] = reads.rates(st["bytes"] / n if n else 0)
+    return st, out, p.returncode
+
+
+def wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), timeout=None):
+    """run_wrk's stats; raises RuntimeError with wrk's output tail when it printed none."""
+    st, out, _ = run_wrk(url, conns, secs, threads, timeout_s, cpus, extra, timeout=timeout)
+    if st is None:
+        raise RuntimeError("wrk gave no stats: " + out[-500:])
+    return st
+
+
+def defaults(args, quick, **pairs):
+    """Fills each option left at None: name=(full run's value, --quick's value)."""
+    for name, (full, short) in pairs.items():
+        if getattr(args, name) is None:
+            setattr(args, name, short if quick else full)

@@ -1,0 +1,38 @@
+#!/usr/bin/python3
+"""benchmarks/plot RESULTS_DIR - the lab's charts as PNG, for the docs.
+
+Writes rps.png (GET /example: best requests/s per target, the physical limit drawn; no
+plaintext peer on it), plaintext.png (nginx's fixed body and every target's /healthz, on an
+axis of their own), p95.png (latency percentiles per target), boot.png (start-up) and
+memory.png (RSS idle, holding N connections, peak) into RESULTS_DIR, with the same chart
+functions as report.html (benchmarks/lib/charts.py: one colour per target, units on every axis,
+linear axes from zero). benchmarks/lib/publish copies them into docs/benchmarks/. Needs gnuplot
+(Debian gnuplot-nox, profiles/packages' bench group, which benchmarks/run installs); exits 1
+without it or when a chart fails.
+"""
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import charts  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if len(sys.argv) == 2 else 2
+    if not shutil.which("gnuplot"):
+        sys.stderr.write("plot: gnuplot is not installed (profiles/deps @bench installs gnuplot-nox)\n")
+        return 1
+    try:
+        names = charts.write_pngs(charts.load(sys.argv[1]), sys.argv[1])
+    except (OSError, RuntimeError, ValueError) as e:
+        sys.stderr.write("plot: %s\n" % e)
+        return 1
+    print("plot: wrote %s" % ", ".join(names))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
