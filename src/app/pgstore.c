@@ -21,8 +21,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 #include "log.h"
 #include "slots.h"
+
+/* libpq is loaded when --db names PostgreSQL, not linked: its closure (OpenSSL, Kerberos,
+ * LDAP, GnuTLS: 21 more shared libraries) would add to every start-up of every profile, and
+ * most runs never use it. pgstore_load() resolves these once, on the main thread, before
+ * any worker starts; the macros below make the rest of this file read as plain libpq. */
+#define PQ_FUNCS(X)                                                                                               \
+    X(PQclear) X(PQconnectPoll) X(PQconnectStart) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
+    X(PQenterPipelineMode) X(PQerrorMessage) X(PQfinish) X(PQflush) X(PQfreemem) X(PQgetResult) X(PQgetvalue) \
+    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendPrepare)    \
+    X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking) X(PQsocket) X(PQstatus)
+
+#define X_PTR(f) __typeof__(f) *f;
+static struct {
+    PQ_FUNCS(X_PTR)
+} pq;
+#undef X_PTR
+
+int pgstore_load(char *err, size_t errlen)
+{
+    static void *lib;
+    if (lib)
+        return 0;
+    void *h = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return log_einval(err, errlen, "PostgreSQL needs libpq.so.5 (Debian: libpq5): %s", dlerror());
+#define X_LOAD(f)                                                                                    \
+    if (!(*(void **)&pq.f = dlsym(h, #f))) {                                                         \
+        dlclose(h);                                                                                  \
+        return log_einval(err, errlen, "libpq.so.5 has no %s (libpq 14 or newer is needed)", #f);  \
+    }
+    PQ_FUNCS(X_LOAD)
+#undef X_LOAD
+    lib = h;
+    return 0;
+}
+
+#define PQclear             (pq.PQclear)
+#define PQconnectPoll       (pq.PQconnectPoll)
+#define PQconnectStart      (pq.PQconnectStart)
+#define PQconninfoFree      (pq.PQconninfoFree)
+#define PQconninfoParse     (pq.PQconninfoParse)
+#define PQconsumeInput      (pq.PQconsumeInput)
+#define PQenterPipelineMode (pq.PQenterPipelineMode)
+#define PQerrorMessage      (pq.PQerrorMessage)
+#define PQfinish            (pq.PQfinish)
+#define PQflush             (pq.PQflush)
+#define PQfreemem           (pq.PQfreemem)
+#define PQgetResult         (pq.PQgetResult)
+#define PQgetvalue          (pq.PQgetvalue)
+#define PQisBusy            (pq.PQisBusy)
+#define PQntuples           (pq.PQntuples)
+#define PQpipelineSync      (pq.PQpipelineSync)
+#define PQresultErrorMessage (pq.PQresultErrorMessage)
+#define PQresultStatus      (pq.PQresultStatus)
+#define PQsendPrepare       (pq.PQsendPrepare)
+#define PQsendQueryParams   (pq.PQsendQueryParams)
+#define PQsendQueryPrepared (pq.PQsendQueryPrepared)
+#define PQsetnonblocking    (pq.PQsetnonblocking)
+#define PQsocket            (pq.PQsocket)
+#define PQstatus            (pq.PQstatus)
 
 enum pg_state {
     PG_IDLE,       /* not connected: a retry at retry_ms */
@@ -462,6 +524,9 @@ static void start_connect(struct pgstore *p)
 
 int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err, size_t errlen)
 {
+    int lr = pgstore_load(err, errlen);
+    if (lr)
+        return lr;
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(o->conninfo, &perr);
     if (!opts) {

@@ -46,6 +46,10 @@ struct pgstore_opts {
     _Atomic int *up;               /* counts the process's connected stores (not owned), or NULL */
 };
 
+/* Loads libpq (libpq.so.5, with dlopen: primed does not link it). Once,
+ * before the workers start. Returns 0, or -EINVAL with a one-line reason. */
+int pgstore_load(char *err, size_t errlen);
+
 /* Allocates and starts connecting (non-blocking). Returns 0, or -errno with
  * a one-line reason in err (the conninfo does not parse: no attempt made). */
 int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err, size_t errlen);

@@ -195,6 +195,9 @@ static void open_store(struct server *s)
 #if PRIMED_HAVE_PG
     if (pgstore_is_conninfo(cfg->db)) {
         pgstore_redact(cfg->db, a->store_name, sizeof(a->store_name));
+        char perr[200];
+        if (pgstore_load(perr, sizeof(perr)))
+            die(1, "--db %s: %s", a->store_name, perr);
         a->pg = cfg->db;
         return;
     }
