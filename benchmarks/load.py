@@ -72,16 +72,6 @@ def artifact(t, path):
     t.artifact_note = ("+ %s shared libs" % lab.human_bytes(libs)) if libs else "(static)"
 
 
-def dir_bytes(d):
-    total = 0
-    for root, _, files in os.walk(d):
-        for f in files:
-            p = os.path.join(root, f)
-            if not os.path.islink(p):
-                total += os.path.getsize(p)
-    return total
-
-
 def java_targets(args):
     if not shutil.which("java") or not shutil.which("javac"):
         lab.log("java peer skipped: java/javac missing (apt-get install openjdk-17-jdk-headless)")
@@ -111,7 +101,7 @@ def java_targets(args):
         t.build_s = float(kv["javac_s"])
         t.build = "%.1f s (javac)" % t.build_s
         t.artifact_bytes = int(kv["class_bytes"])
-        t.artifact_note = "+ %s JDK %d" % (lab.human_bytes(dir_bytes(home)), major)
+        t.artifact_note = "+ %s JDK %d" % (lab.human_bytes(lab.dir_bytes(home)), major)
         t.note = ("com.sun.net.httpserver, Executors.newFixedThreadPool(200), INFO log per request, JDK %d, %s"
                   % (major, " ".join(flags) or "untuned JVM (as the seed ran it)") if tt == "fixed"
                   else "virtual thread per task, JDK %d" % major)

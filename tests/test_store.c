@@ -41,6 +41,13 @@ static void on_done(struct store_req *r)
     }
 }
 
+/* A new directory for a database file: dir (a mkdtemp template) and path filled. */
+static void tmp_db(char *dir, char *path, size_t cap)
+{
+    cr_assert(mkdtemp(dir));
+    snprintf(path, cap, "%s/events.db", dir);
+}
+
 static int submit(struct sub *b, struct store_req *r, int64_t t)
 {
     r->done = on_done;
@@ -156,8 +163,7 @@ Test(store, ids_unique_and_increasing_across_threads, .timeout = 60)
 Test(store, file_is_wal_and_ids_continue_after_reopen)
 {
     char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
-    cr_assert(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/events.db", dir);
+    tmp_db(dir, path, sizeof(path));
     struct sub b = {0};
     char err[200];
     cr_assert_eq(store_open(&b.s, path, STORE_SYNC_FULL, 0, err, sizeof(err)), 0, "%s", err);
@@ -207,8 +213,7 @@ Test(store, full_queue_is_refused_not_waited_for)
 Test(store, a_failed_commit_comes_back_as_an_error)
 {
     char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
-    cr_assert(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/events.db", dir);
+    tmp_db(dir, path, sizeof(path));
     struct sub b = {0};
     char err[200];
     cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);

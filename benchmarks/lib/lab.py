@@ -467,6 +467,17 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def dir_bytes(d):
+    """Bytes of the regular files under d (links not followed): a JDK's size on disk."""
+    total = 0
+    for root, _, files in os.walk(d):
+        for f in files:
+            p = os.path.join(root, f)
+            if not os.path.islink(p):
+                total += os.path.getsize(p)
+    return total
+
+
 def human_bytes(n):
     if n is None:
         return "n/a"

@@ -15,16 +15,6 @@ import subprocess
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def dir_bytes(d):
-    total = 0
-    for root, _, files in os.walk(d):
-        for f in files:
-            p = os.path.join(root, f)
-            if not os.path.islink(p):
-                total += os.path.getsize(p)
-    return total
-
-
 def targets(lab):
     """[java21-fixed, java21-virtual] as lab.Target (port unset); SystemExit when JDK 21 or
     javac fails."""
@@ -37,7 +27,7 @@ def targets(lab):
     ver = subprocess.run([java, "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     ver = ver.splitlines()[0].split('"')[1] if '"' in ver else "21"
     jdk = os.path.dirname(os.path.dirname(java))  # the jdk21 cache: the JDK and the libraries it runs on
-    size = dir_bytes(jdk)
+    size = lab.dir_bytes(jdk)
     out = []
     for name, tt, what in (("java21-fixed", "fixed", "Executors.newFixedThreadPool(200)"),
                            ("java21-virtual", "virtual", "a virtual thread per task")):
