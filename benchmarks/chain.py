@@ -2,6 +2,7 @@
 """benchmarks/chain - what a hop costs: caller -> callme over loopback.
 
     benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual|none]
+                     [--baseline PATH]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
 default 0: the whole chain on one core) and runs wrk pinned to --load-cpu (default 1) against, in turn
@@ -63,8 +64,13 @@ def main():
     ap.add_argument("--java", default="fixed",
                     help="the JDK 21 pair (benchmarks/peers/java/Chain.java) beside primed's, per THREAD_TYPE: "
                          "fixed, virtual, fixed,virtual or none (fixed: 200 threads, the seed's Tomcat)")
+    ap.add_argument("--baseline", metavar="PATH",
+                    help="another primed (an older build): its callme and caller measured in the same rounds, "
+                         "rows 'baseline callme direct' and 'baseline caller -> callme'")
     a = ap.parse_args()
     a.java = [] if a.java == "none" else a.java.split(",")
+    if a.baseline and not os.access(a.baseline, os.X_OK):
+        sys.exit("chain: --baseline %s is not an executable" % a.baseline)
     if any(t not in ("fixed", "virtual") for t in a.java):
         sys.exit("chain: --java takes fixed, virtual, both or none")
     if not os.access(a.bin, os.X_OK):
@@ -83,8 +89,19 @@ def main():
     res = {}
     jpeers, pairs = [], [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
     try:
+        if a.baseline:
+            bcallme = start(a.baseline, a.cpu, [], dict(env, APP_NAME="callme"))
+            jpeers.append(bcallme)
+            bcaller = start(a.baseline, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % bcallme.port],
+                            dict(env, APP_NAME="caller"))
+            jpeers.append(bcaller)
+            pairs += [("baseline callme direct", bcallme.port, "/callme/ping"),
+                      ("baseline caller -> callme", bcaller.port, "/caller/ping")]
+            for _ in range(2):
+                spawn.http_get(bcaller.port, "/caller/ping")
         if a.java:
-            jpeers, jrows = chain21.start(a, env)
+            jp, jrows = chain21.start(a, env)
+            jpeers += jp
             pairs += jrows
             for _, port, path in jrows[1::2]:
                 for _ in range(2):
@@ -120,8 +137,8 @@ def main():
     for conns in (1, 32):
         for (dn, _, _), (cn, _, _) in zip(pairs[0::2], pairs[1::2]):
             d, c = res[(conns, dn)], res[(conns, cn)]
-            print("| -c%d | %s | %.3f | %.3f | %.2f |" % (conns, cn.rsplit(" caller", 1)[0] if cn.startswith("java")
-                                                          else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
+            print("| -c%d | %s | %.3f | %.3f | %.2f |" % (conns, cn.rsplit(" caller", 1)[0]
+                                                          if cn.startswith(("java", "baseline")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
                                                           (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
                                                           med(c, "rps") / med(d, "rps")))
     calls = {k: v for k, v in m.items() if k.startswith("primed_upstream_calls_total") and v}
