@@ -56,6 +56,154 @@ static void fill_odd_primes(void)
     n_primes_clear(it);
 }
 
+/* ---- eight strong base-2 tests at once (AVX-512 IFMA) ---------------------
+ *
+ * The sieve's survivors are tested in order and the first that passes BPSW is
+ * the answer, so the next eight survivors may as well be tested together: one
+ * lane of each 512-bit vector per candidate, each lane with its own modulus
+ * and exponent. A residue is D digits of 52 bits (R = 2^(52 D), 16 n < R), one
+ * vector per digit; vpmadd52luq/vpmadd52huq multiply-add the low and high 52
+ * bits of eight 52 x 52-bit products at once. A product is an "almost"
+ * Montgomery product (v8_mul(): no final subtraction; inputs below 4n give an
+ * output below 2n, digits renormalised to 52 bits), so the ladder never
+ * compares; a doubling (the base is 2) is a masked add of the lanes whose
+ * exponent bit is set. Only the candidates' last steps (the squarings of the
+ * strong test's tail, one or two on average) run per lane, on mpz. Same
+ * answers as strong_base2(); used where the CPU has AVX-512 IFMA (Intel since
+ * Ice Lake, AMD since Zen 4) and the candidates have >= V8_MIN_BITS bits.
+ * Rejected: vectorising one test across its digits (a 1000-bit product has
+ * only 20 digits, and the carries serialise it). */
+#define V8_LANES    8
+#define V8_DIGITS   80  /* 52 * 80 = 4160 >= the largest n (4101 bits) + 5 */
+#define V8_MIN_BITS 200 /* below, one scalar test is cheaper than a batch: docs/prime.md */
+#define V8_MIN_LANES 4  /* a batch costs ~3 strong_base2() tests at 256-2048 bits (docs/prime.md) */
+#define V8_MASK52   ((1ull << 52) - 1)
+
+struct v8 {
+    _Alignas(64) uint64_t n[V8_DIGITS][V8_LANES]; /* the moduli, digit-major */
+    _Alignas(64) uint64_t x[V8_DIGITS][V8_LANES]; /* 2^(top bits of d) R, then 2^d R, then 2^d */
+    _Alignas(64) uint64_t e[V8_DIGITS][V8_LANES]; /* 1: the conversion out of Montgomery form */
+    _Alignas(64) uint64_t t[2 * V8_DIGITS][V8_LANES]; /* v8_mul()'s product */
+    _Alignas(64) uint64_t k0[V8_LANES];           /* -1/n mod 2^52 per lane */
+    uint8_t bit[PRIME_BITS_MAX + 8];              /* lanes whose exponent has bit i set */
+    unsigned d;                                   /* digits in use */
+};
+
+static bool v8_supported(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int ok = -1;
+    if (ok < 0)
+        ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+/* Digit j (52 bits) of the nl limbs l. */
+static inline uint64_t digit52(const mp_limb_t *l, mp_size_t nl, unsigned j)
+{
+    unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
+    if ((mp_size_t)w >= nl)
+        return 0;
+    uint64_t v = l[w] >> off;
+    if (off > 12 && (mp_size_t)w + 1 < nl)
+        v |= l[w + 1] << (64 - off);
+    return v & V8_MASK52;
+}
+
+/* Lane `lane` of the digits a[0..d) into v (mpz, normalised). */
+static void v8_get(mpz_t v, uint64_t (*a)[V8_LANES], unsigned d, unsigned lane)
+{
+    mp_size_t nl = (mp_size_t)((52 * d + 63) / 64);
+    mp_limb_t *l = mpz_limbs_write(v, nl);
+    mpn_zero(l, nl);
+    for (unsigned j = 0; j < d; j++) {
+        uint64_t g = a[j][lane];
+        unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
+        l[w] |= g << off;
+        if (off > 12)
+            l[w + 1] |= g >> (64 - off);
+    }
+    mpz_limbs_finish(v, nl);
+}
+
+/* Lane `lane` of a[0..d) = the value v (< 2^(52 d)). */
+static void v8_set(uint64_t (*a)[V8_LANES], unsigned d, unsigned lane, const mpz_t v)
+{
+    const mp_limb_t *l = mpz_limbs_read(v);
+    mp_size_t nl = (mp_size_t)mpz_size(v);
+    for (unsigned j = 0; j < d; j++)
+        a[j][lane] = digit52(l, nl, j);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define V8_TARGET __attribute__((target("avx512f,avx512ifma")))
+
+/* r = a b / R mod n per lane, below 2n when a, b < 4n, digits < 2^52; r may
+ * be a or b. Each row adds a_i b (low halves at i + j, high at i + j + 1),
+ * then m n with m = t_i k0 mod 2^52, which clears t_i's low 52 bits; t_i's
+ * carry moves up. A digit of t collects at most 4 d terms below 2^52, and
+ * d <= 80: no overflow before the final carry pass. */
+V8_TARGET static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES],
+                             uint64_t (*b)[V8_LANES])
+{
+    unsigned d = v->d;
+    __m512i *t = (__m512i *)v->t;
+    const __m512i *n = (const __m512i *)v->n, *bv = (const __m512i *)b;
+    const __m512i zero = _mm512_setzero_si512(), k0 = _mm512_load_si512(v->k0);
+    for (unsigned k = 0; k < 2 * d; k++)
+        t[k] = zero;
+    for (unsigned i = 0; i < d; i++) {
+        __m512i ai = _mm512_load_si512(a[i]);
+        __m512i *ti = t + i;
+        for (unsigned j = 0; j < d; j++)
+            ti[j] = _mm512_madd52lo_epu64(ti[j], ai, bv[j]);
+        for (unsigned j = 0; j < d; j++)
+            ti[j + 1] = _mm512_madd52hi_epu64(ti[j + 1], ai, bv[j]);
+        __m512i m = _mm512_madd52lo_epu64(zero, ti[0], k0);
+        for (unsigned j = 0; j < d; j++)
+            ti[j] = _mm512_madd52lo_epu64(ti[j], m, n[j]);
+        for (unsigned j = 0; j < d; j++)
+            ti[j + 1] = _mm512_madd52hi_epu64(ti[j + 1], m, n[j]);
+        ti[1] = _mm512_add_epi64(ti[1], _mm512_srli_epi64(ti[0], 52));
+    }
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i c = zero;
+    for (unsigned j = 0; j < d; j++) {
+        __m512i s = _mm512_add_epi64(t[d + j], c);
+        _mm512_store_si512(r[j], _mm512_and_si512(s, mask));
+        c = _mm512_srli_epi64(s, 52);
+    }
+}
+
+/* x = 2x in the lanes of `lanes` (x < 2n there: below 4n after). */
+V8_TARGET static void v8_double(struct v8 *v, __mmask8 lanes)
+{
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i c = _mm512_setzero_si512();
+    for (unsigned j = 0; j < v->d; j++) {
+        __m512i x = _mm512_load_si512(v->x[j]);
+        __m512i s = _mm512_add_epi64(_mm512_mask_add_epi64(x, lanes, x, x), c);
+        _mm512_store_si512(v->x[j], _mm512_and_si512(s, mask));
+        c = _mm512_srli_epi64(s, 52);
+    }
+}
+#else
+static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES], uint64_t (*b)[V8_LANES])
+{
+    (void)v, (void)r, (void)a, (void)b;
+    abort(); /* v8_supported() is false */
+}
+static void v8_double(struct v8 *v, unsigned char lanes)
+{
+    (void)v, (void)lanes;
+    abort();
+}
+#endif
+
 struct prime_state {
     flint_rand_t rnd;     /* owned; its gmp_state is seeded at create */
     mpz_t start;          /* random start (or prime_next's argument) */
@@ -73,6 +221,9 @@ struct prime_state {
     mp_limb_t l2[LUCAS_LIMBS], lp[LUCAS_LIMBS]; /* lucas_aes(): 2R, PR; strong_base2(): R, -R mod n */
     mp_limb_t lt[2 * LUCAS_LIMBS];              /* both: a product */
     uint8_t sieve[WINDOW_CAP];                  /* 1 = offset k (base + 2k) is composite */
+    mpz_t vn[8];                                /* test_offsets()' batch of candidates */
+    struct v8 *v8;                              /* owned; NULL without AVX-512 IFMA */
+    bool vector;                                /* batches go to strong_base2_v8() */
 };
 
 int prime_engine_parse(const char *name, enum prime_engine *out)
@@ -147,10 +298,20 @@ struct prime_state *prime_state_create(uint64_t seed)
     struct prime_state *st = calloc(1, sizeof(*st));
     if (!st)
         return NULL;
+    if (v8_supported()) {
+        st->v8 = aligned_alloc(64, sizeof(*st->v8));
+        if (!st->v8) {
+            free(st);
+            return NULL;
+        }
+        memset(st->v8, 0, sizeof(*st->v8));
+        st->vector = true;
+    }
 
     uint64_t words[4];
     if (seed == 0) {
         if (getrandom_all(words, sizeof(words)) < 0) {
+            free(st->v8);
             free(st);
             return NULL;
         }
@@ -175,6 +336,8 @@ struct prime_state *prime_state_create(uint64_t seed)
     mpz_init2(st->d, SCRATCH_BITS);
     mpz_init2(st->x, 2 * SCRATCH_BITS);
     mpz_init_set_ui(st->two, 2);
+    for (int i = 0; i < V8_LANES; i++)
+        mpz_init2(st->vn[i], SCRATCH_BITS);
     fmpz_init(st->f);
     return st;
 }
@@ -185,6 +348,9 @@ void prime_state_destroy(struct prime_state *st)
         return;
     fmpz_clear(st->f);
     mpz_clears(st->start, st->base, st->cand, st->nm1, st->d, st->x, st->two, NULL);
+    for (int i = 0; i < V8_LANES; i++)
+        mpz_clear(st->vn[i]);
+    free(st->v8);
     flint_randclear(st->rnd);
     free(st);
 }
@@ -203,20 +369,28 @@ int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned win
     return 0;
 }
 
+int prime_state_vector(struct prime_state *st, bool on)
+{
+    if (on && !st->v8)
+        return -ENOTSUP;
+    st->vector = on;
+    return 0;
+}
+
+bool prime_vector_supported(void)
+{
+    return v8_supported();
+}
+
 void prime_state_stats(const struct prime_state *st, struct prime_stats *out)
 {
     *out = st->stats;
 }
 
-/* The strong probable-prime test to base 2 (BPSW's first half) by mpz_powm:
- * what strong_base2() below replaced, kept as the reference the tests and
- * prime_bench --checks compare it with (PRIME_CHECK_BASE2_GMP). */
-static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
+/* The end of a strong base-2 test of n, n - 1 = d 2^s, once st->x = 2^d mod n
+ * (st->nm1 = n - 1): 1 when n passes, 0 when it fails. */
+static int strong_tail(struct prime_state *st, const mpz_t n, mp_bitcnt_t s)
 {
-    mpz_sub_ui(st->nm1, n, 1);
-    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
-    mpz_tdiv_q_2exp(st->d, st->nm1, s);
-    mpz_powm(st->x, st->two, st->d, n);
     if (mpz_cmp_ui(st->x, 1) == 0 || mpz_cmp(st->x, st->nm1) == 0)
         return 1;
     for (mp_bitcnt_t i = 1; i < s; i++) {
@@ -228,6 +402,18 @@ static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
             return 0;
     }
     return 0;
+}
+
+/* The strong probable-prime test to base 2 (BPSW's first half) by mpz_powm:
+ * what strong_base2() below replaced, kept as the reference the tests and
+ * prime_bench --checks compare it with (PRIME_CHECK_BASE2_GMP). */
+static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
+{
+    mpz_sub_ui(st->nm1, n, 1);
+    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
+    mpz_tdiv_q_2exp(st->d, st->nm1, s);
+    mpz_powm(st->x, st->two, st->d, n);
+    return strong_tail(st, n, s);
 }
 
 /* ---- BPSW's two halves in Montgomery form --------------------------------
@@ -354,6 +540,66 @@ static int strong_base2(struct prime_state *st, const mpz_t n, const struct stop
             return 1;
         if (mpn_cmp(x, one, nn) == 0)
             return 0;
+    }
+    return 0;
+}
+
+/* Strong base-2 tests of the odd numbers st->vn[0..cnt) (1 <= cnt <= 8, each
+ * >= 3 and below 2^(52 V8_DIGITS - 5)), eight lanes at once (the comment
+ * above struct v8): res[j] = 1 when vn[j] passes, 0 when it fails. The lanes
+ * from cnt up test a copy of vn[0]. Same answers as strong_base2(); returns 0,
+ * or -1 when `stop` says so (its key is the lowest lane's). Needs st->v8. */
+static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const struct stop *stop)
+{
+    struct v8 *v = st->v8;
+    mpz_t *n = st->vn;
+    mp_bitcnt_t s[V8_LANES];
+    size_t maxbits = 0, maxd = 0;
+    for (unsigned j = 0; j < V8_LANES; j++) {
+        if (j >= cnt)
+            mpz_set(n[j], n[0]);
+        size_t b = mpz_sizeinbase(n[j], 2);
+        s[j] = mpz_scan1(n[j], 1); /* n odd: the zeros at the bottom of n - 1 */
+        maxbits = b > maxbits ? b : maxbits;
+        maxd = b - s[j] > maxd ? b - s[j] : maxd; /* d = (n - 1) / 2^s = n >> s has b - s bits */
+    }
+    unsigned dg = (unsigned)((maxbits + 5 + 51) / 52);
+    v->d = dg;
+    /* the ladder runs over the exponents' low `low` bits; the bits above it
+     * (at most 6) give each lane's start x = 2^h R mod n at once */
+    size_t low = maxd > 6 ? maxd - 6 : 0;
+    memset(v->bit, 0, low);
+    memset(v->e, 0, sizeof(v->e[0]) * dg);
+    for (unsigned j = 0; j < V8_LANES; j++) {
+        const mp_limb_t *l = mpz_limbs_read(n[j]);
+        v->k0[j] = -limb_inverse(l[0]) & V8_MASK52;
+        v->e[0][j] = 1;
+        v8_set(v->n, dg, j, n[j]);
+        mpz_fdiv_q_2exp(st->x, n[j], s[j] + low);
+        unsigned long h = mpz_get_ui(st->x);
+        mpz_set_ui(st->x, 1);
+        mpz_mul_2exp(st->x, st->x, h + 52ul * dg);
+        mpz_tdiv_r(st->x, st->x, n[j]);
+        v8_set(v->x, dg, j, st->x);
+        for (size_t i = 0; i < low; i++) {
+            size_t b = i + s[j]; /* bit i of d is bit i + s of n (s >= 1) */
+            v->bit[i] |= (uint8_t)(((l[b / GMP_NUMB_BITS] >> (b % GMP_NUMB_BITS)) & 1) << j);
+        }
+    }
+    for (size_t i = low; i-- > 0;) {
+        if ((i & STOP_EVERY) == 0 && stopped(stop))
+            return -1;
+        v8_mul(v, v->x, v->x, v->x);
+        if (v->bit[i])
+            v8_double(v, v->bit[i]);
+    }
+    v8_mul(v, v->x, v->x, v->e); /* out of Montgomery form: 2^d mod n (below n + 1) */
+    for (unsigned j = 0; j < cnt; j++) {
+        v8_get(st->x, v->x, dg, j);
+        if (mpz_cmp(st->x, n[j]) >= 0)
+            mpz_sub(st->x, st->x, n[j]);
+        mpz_sub_ui(st->nm1, n[j], 1);
+        res[j] = strong_tail(st, n[j], s[j]);
     }
     return 0;
 }
@@ -491,33 +737,64 @@ static unsigned survivors(const uint8_t *s, unsigned w)
 /* Tests the sieve survivors among offsets [lo, hi) of o's window (o's base
  * and sieve) with st's scratch, in order. Returns the first answer's key, the
  * answer left in st->cand; HUNT_NONE when there is none, or as soon as *found
- * (NULL when nobody else searches) holds a lower one. */
+ * (NULL when nobody else searches) holds a lower one. With st->vector the
+ * survivors go in batches of eight to strong_base2_v8() (a batch of fewer than
+ * V8_MIN_LANES, at a range's end, one by one to strong_base2()): the
+ * survivors after the answer in its batch are tested for nothing, and the
+ * answer is the same. */
 static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o, unsigned lo, unsigned hi,
                              unsigned max_bits, _Atomic uint32_t *found)
 {
-    for (unsigned k = lo; k < hi; k++) {
-        if (o->sieve[k])
-            continue;
-        if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * k)
-            return HUNT_NONE;
-        mpz_add_ui(st->cand, o->base, 2ul * k);
-        if (mpz_sizeinbase(st->cand, 2) > max_bits)
-            return 2 * k + 1;
-        st->stats.tests++;
-        struct stop stop = {found, 2 * k};
-        int r = strong_base2(st, st->cand, &stop);
-        if (r > 0) {
-            st->stats.lucas++;
-            r = lucas(st, st->cand, &stop);
+    unsigned lanes = st->vector && max_bits >= V8_MIN_BITS ? V8_LANES : 1;
+    unsigned k = lo;
+    for (;;) {
+        unsigned ks[V8_LANES], cnt = 0;
+        uint32_t past = HUNT_NONE;
+        for (; k < hi && cnt < lanes; k++) {
+            if (o->sieve[k])
+                continue;
+            mpz_add_ui(st->vn[cnt], o->base, 2ul * k);
+            if (mpz_sizeinbase(st->vn[cnt], 2) > max_bits) {
+                past = 2 * k + 1; /* and every offset after it */
+                k = hi;
+                break;
+            }
+            ks[cnt++] = k;
         }
-        if (r > 0)
-            return 2 * k;
-        if (r < 0) {
-            st->stats.stopped++;
+        if (cnt == 0)
+            return past;
+        if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * ks[0])
             return HUNT_NONE;
+        int res[V8_LANES];
+        bool batch = cnt >= V8_MIN_LANES && lanes > 1 && mpz_sizeinbase(st->vn[0], 2) >= V8_MIN_BITS;
+        if (batch) {
+            struct stop stop = {found, 2 * ks[0]};
+            st->stats.batches++;
+            if (strong_base2_v8(st, cnt, res, &stop) < 0) {
+                st->stats.stopped++;
+                return HUNT_NONE;
+            }
         }
+        for (unsigned j = 0; j < cnt; j++) {
+            struct stop stop = {found, 2 * ks[j]};
+            st->stats.tests++;
+            int r = batch ? res[j] : strong_base2(st, st->vn[j], &stop);
+            if (r > 0) {
+                st->stats.lucas++;
+                r = lucas(st, st->vn[j], &stop);
+            }
+            if (r > 0) {
+                mpz_set(st->cand, st->vn[j]);
+                return 2 * ks[j];
+            }
+            if (r < 0) {
+                st->stats.stopped++;
+                return HUNT_NONE;
+            }
+        }
+        if (past != HUNT_NONE)
+            return past;
     }
-    return HUNT_NONE;
 }
 
 static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned np, unsigned w, unsigned max_bits);
@@ -835,6 +1112,18 @@ int prime_check(struct prime_state *st, enum prime_check c, const char *hex)
         return strong_base2(st, st->cand, NULL);
     case PRIME_CHECK_BASE2_GMP:
         return strong_base2_gmp(st, st->cand);
+    case PRIME_CHECK_BASE2_VECTOR: {
+        if (!st->v8)
+            return -ENOTSUP;
+        /* n in lane (n >> 1) mod 8, so each lane has its turn; n + 2, n + 4, ...
+         * (other sizes, other exponents) in the others */
+        unsigned at = (unsigned)(mpz_getlimbn(st->cand, 0) >> 1) % V8_LANES;
+        int res[V8_LANES];
+        for (unsigned j = 0; j < V8_LANES; j++)
+            mpz_add_ui(st->vn[j], st->cand, 2ul * ((j - at) % V8_LANES));
+        strong_base2_v8(st, V8_LANES, res, NULL);
+        return res[at];
+    }
     case PRIME_CHECK_LUCAS:
         return lucas_aes(st, st->cand, NULL);
     case PRIME_CHECK_FLINT_LUCAS: {

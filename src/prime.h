@@ -90,7 +90,8 @@ struct prime_stats {
                            past `bits` bits is redrawn) */
     uint64_t windows;   /* sieve windows sieved */
     uint64_t survivors; /* offsets of those windows the sieve left unmarked */
-    uint64_t tests;     /* strong base-2 tests run on sieve survivors */
+    uint64_t tests;     /* strong base-2 tests run on sieve survivors (a batch's every lane) */
+    uint64_t batches;   /* batches of up to eight of those tests run at once (AVX-512 IFMA) */
     uint64_t lucas;     /* Lucas tests run (survivors of the base-2 test) */
     uint64_t shared;    /* windows offered to helpers by prime_generate_shared() */
     uint64_t helped;    /* pieces of another thread's hunt tested with this state */
@@ -107,6 +108,15 @@ void prime_state_stats(const struct prime_state *st, struct prime_stats *out);
  * -EINVAL when a value is above its cap. */
 int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned window);
 
+/* Whether the sieve engine of st runs its strong base-2 tests eight at a time
+ * (AVX-512 IFMA; the default where the CPU has it, from 200 bits) or one by
+ * one (on = false; benchmarks and tests compare the two). Same primes either
+ * way. Returns 0, or -ENOTSUP for on = true where the CPU lacks AVX-512 IFMA. */
+int prime_state_vector(struct prime_state *st, bool on);
+
+/* Whether this CPU runs the eight-at-a-time test (AVX-512 F and IFMA). */
+bool prime_vector_supported(void);
+
 /* Writes the smallest probable prime greater than start_hex (hexadecimal, no
  * prefix, PRIME_BITS_MIN..PRIME_BITS_MAX bits) as computed by engine e (flint:
  * fmpz_nextprime(..., 0), i.e. GMP's mpz_nextprime; sieve: the sieve and BPSW).
@@ -122,6 +132,8 @@ enum prime_check {
     PRIME_CHECK_LUCAS,       /* BPSW's second half: the almost extra strong Lucas test */
     PRIME_CHECK_FLINT_LUCAS, /* FLINT's Lucas test (Selfridge's parameters), which it replaced */
     PRIME_CHECK_BASE2_GMP,   /* the strong base-2 test by mpz_powm, which PRIME_CHECK_BASE2 replaced */
+    PRIME_CHECK_BASE2_VECTOR, /* PRIME_CHECK_BASE2 eight at a time (n in one lane, n + 2, n + 4, ...
+                                 in the others); -ENOTSUP without AVX-512 IFMA */
 };
 
 /* Runs check c on the odd number n written in hex (hexadecimal, no prefix,

@@ -636,7 +636,7 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     struct prime_state *st = prime_state_create(3);
     static const char *bad[] = {NULL, "", "0", "1", "2", "4", "1g", "0x7", "-7", " 7"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_BASE2_GMP; c++)
+        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_BASE2_VECTOR; c++)
             cr_assert_eq(prime_check(st, (enum prime_check)c, bad[i]), -EINVAL, "%s", bad[i] ? bad[i] : "NULL");
     cr_assert_eq(prime_check(st, (enum prime_check)99, "7"), -EINVAL);
     char big[PRIME_BITS_MAX / 4 + 3];
@@ -649,4 +649,100 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "5"), 1);
     cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "9"), 0);
     prime_state_destroy(st);
+}
+
+/* The eight-lane base-2 test (AVX-512 IFMA) against the one-lane test:
+ * every odd number below 2^14 (the strong base-2 pseudoprimes 2047, 3277,
+ * 4033, 4681, 8321 among them), random odd numbers and primes from one limb
+ * to the largest accepted size, and composite Mersenne numbers (which pass).
+ * Each number sits in a different lane, beside its neighbours n + 2, n + 4,
+ * ... (other exponents, other sizes) in the others. */
+Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
+{
+    if (!prime_vector_supported())
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    struct prime_state *st = prime_state_create(4);
+    char hn[PRIME_BITS_MAX / 4 + 2];
+    unsigned passed = 0;
+    for (unsigned long n = 3; n < (1ul << 14); n += 2) {
+        snprintf(hn, sizeof(hn), "%lx", n);
+        int want = prime_check(st, PRIME_CHECK_BASE2, hn);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), want, "n = %lu", n);
+        passed += want;
+    }
+    cr_assert_eq(passed, 1900 + 5, "%u pass (1899 odd primes and 5 pseudoprimes below 2^14, and 3)", passed);
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, 23);
+    mpz_t n;
+    mpz_init(n);
+    static const unsigned bits[] = {63, 64, 65, 200, 500, 1000, 1001, 1035, 1036, 1040, 2048, PRIME_BITS_MAX + 4};
+    passed = 0;
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        for (int k = 0; k < 24; k++) {
+            mpz_urandomb(n, rs, bits[i]);
+            mpz_setbit(n, bits[i] - 1);
+            mpz_setbit(n, 0);
+            if (k >= (bits[i] > 2048 ? 24 : bits[i] > 1040 ? 21 : 16)) /* some primes (few large: slow) */
+                mpz_nextprime(n, n);
+            if (k == 23) { /* 2^(b-1) + 1 and the like: s large, d short */
+                mpz_set_ui(n, 1);
+                mpz_setbit(n, bits[i] - 1 - (bits[i] / 3));
+            }
+            if (mpz_sizeinbase(n, 2) > PRIME_BITS_MAX + 4)
+                continue;
+            mpz_get_str(hn, 16, n);
+            int want = prime_check(st, PRIME_CHECK_BASE2, hn);
+            cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), want, "%u bits: %s", bits[i], hn);
+            passed += want;
+        }
+    }
+    cr_assert_geq(passed, 70, "only %u of the primes passed", passed);
+    static const unsigned mersenne[] = {11, 23, 29, 67, 257, 1061, 4001}; /* 2^p - 1 composite */
+    for (size_t i = 0; i < sizeof(mersenne) / sizeof(mersenne[0]); i++) {
+        mpz_set_ui(n, 0);
+        mpz_setbit(n, mersenne[i]);
+        mpz_sub_ui(n, n, 1);
+        mpz_get_str(hn, 16, n);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "2^%u - 1", mersenne[i]);
+    }
+    mpz_clear(n);
+    gmp_randclear(rs);
+    prime_state_destroy(st);
+}
+
+/* The sieve engine with its base-2 tests eight at a time and one at a time:
+ * the same primes, and the same tests consulted (a batch's lanes after the
+ * answer do not count); only the batched one runs batches. */
+Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
+{
+    struct prime_state *probe = prime_state_create(1);
+    int on = prime_state_vector(probe, true);
+    cr_assert_eq(on, prime_vector_supported() ? 0 : -ENOTSUP);
+    cr_assert_eq(prime_state_vector(probe, false), 0);
+    prime_state_destroy(probe);
+    if (!prime_vector_supported())
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    static const unsigned bits[] = {200, 256, 512, 1000, 2048};
+    char a[HEXCAP], b[HEXCAP];
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        struct prime_state *v = prime_state_create(41 + i), *s = prime_state_create(41 + i);
+        cr_assert_eq(prime_state_vector(s, false), 0);
+        int n = bits[i] >= 2048 ? 2 : 6;
+        for (int k = 0; k < n; k++) {
+            cr_assert_eq(prime_generate(v, PRIME_ENGINE_SIEVE, bits[i], a, sizeof(a)), (int)bits[i]);
+            cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits[i], b, sizeof(b)), (int)bits[i]);
+            cr_assert_str_eq(a, b, "%u bits, prime %d", bits[i], k);
+            check_prime_hex(a, bits[i], "vector");
+        }
+        struct prime_stats sv, ss;
+        prime_state_stats(v, &sv);
+        prime_state_stats(s, &ss);
+        cr_assert_eq(sv.tests, ss.tests, "%u bits", bits[i]);
+        cr_assert_eq(sv.lucas, ss.lucas, "%u bits", bits[i]);
+        cr_assert_gt(sv.batches, 0, "%u bits: no batch", bits[i]);
+        cr_assert_eq(ss.batches, 0);
+        prime_state_destroy(v);
+        prime_state_destroy(s);
+    }
 }
