@@ -846,7 +846,8 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
  * An open window has two phases. First its sieve, cut into chunks of
  * SIEVE_CHUNK sieving primes claimed with a fetch-add on `chunk`; each chunk
  * is counted in `sieved` (release) when its marks are in. Then its tests,
- * pieces of PRIME_PIECE offsets claimed with a fetch-add on `next`, which a
+ * pieces of `piece` offsets (PRIME_PIECE, or PRIME_PIECE_VECTOR when the
+ * owner batches its tests) claimed with a fetch-add on `next`, which a
  * thread starts only once `sieved` counts every chunk (acquire: every mark is
  * visible). A thread that finds the chunks all claimed but not all in waits
  * for the one in progress (a few tens of microseconds). `found` only
@@ -863,7 +864,7 @@ struct prime_hunt {
     _Atomic uint32_t found;              /* lowest key: 2 * offset, + 1 past max_bits */
     /* written by the owner while closed, read-only while open */
     struct prime_state *owner; /* its sieve is marked by every thread in the sieve phase */
-    unsigned np, chunks, w, pieces, max_bits;
+    unsigned np, chunks, w, piece, pieces, max_bits;
 };
 
 static inline void spin_pause(void)
@@ -926,7 +927,7 @@ static void hunt_sieved(struct prime_hunt *h)
 static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 {
     unsigned p = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
-    if (p >= h->pieces || atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * p * PRIME_PIECE)
+    if (p >= h->pieces || atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * p * h->piece)
         return false;
     *piece = p;
     return true;
@@ -935,8 +936,8 @@ static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 /* Tests one piece of the owner's window with st's scratch. */
 static void hunt_piece(struct prime_state *st, struct prime_hunt *h, unsigned piece)
 {
-    unsigned hi = (piece + 1) * PRIME_PIECE < h->w ? (piece + 1) * PRIME_PIECE : h->w;
-    uint32_t key = test_offsets(st, h->owner, piece * PRIME_PIECE, hi, h->max_bits, &h->found);
+    unsigned hi = (piece + 1) * h->piece < h->w ? (piece + 1) * h->piece : h->w;
+    uint32_t key = test_offsets(st, h->owner, piece * h->piece, hi, h->max_bits, &h->found);
     if (key != HUNT_NONE)
         found_min(h, key);
 }
@@ -977,7 +978,8 @@ static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsign
     h->np = np;
     h->chunks = (np + SIEVE_CHUNK - 1) / SIEVE_CHUNK;
     h->w = w;
-    h->pieces = (w + PRIME_PIECE - 1) / PRIME_PIECE;
+    h->piece = st->vector && max_bits >= V8_MIN_BITS ? PRIME_PIECE_VECTOR : PRIME_PIECE;
+    h->pieces = (w + h->piece - 1) / h->piece;
     h->max_bits = max_bits;
     atomic_store_explicit(&h->chunk, 0, memory_order_relaxed);
     atomic_store_explicit(&h->sieved, 0, memory_order_relaxed);
