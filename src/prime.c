@@ -76,7 +76,9 @@ static void fill_odd_primes(void)
 #define V8_LANES    8
 #define V8_DIGITS   80  /* 52 * 80 = 4160 >= the largest n (4101 bits) + 5 */
 #define V8_MIN_BITS 200 /* below, one scalar test is cheaper than a batch: docs/prime.md */
-#define V8_MIN_LANES 4  /* a batch costs ~3 strong_base2() tests at 256-2048 bits (docs/prime.md) */
+/* A batch of fewer candidates runs them one by one: a batch costs ~1 strong_base2() test at
+ * 20 digits (v8_mul_20()), ~2.5-3 at other sizes (docs/prime.md). */
+#define V8_MIN_LANES(d) ((d) == 20 ? 2u : 4u)
 #define V8_MASK52   ((1ull << 52) - 1)
 
 struct v8 {
@@ -88,6 +90,12 @@ struct v8 {
     uint8_t bit[PRIME_BITS_MAX + 8];              /* lanes whose exponent has bit i set */
     unsigned d;                                   /* digits in use */
 };
+
+/* Digits of 52 bits for n of `bits` bits: 16 n < R = 2^(52 d). */
+static inline unsigned v8_digits(size_t bits)
+{
+    return (unsigned)((bits + 5 + 51) / 52);
+}
 
 static bool v8_supported(void)
 {
@@ -147,8 +155,8 @@ static void v8_set(uint64_t (*a)[V8_LANES], unsigned d, unsigned lane, const mpz
  * then m n with m = t_i k0 mod 2^52, which clears t_i's low 52 bits; t_i's
  * carry moves up. A digit of t collects at most 4 d terms below 2^52, and
  * d <= 80: no overflow before the final carry pass. */
-V8_TARGET static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES],
-                             uint64_t (*b)[V8_LANES])
+V8_TARGET static void v8_mul_mem(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES],
+                                 uint64_t (*b)[V8_LANES])
 {
     unsigned d = v->d;
     __m512i *t = (__m512i *)v->t;
@@ -177,6 +185,70 @@ V8_TARGET static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a
         _mm512_store_si512(r[j], _mm512_and_si512(s, mask));
         c = _mm512_srli_epi64(s, 52);
     }
+}
+
+/* v8_mul() for a digit count known at compile time: the D + 1 digits a row
+ * touches live in registers (acc, shifted down one digit per row by
+ * renaming once the loops are unrolled) instead of t in memory, where each
+ * multiply-add was a load and a store. Same product, same bounds. */
+V8_TARGET static inline __attribute__((always_inline)) void v8_mul_regs(struct v8 *v, uint64_t (*r)[V8_LANES],
+                                                                          uint64_t (*a)[V8_LANES],
+                                                                          uint64_t (*b)[V8_LANES], const unsigned d)
+{
+    const __m512i *n = (const __m512i *)v->n, *bv = (const __m512i *)b;
+    const __m512i zero = _mm512_setzero_si512(), k0 = _mm512_load_si512(v->k0);
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i acc[V8_DIGITS + 1];
+#pragma GCC unroll 80
+    for (unsigned k = 0; k <= d; k++)
+        acc[k] = zero;
+#pragma GCC unroll 80
+    for (unsigned i = 0; i < d; i++) {
+        __m512i ai = _mm512_load_si512(a[i]);
+#pragma GCC unroll 80
+        for (unsigned j = 0; j < d; j++)
+            acc[j] = _mm512_madd52lo_epu64(acc[j], ai, bv[j]);
+#pragma GCC unroll 80
+        for (unsigned j = 0; j < d; j++)
+            acc[j + 1] = _mm512_madd52hi_epu64(acc[j + 1], ai, bv[j]);
+        __m512i m = _mm512_madd52lo_epu64(zero, acc[0], k0);
+#pragma GCC unroll 80
+        for (unsigned j = 0; j < d; j++)
+            acc[j] = _mm512_madd52lo_epu64(acc[j], m, n[j]);
+#pragma GCC unroll 80
+        for (unsigned j = 0; j < d; j++)
+            acc[j + 1] = _mm512_madd52hi_epu64(acc[j + 1], m, n[j]);
+        __m512i carry = _mm512_srli_epi64(acc[0], 52);
+#pragma GCC unroll 80
+        for (unsigned j = 0; j < d; j++)
+            acc[j] = acc[j + 1];
+        acc[d] = zero;
+        acc[0] = _mm512_add_epi64(acc[0], carry);
+    }
+    __m512i c = zero;
+#pragma GCC unroll 80
+    for (unsigned j = 0; j < d; j++) {
+        __m512i s = _mm512_add_epi64(acc[j], c);
+        _mm512_store_si512(r[j], _mm512_and_si512(s, mask));
+        c = _mm512_srli_epi64(s, 52);
+    }
+}
+
+/* 1000-bit candidates (984-1035 bits) have 20 digits: the engine's default size. */
+V8_TARGET static void v8_mul_20(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES],
+                                uint64_t (*b)[V8_LANES])
+{
+    v8_mul_regs(v, r, a, b, 20);
+}
+
+/* r = a b / R mod n per lane (v8_mul_mem()'s contract), by the unrolled
+ * version where there is one for the size. */
+static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES], uint64_t (*b)[V8_LANES])
+{
+    if (v->d == 20)
+        v8_mul_20(v, r, a, b);
+    else
+        v8_mul_mem(v, r, a, b);
 }
 
 /* x = 2x in the lanes of `lanes` (x < 2n there: below 4n after). */
@@ -563,7 +635,7 @@ static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const
         maxbits = b > maxbits ? b : maxbits;
         maxd = b - s[j] > maxd ? b - s[j] : maxd; /* d = (n - 1) / 2^s = n >> s has b - s bits */
     }
-    unsigned dg = (unsigned)((maxbits + 5 + 51) / 52);
+    unsigned dg = v8_digits(maxbits);
     v->d = dg;
     /* the ladder runs over the exponents' low `low` bits; the bits above it
      * (at most 6) give each lane's start x = 2^h R mod n at once */
@@ -766,7 +838,8 @@ static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o
         if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * ks[0])
             return HUNT_NONE;
         int res[V8_LANES];
-        bool batch = cnt >= V8_MIN_LANES && lanes > 1 && mpz_sizeinbase(st->vn[0], 2) >= V8_MIN_BITS;
+        size_t nbits = mpz_sizeinbase(st->vn[cnt - 1], 2); /* the largest sets the digits */
+        bool batch = lanes > 1 && nbits >= V8_MIN_BITS && cnt >= V8_MIN_LANES(v8_digits(nbits));
         if (batch) {
             struct stop stop = {found, 2 * ks[0]};
             st->stats.batches++;
@@ -807,6 +880,8 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
 {
     unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
     unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
+    if (!st->tune_primes && st->vector && bits >= V8_MIN_BITS)
+        np /= 4; /* a test costs 1/3-1/8 of a scalar one: the balance point moves down (docs/prime.md) */
     unsigned w = st->tune_window ? st->tune_window : window_for(bits);
     /* Filled on the first sieve call, so a flint-only process never pays. */
     pthread_once(&odd_primes_once, fill_odd_primes);
