@@ -187,6 +187,19 @@ V8_TARGET static void v8_mul_mem(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t
     }
 }
 
+/* acc[0..d] += x y[0..d) (x one digit per lane): the low halves at j, the
+ * high halves at j + 1. */
+V8_TARGET static inline __attribute__((always_inline)) void v8_row(__m512i *acc, __m512i x, const __m512i *y,
+                                                                     const unsigned d)
+{
+#pragma GCC unroll 80
+    for (unsigned j = 0; j < d; j++)
+        acc[j] = _mm512_madd52lo_epu64(acc[j], x, y[j]);
+#pragma GCC unroll 80
+    for (unsigned j = 0; j < d; j++)
+        acc[j + 1] = _mm512_madd52hi_epu64(acc[j + 1], x, y[j]);
+}
+
 /* v8_mul() for a digit count known at compile time: the D + 1 digits a row
  * touches live in registers (acc, shifted down one digit per row by
  * renaming once the loops are unrolled) instead of t in memory, where each
@@ -205,19 +218,8 @@ V8_TARGET static inline __attribute__((always_inline)) void v8_mul_regs(struct v
 #pragma GCC unroll 80
     for (unsigned i = 0; i < d; i++) {
         __m512i ai = _mm512_load_si512(a[i]);
-#pragma GCC unroll 80
-        for (unsigned j = 0; j < d; j++)
-            acc[j] = _mm512_madd52lo_epu64(acc[j], ai, bv[j]);
-#pragma GCC unroll 80
-        for (unsigned j = 0; j < d; j++)
-            acc[j + 1] = _mm512_madd52hi_epu64(acc[j + 1], ai, bv[j]);
-        __m512i m = _mm512_madd52lo_epu64(zero, acc[0], k0);
-#pragma GCC unroll 80
-        for (unsigned j = 0; j < d; j++)
-            acc[j] = _mm512_madd52lo_epu64(acc[j], m, n[j]);
-#pragma GCC unroll 80
-        for (unsigned j = 0; j < d; j++)
-            acc[j + 1] = _mm512_madd52hi_epu64(acc[j + 1], m, n[j]);
+        v8_row(acc, ai, bv, d);
+        v8_row(acc, _mm512_madd52lo_epu64(zero, acc[0], k0), n, d);
         __m512i carry = _mm512_srli_epi64(acc[0], 52);
 #pragma GCC unroll 80
         for (unsigned j = 0; j < d; j++)

@@ -584,8 +584,10 @@ Test(prime, lucas_passes_primes_and_fails_composites_of_many_limbs, .fini = fini
     prime_state_destroy(st);
 }
 
-/* strong_base2() (Montgomery, doublings) against mpz_powm's test, at the
- * limb boundaries and up to the largest accepted size: random odd numbers,
+/* strong_base2() (Montgomery, doublings) against mpz_powm's test, and the
+ * eight-lane test where the CPU has it (each number in a different lane
+ * beside its neighbours n + 2, n + 4, ...: other exponents, other sizes), at
+ * the limb and digit boundaries and up to the largest accepted size: random odd numbers,
  * primes, and composite Mersenne numbers 2^p - 1 (p prime), which are strong
  * base-2 pseudoprimes (2^p = 1, and p divides d) and fall to the Lucas half. */
 Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
@@ -597,8 +599,9 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
     mpz_t n;
     mpz_init(n);
     char hn[PRIME_BITS_MAX / 4 + 2];
-    static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 2048, PRIME_BITS_MAX + 4};
+    static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 1035, 1036, 2048, PRIME_BITS_MAX + 4};
     unsigned passed = 0;
+    bool vector = prime_vector_supported(); /* and the eight-lane test (20 digits up to 1035 bits) */
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
         for (int k = 0; k < 40; k++) {
             mpz_urandomb(n, rs, bits[i]);
@@ -611,6 +614,8 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
             mpz_get_str(hn, 16, n);
             int b2 = prime_check(st, PRIME_CHECK_BASE2, hn);
             cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_GMP, hn), "%u bits: %s", bits[i], hn);
+            if (vector)
+                cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), "%u bits: %s", bits[i], hn);
             cr_assert_eq(b2, mpz_probab_prime_p(n, 25) > 0, "%u bits: %s", bits[i], hn);
             passed += b2;
         }
@@ -624,6 +629,8 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
         mpz_get_str(hn, 16, n);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "2^%u - 1", mersenne[i]);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_GMP, hn), 1, "2^%u - 1", mersenne[i]);
+        if (vector)
+            cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "2^%u - 1", mersenne[i]);
         cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), 0, "2^%u - 1", mersenne[i]);
     }
     mpz_clear(n);
@@ -651,12 +658,11 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     prime_state_destroy(st);
 }
 
-/* The eight-lane base-2 test (AVX-512 IFMA) against the one-lane test:
+/* The eight-lane base-2 test (AVX-512 IFMA) against the one-lane test on
  * every odd number below 2^14 (the strong base-2 pseudoprimes 2047, 3277,
- * 4033, 4681, 8321 among them), random odd numbers and primes from one limb
- * to the largest accepted size, and composite Mersenne numbers (which pass).
- * Each number sits in a different lane, beside its neighbours n + 2, n + 4,
- * ... (other exponents, other sizes) in the others. */
+ * 4033, 4681, 8321 among them) and on 2^k + 1 (s = k: the longest tail, the
+ * shortest exponent) from one limb to the largest size; random numbers and
+ * pseudoprimes of many sizes: base2_agrees_with_mpz_powm_at_many_limbs. */
 Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
 {
     if (!prime_vector_supported())
@@ -671,43 +677,16 @@ Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
         passed += want;
     }
     cr_assert_eq(passed, 1900 + 5, "%u pass (1899 odd primes and 5 pseudoprimes below 2^14, and 3)", passed);
-    gmp_randstate_t rs;
-    gmp_randinit_default(rs);
-    gmp_randseed_ui(rs, 23);
     mpz_t n;
     mpz_init(n);
-    static const unsigned bits[] = {63, 64, 65, 200, 500, 1000, 1001, 1035, 1036, 1040, 2048, PRIME_BITS_MAX + 4};
-    passed = 0;
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-        for (int k = 0; k < 24; k++) {
-            mpz_urandomb(n, rs, bits[i]);
-            mpz_setbit(n, bits[i] - 1);
-            mpz_setbit(n, 0);
-            if (k >= (bits[i] > 2048 ? 24 : bits[i] > 1040 ? 21 : 16)) /* some primes (few large: slow) */
-                mpz_nextprime(n, n);
-            if (k == 23) { /* 2^(b-1) + 1 and the like: s large, d short */
-                mpz_set_ui(n, 1);
-                mpz_setbit(n, bits[i] - 1 - (bits[i] / 3));
-            }
-            if (mpz_sizeinbase(n, 2) > PRIME_BITS_MAX + 4)
-                continue;
-            mpz_get_str(hn, 16, n);
-            int want = prime_check(st, PRIME_CHECK_BASE2, hn);
-            cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), want, "%u bits: %s", bits[i], hn);
-            passed += want;
-        }
-    }
-    cr_assert_geq(passed, 70, "only %u of the primes passed", passed);
-    static const unsigned mersenne[] = {11, 23, 29, 67, 257, 1061, 4001}; /* 2^p - 1 composite */
-    for (size_t i = 0; i < sizeof(mersenne) / sizeof(mersenne[0]); i++) {
-        mpz_set_ui(n, 0);
-        mpz_setbit(n, mersenne[i]);
-        mpz_sub_ui(n, n, 1);
+    for (unsigned k = 1; k < PRIME_BITS_MAX; k += k < 80 ? 1 : 97) {
+        mpz_set_ui(n, 1);
+        mpz_setbit(n, k);
         mpz_get_str(hn, 16, n);
-        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "2^%u - 1", mersenne[i]);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), prime_check(st, PRIME_CHECK_BASE2, hn),
+                     "2^%u + 1", k);
     }
     mpz_clear(n);
-    gmp_randclear(rs);
     prime_state_destroy(st);
 }
 
