@@ -86,6 +86,9 @@ struct v8 {
     _Alignas(64) uint64_t x[V8_DIGITS][V8_LANES]; /* 2^(top bits of d) R, then 2^d R, then 2^d */
     _Alignas(64) uint64_t e[V8_DIGITS][V8_LANES]; /* 1: the conversion out of Montgomery form */
     _Alignas(64) uint64_t t[2 * V8_DIGITS][V8_LANES]; /* v8_mul()'s product */
+    _Alignas(64) uint64_t a[V8_DIGITS][V8_LANES]; /* lucas_v8(): the product's operands */
+    _Alignas(64) uint64_t b[V8_DIGITS][V8_LANES];
+    _Alignas(64) uint64_t c[V8_DIGITS][V8_LANES]; /* lucas_v8(): 2n - P R, 2n - 2 R */
     _Alignas(64) uint64_t k0[V8_LANES];           /* -1/n mod 2^52 per lane */
     uint8_t bit[PRIME_BITS_MAX + 8];              /* lanes whose exponent has bit i set */
     unsigned d;                                   /* digits in use */
@@ -253,6 +256,29 @@ static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES
         v8_mul_mem(v, r, a, b);
 }
 
+/* a and b = x's lanes picked by the lane indices ia and ib (lucas_v8()). */
+V8_TARGET static void v8_pick(struct v8 *v, const long long *ia, const long long *ib)
+{
+    const __m512i pa = _mm512_loadu_si512(ia), pb = _mm512_loadu_si512(ib);
+    for (unsigned j = 0; j < v->d; j++) {
+        __m512i x = _mm512_load_si512(v->x[j]);
+        _mm512_store_si512(v->a[j], _mm512_permutexvar_epi64(pa, x));
+        _mm512_store_si512(v->b[j], _mm512_permutexvar_epi64(pb, x));
+    }
+}
+
+/* x += c, digits renormalised (x < 2n and c <= 2n: below 4n after). */
+V8_TARGET static void v8_add_c(struct v8 *v)
+{
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i carry = _mm512_setzero_si512();
+    for (unsigned j = 0; j < v->d; j++) {
+        __m512i s = _mm512_add_epi64(_mm512_add_epi64(_mm512_load_si512(v->x[j]), _mm512_load_si512(v->c[j])), carry);
+        _mm512_store_si512(v->x[j], _mm512_and_si512(s, mask));
+        carry = _mm512_srli_epi64(s, 52);
+    }
+}
+
 /* x = 2x in the lanes of `lanes` (x < 2n there: below 4n after). */
 V8_TARGET static void v8_double(struct v8 *v, __mmask8 lanes)
 {
@@ -274,6 +300,16 @@ static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES
 static void v8_double(struct v8 *v, unsigned char lanes)
 {
     (void)v, (void)lanes;
+    abort();
+}
+static void v8_pick(struct v8 *v, const long long *ia, const long long *ib)
+{
+    (void)v, (void)ia, (void)ib;
+    abort();
+}
+static void v8_add_c(struct v8 *v)
+{
+    (void)v;
     abort();
 }
 #endif
@@ -678,6 +714,70 @@ static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const
     return 0;
 }
 
+/* lucas_aes()'s ladder on the vector unit, for n of 20 digits (where
+ * v8_mul_20() makes one vector product cost about one scalar one): a bit's
+ * two products (V_k V_k+1, and V_k^2 or V_k+1^2) are independent, so they
+ * are lanes 0 and 1 of one product (the other lanes compute copies); lane 0
+ * then holds V_2k+1 + 2n - P and lane 1 V_2k or V_2k+2 + 2n - 2 (Montgomery
+ * form, below 4n), and the next bit picks its operands from them with a
+ * lane permutation. The checks after the ladder run on mpz. Same answers as
+ * the scalar ladder; -1 when `stop` says so. */
+static int lucas_v8(struct prime_state *st, const mpz_t n, unsigned long p, const struct stop *stop)
+{
+    struct v8 *v = st->v8;
+    unsigned dg = v8_digits(mpz_sizeinbase(n, 2));
+    v->d = dg;
+    mp_limb_t k0 = -limb_inverse(mpz_getlimbn(n, 0)) & V8_MASK52;
+    memset(v->e, 0, sizeof(v->e[0]) * dg);
+    for (unsigned j = 0; j < V8_LANES; j++) {
+        v->k0[j] = k0;
+        v->e[0][j] = 1;
+        v8_set(v->n, dg, j, n);
+        /* lane 0: P R mod n, and 2n - P R; lane 1 (and the copies): 2 R mod n, 2n - 2 R */
+        unsigned long c = j == 0 ? p : 2;
+        mpz_set_ui(st->x, c);
+        mpz_mul_2exp(st->x, st->x, 52ul * dg);
+        mpz_tdiv_r(st->x, st->x, n);
+        v8_set(v->x, dg, j, st->x);
+        mpz_mul_2exp(st->d, n, 1);
+        mpz_sub(st->x, st->d, st->x);
+        v8_set(v->c, dg, j, st->x);
+    }
+    /* n + 1 = d 2^s; (V_k, V_k+1) = (lane 1, lane 0) after a 0 bit, (lane 0,
+     * lane 1) after a 1 bit; (V_0, V_1) = (2, P) reads as after a 0 bit */
+    mpz_add_ui(st->nm1, n, 1);
+    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
+    mpz_tdiv_q_2exp(st->d, st->nm1, s);
+    int prev = 0;
+    for (size_t i = mpz_sizeinbase(st->d, 2); i-- > 0;) {
+        if ((i & STOP_EVERY) == 0 && stopped(stop))
+            return -1;
+        int bit = mpz_tstbit(st->d, i);
+        long long vi = prev ? 0 : 1, wi = 1 - vi, sq = bit ? wi : vi;
+        const long long ia[V8_LANES] = {vi, sq, vi, vi, vi, vi, vi, vi};
+        const long long ib[V8_LANES] = {wi, sq, wi, wi, wi, wi, wi, wi};
+        v8_pick(v, ia, ib);
+        v8_mul(v, v->x, v->a, v->b);
+        v8_add_c(v);
+        prev = bit;
+    }
+    v8_mul(v, v->x, v->x, v->e); /* out of Montgomery form (below n + 1) */
+    v8_get(st->x, v->x, dg, prev ? 0 : 1); /* V_d */
+    if (mpz_cmp(st->x, n) >= 0)
+        mpz_sub(st->x, st->x, n);
+    mpz_sub_ui(st->nm1, n, 2);
+    if (mpz_cmp_ui(st->x, 2) == 0 || mpz_cmp(st->x, st->nm1) == 0)
+        return 1;
+    for (mp_bitcnt_t r = 0; r + 1 < s; r++) {
+        if (mpz_sgn(st->x) == 0)
+            return 1;
+        mpz_mul(st->x, st->x, st->x);
+        mpz_sub_ui(st->x, st->x, 2);
+        mpz_mod(st->x, st->x, n);
+    }
+    return 0;
+}
+
 /* The almost extra strong Lucas test (Grantham, "Frobenius pseudoprimes",
  * 2001) of an odd n > 2 (any size up to LUCAS_LIMBS limbs): Q = 1 and P the
  * first of 3, 4, 5, ... with Jacobi(P^2 - 4 | n) = -1; with n + 1 = d 2^s,
@@ -701,6 +801,8 @@ static int lucas_aes(struct prime_state *st, const mpz_t n, const struct stop *s
         if (j == 0) /* n shares a factor with p^2 - 4: only a tiny n may be that factor */
             return mpz_cmp_ui(n, p * p - 4) <= 0 && n_is_prime(mpz_get_ui(n));
     }
+    if (st->vector && v8_digits(mpz_sizeinbase(n, 2)) == 20)
+        return lucas_v8(st, n, p, stop);
     struct mont m = mont_of(st, n);
     mp_size_t nn = m.nn;
     mp_limb_t *v = st->lv, *w = st->lw, *two = st->l2, *pr = st->lp;

@@ -734,3 +734,59 @@ Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
         prime_state_destroy(s);
     }
 }
+
+/* The Lucas ladder on the vector unit (20 digits: 984-1035 bits) against
+ * the scalar one (a second state with prime_state_vector(st, false)): primes
+ * (s from 1 up: p = m 2^k - 1), products of two primes, squares, and the odd
+ * numbers after each. */
+Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
+{
+    if (!prime_vector_supported())
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    struct prime_state *v = prime_state_create(6), *s = prime_state_create(6);
+    cr_assert_eq(prime_state_vector(s, false), 0);
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, 29);
+    mpz_t n, q;
+    mpz_inits(n, q, NULL);
+    char hn[HEXCAP];
+    unsigned passed = 0;
+    static const unsigned bits[] = {984, 1000, 1035};
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        for (int k = 0; k < 8; k++) {
+            /* a prime m 2^k - 1 (n + 1 = m 2^k: s >= k), or p q, or p^2 */
+            mpz_urandomb(n, rs, bits[i] - 1 - (unsigned)k * 5);
+            mpz_setbit(n, bits[i] - 2 - (unsigned)k * 5);
+            mpz_mul_2exp(n, n, (unsigned)k * 5 + 1);
+            mpz_sub_ui(n, n, 1);
+            while (!mpz_probab_prime_p(n, 25)) {
+                mpz_add_ui(n, n, 1ul << ((unsigned)k * 5 + 2));
+            }
+            if (k == 6) {
+                mpz_urandomb(q, rs, bits[i] / 2);
+                mpz_setbit(q, bits[i] / 2 - 1);
+                mpz_nextprime(q, q);
+                mpz_nextprime(n, q);
+                mpz_mul(n, n, q);
+            } else if (k == 7) {
+                mpz_urandomb(q, rs, bits[i] / 2);
+                mpz_setbit(q, bits[i] / 2 - 1);
+                mpz_nextprime(q, q);
+                mpz_mul(n, q, q);
+            }
+            for (int d = 0; d <= 20; d += 2) {
+                mpz_get_str(hn, 16, n);
+                int want = prime_check(s, PRIME_CHECK_LUCAS, hn);
+                cr_assert_eq(prime_check(v, PRIME_CHECK_LUCAS, hn), want, "%u bits, k %d, +%d: %s", bits[i], k, d, hn);
+                passed += want;
+                mpz_add_ui(n, n, 2);
+            }
+        }
+    }
+    cr_assert_geq(passed, 18, "only %u passed", passed);
+    mpz_clears(n, q, NULL);
+    gmp_randclear(rs);
+    prime_state_destroy(v);
+    prime_state_destroy(s);
+}
