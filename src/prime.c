@@ -691,8 +691,11 @@ static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const
         mpz_mul_2exp(st->x, st->x, h + 52ul * dg);
         mpz_tdiv_r(st->x, st->x, n[j]);
         v8_set(v->x, dg, j, st->x);
-        for (size_t i = 0; i < low; i++) {
-            size_t b = i + s[j]; /* bit i of d is bit i + s of n (s >= 1) */
+        /* bit i of d is bit i + s of n (s >= 1); a shorter d's bits above its
+         * top are 0 (the limbs past mpz_size() are not n's) */
+        size_t top = mpz_sizeinbase(n[j], 2) - s[j];
+        for (size_t i = 0; i < low && i < top; i++) {
+            size_t b = i + s[j];
             v->bit[i] |= (uint8_t)(((l[b / GMP_NUMB_BITS] >> (b % GMP_NUMB_BITS)) & 1) << j);
         }
     }

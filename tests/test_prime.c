@@ -661,7 +661,8 @@ Test(prime, check_rejects_bad_input, .fini = fini)
 /* The eight-lane base-2 test (AVX-512 IFMA) against the one-lane test on
  * every odd number below 2^14 (the strong base-2 pseudoprimes 2047, 3277,
  * 4033, 4681, 8321 among them) and on 2^k + 1 (s = k: the longest tail, the
- * shortest exponent) from one limb to the largest size; random numbers and
+ * shortest exponent, beside neighbours with long ones) from one limb to the
+ * largest size, each after a 4096-bit number filled the lanes' limbs; random numbers and
  * pseudoprimes of many sizes: base2_agrees_with_mpz_powm_at_many_limbs. */
 Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
 {
@@ -679,12 +680,34 @@ Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
     cr_assert_eq(passed, 1900 + 5, "%u pass (1899 odd primes and 5 pseudoprimes below 2^14, and 3)", passed);
     mpz_t n;
     mpz_init(n);
+    char ones[PRIME_BITS_MAX / 4 + 1]; /* 0xa5a5...a5, 4096 bits: every lane's limbs half set */
+    for (size_t i = 0; i + 1 < sizeof(ones); i++)
+        ones[i] = i % 2 ? '5' : 'a';
+    ones[sizeof(ones) - 1] = 0;
     for (unsigned k = 1; k < PRIME_BITS_MAX; k += k < 80 ? 1 : 97) {
+        prime_check(st, PRIME_CHECK_BASE2_VECTOR, ones); /* a short d must not read those limbs */
         mpz_set_ui(n, 1);
         mpz_setbit(n, k);
         mpz_get_str(hn, 16, n);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), prime_check(st, PRIME_CHECK_BASE2, hn),
                      "2^%u + 1", k);
+    }
+    /* primes m 2^k + 1 (m odd, 40 bits: a short d = m, s = k) beside neighbours
+     * whose d has ~k + 40 bits: a wrong bit of the short exponent above its
+     * top (2^(2^j) is not 1 mod n: the order of 2 has m's odd part) fails them */
+    static const unsigned ks[] = {60, 120, 189, 300, 640, 1000, 2000};
+    for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+        prime_check(st, PRIME_CHECK_BASE2_VECTOR, ones);
+        unsigned long m = 0x9e3779b97full | 1; /* 40 bits */
+        do {
+            mpz_set_ui(n, m);
+            mpz_mul_2exp(n, n, ks[i]);
+            mpz_add_ui(n, n, 1);
+            m += 2;
+        } while (!mpz_probab_prime_p(n, 25));
+        mpz_get_str(hn, 16, n);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "%s", hn);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "%lu 2^%u + 1", m - 2, ks[i]);
     }
     mpz_clear(n);
     prime_state_destroy(st);
