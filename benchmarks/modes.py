@@ -8,7 +8,7 @@
     benchmarks/modes engine   [--duration S] [--rounds N] [--bin PATH]
     benchmarks/modes split    [--duration S] [--rounds N] [--bin PATH] [--baseline PATH] [--conns LIST]
     benchmarks/modes plaintext [--duration S] [--rounds N] [--bin PATH] [--floor PATH]
-                               [--primed-args ARGS]... [--candidates] [--no-nginx] [--baseline PATH]
+                               [--primed-args ARGS]... [--candidates] [--no-nginx] [--no-h2o] [--baseline PATH]
 
 dispatch  inline vs steal: /example at -c50 and -c200 (balanced), at -c2 and -c4 with
           every connection on worker 0 (--listeners 1: the skew SO_REUSEPORT hashing can
@@ -26,12 +26,14 @@ split     one prime search split across idle workers (--prime-split on) vs steal
           rounds it prints the ratios of every round pooled (all requests together).
 accept    SO_REUSEPORT listener per worker vs one shared listener: /healthz at -c200 on
           keep-alive connections and with a new connection per request (accept-bound).
-plaintext primed (--threads 1), nginx (1 worker, benchmarks/peers/nginx.conf) and the floor
+plaintext primed (--threads 1), nginx (1 worker, benchmarks/peers/nginx.conf), h2o (1
+          thread, benchmarks/peers/h2o.conf; left out when not installed) and the floor
           (build/benchmarks/plaintext_floor, benchmarks/floor.c), each pinned to CPU 0 with wrk
           (1 thread) pinned to CPU 1: /healthz at -c100 on keep-alive connections; per round
           req/s and the server's user and system CPU per request in µs (/proc/PID/stat of its
-          process group over the wrk run), and primed's CPU per request over the floor's and
-          nginx's. --primed-args ARGS (repeatable) adds a primed with those flags, e.g.
+          process group over the wrk run), and primed's CPU per request over the floor's,
+          nginx's and h2o's; then req/s again with PIPELINE requests per write (a second wrk
+          run; --pipeline 0 leaves it out). --primed-args ARGS (repeatable) adds a primed with those flags, e.g.
           --primed-args "--uring-poll-first on"; --candidates adds each io_uring switch away
           from its default (poll-first on, single send off), alone and together, beside the
           plain primed (issue 19).
@@ -188,6 +190,16 @@ def strace_syscalls(binary, args, env, path, conns, duration):
 
 SERVER_CPU, LOAD_CPU, PLAINTEXT_CONNS = "0", "1", 100
 # each io_uring switch away from its default, alone and together (single send is on by default)
+PIPELINE = 16  # requests per write in the pipelined run (TechEmpower's plaintext depth)
+# wrk script of the pipelined run: PIPELINE GETs of the URL per write; wrk_report.lua's done()
+# is appended to it, so the run prints the same WRKSTAT line
+PIPELINE_LUA = """init = function(args)
+   local r = {}
+   for i = 1, %d do r[i] = wrk.format(nil) end
+   req = table.concat(r)
+end
+request = function() return req end
+"""
 CANDIDATES = [["--uring-poll-first", "on"], ["--uring-single-send", "off"],
               ["--uring-poll-first", "on", "--uring-single-send", "off"]]
 
@@ -211,10 +223,10 @@ def group_ticks(pgid):
 
 class Pinned:
     """One server on 127.0.0.1 in its own process group, pinned to SERVER_CPU: kind is primed,
-    nginx or floor. .port, .pgid; stop() SIGTERMs the group."""
+    nginx, h2o or floor. .port, .pgid; stop() SIGTERMs the group."""
 
     def __init__(self, kind, binary, args=()):
-        self.kind, self.primed = kind, None
+        self.kind, self.primed, self.prefix = kind, None, None
         pin = bench.taskset(SERVER_CPU)
         if kind == "primed":
             self.primed = Server(pin[0], pin[1:] + [binary, "--threads", "1"] + list(args), {}, args_first=True)
@@ -229,9 +241,11 @@ class Pinned:
             self.port = int(line[5:])
         else:
             self.port = spawn.free_port()
-            env = dict(os.environ, PORT=str(self.port), NGINX_WORKERS="1")
-            cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
+            env = dict(os.environ, PORT=str(self.port), NGINX_WORKERS="1", H2O_THREADS="1")
+            cmd = subprocess.run([os.path.join(HERE, "peers", kind + "-run"), "--prepare"], env=env,
                                  capture_output=True, text=True, check=True).stdout.split()
+            if kind == "h2o":  # h2o-run leaves its prefix (the -c file's directory) to us
+                self.prefix = os.path.dirname(cmd[cmd.index("-c") + 1])
             self.proc = subprocess.Popen(pin + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, start_new_session=True)
             deadline = time.time() + 10
@@ -243,7 +257,7 @@ class Pinned:
                     pass
                 if time.time() > deadline or self.proc.poll() is not None:
                     self.stop()
-                    raise RuntimeError("nginx did not answer /healthz on port %d" % self.port)
+                    raise RuntimeError("%s did not answer /healthz on port %d" % (kind, self.port))
                 time.sleep(0.05)
         self.pgid = self.proc.pid  # floor, nginx: a new session, its leader's pid is the group's id
 
@@ -257,6 +271,8 @@ class Pinned:
     def stop(self):
         if self.primed:
             return self.primed.stop()
+        if self.prefix:
+            subprocess.run(["rm", "-rf", self.prefix])
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
@@ -291,7 +307,17 @@ def plaintext(a):
         targets.insert(1, ("primed baseline", "primed", []))
     if not a.no_nginx:
         targets.append(("nginx", "nginx", []))
+    if not a.no_h2o:
+        if subprocess.run(["sh", "-c", "command -v h2o"], capture_output=True).returncode:
+            log("plaintext: h2o is not installed (profiles/deps @bench): left out")
+        else:
+            targets.append(("h2o", "h2o", []))
     targets.append(("floor", "floor", []))
+    lua = None
+    if a.pipeline > 0:
+        lua = os.path.join("/tmp", "primed-modes-pipeline-%d.lua" % os.getpid())
+        with open(lua, "w") as f, open(spawn.LUA) as report:
+            f.write(PIPELINE_LUA % a.pipeline + report.read())
     rounds = []
     for r in range(a.rounds):
         row = {}
@@ -308,6 +334,9 @@ def plaintext(a):
                 except RuntimeError as e:
                     raise RuntimeError("%s: %s" % (name, e)) from None
                 u1, s1 = srv.ticks()
+                piped = subprocess.run(["taskset", "-c", LOAD_CPU] +
+                                       spawn.wrk_cmd(url, PLAINTEXT_CONNS, a.duration, 1, lua=lua),
+                                       capture_output=True, text=True).stdout if lua else ""
             finally:
                 srv.stop()
             n = max(1, int(st["requests"]))
@@ -318,7 +347,11 @@ def plaintext(a):
                 "errors": int(st["failures"] + st["timeouts"] + st["non2xx"]),
             }
             row[name]["cpu_us"] = row[name]["user_us"] + row[name]["sys_us"]
+            pst = spawn.wrk_stats(piped) if lua else None
+            row[name]["piped_rps"] = pst["requests"] / (float(pst["duration_us"]) / 1e6) if pst else None
         rounds.append(row)
+    if lua:
+        os.unlink(lua)
 
     def ratio(rw, name, peer):
         return rw[name]["cpu_us"] / rw[peer]["cpu_us"] if peer in rw and rw[peer]["cpu_us"] > 0 else None
@@ -332,9 +365,11 @@ def plaintext(a):
             m = rw[name]
             per.append([i + 1, name, "%.0f" % m["rps"], "%.2f" % m["user_us"], "%.2f" % m["sys_us"],
                         "%.2f" % m["cpu_us"], fr(ratio(rw, name, "floor")) if kind == "primed" else "",
-                        fr(ratio(rw, name, "nginx")) if kind == "primed" else "", m["errors"]])
+                        fr(ratio(rw, name, "nginx")) if kind == "primed" else "",
+                        fr(ratio(rw, name, "h2o")) if kind == "primed" else "",
+                        "%.0f" % m["piped_rps"] if m["piped_rps"] else "n/a", m["errors"]])
     head = ["round", "server", "req/s", "user µs/req", "sys µs/req", "CPU µs/req", "CPU/req ÷ floor",
-            "CPU/req ÷ nginx", "errors"]
+            "CPU/req ÷ nginx", "CPU/req ÷ h2o", "pipelined req/s", "errors"]
     table("Plaintext /healthz -c%d, server on CPU %s, wrk on CPU %s: each round" % (PLAINTEXT_CONNS, SERVER_CPU, LOAD_CPU),
           head, per)
     meds = []
@@ -345,8 +380,10 @@ def plaintext(a):
             xs = [ratio(rw, name, peer) for rw in rounds]
             xs = [x for x in xs if x is not None]
             return fr(statistics.median(xs)) if xs and kind == "primed" else ""
+        piped = [x["piped_rps"] for x in rs if x["piped_rps"]]
         meds.append([name, "%.0f" % med(rs, "rps"), "%.2f" % med(rs, "user_us"), "%.2f" % med(rs, "sys_us"),
-                     "%.2f" % med(rs, "cpu_us"), mr("floor"), mr("nginx"), sum(x["errors"] for x in rs)])
+                     "%.2f" % med(rs, "cpu_us"), mr("floor"), mr("nginx"), mr("h2o"),
+                     "%.0f" % statistics.median(piped) if piped else "n/a", sum(x["errors"] for x in rs)])
     table("Plaintext /healthz -c%d: medians over %d interleaved rounds (ratios: median of each round's)" % (
         PLAINTEXT_CONNS, len(rounds)), head[1:], meds)
 
@@ -374,6 +411,9 @@ def main():
     ap.add_argument("--candidates", action="store_true",
                     help="plaintext: add primed with each --uring-* switch away from its default, and with all")
     ap.add_argument("--no-nginx", action="store_true", help="plaintext: leave nginx out")
+    ap.add_argument("--no-h2o", action="store_true", help="plaintext: leave h2o out")
+    ap.add_argument("--pipeline", type=int, default=PIPELINE, metavar="N",
+                    help="plaintext: requests per write of the pipelined run (default %d; 0: no such run)" % PIPELINE)
     a = ap.parse_args()
     if a.what == "plaintext":
         plaintext_check(a)

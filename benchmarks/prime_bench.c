@@ -1,7 +1,7 @@
 /* prime_bench.c - microseconds per random probable prime, per engine, on one core.
  *
  * Engines: flint (fmpz_randprime), sieve (prime.c's sieve), gmp (a random start
- * + mpz_nextprime). The engines run round-robin, one prime each per round, so a
+ * + mpz_nextprime), scalar (the sieve with one base-2 test at a time). The engines run round-robin, one prime each per round, so a
  * noisy neighbour slows them alike; flint and sieve share a seed and so find the
  * very same primes (a paired comparison). Prints median, p10/p90 and min/max of
  * wall and thread-CPU time; --csv prints one `key=value` line per engine for
@@ -31,8 +31,10 @@
 
 #include "prime.h"
 
-enum { ENG_FLINT, ENG_SIEVE, ENG_GMP, ENG_N };
-static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp"};
+/* scalar: the sieve engine with its base-2 tests one at a time (prime_state_vector(st,
+ * false)); the same primes as sieve, which batches them where the CPU allows. */
+enum { ENG_FLINT, ENG_SIEVE, ENG_GMP, ENG_SCALAR, ENG_N };
+static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp", "scalar"};
 
 struct opts {
     unsigned bits, count;
@@ -101,7 +103,7 @@ static struct summary summarize(struct series *s, unsigned n)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|all]\n"
+            "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|scalar|all]\n"
             "                   [--csv] [--sweep] [--seed N] [--cpu N]\n"
             "                   [--sieve-primes N] [--window N] [--split spin|idle [--helper-cpu N]] [--checks]\n"
             "  --bits N          prime size (default 1000)\n"
@@ -125,7 +127,7 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.bits = PRIME_BITS_DEFAULT, .count = 200, .cpu = -1, .helper_cpu = -1,
-                       .engines = {1, 1, 1}};
+                       .engines = {1, 1, 1, 1}};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -169,9 +171,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (v && strcmp(a, "--engine") == 0) {
             i++;
             memset(o->engines, 0, sizeof(o->engines));
-            int found = strcmp(v, "all") == 0;
+            int all = strcmp(v, "all") == 0, found = all;
             for (int e = 0; e < ENG_N; e++)
-                if (found || strcmp(v, eng_names[e]) == 0)
+                if (all || strcmp(v, eng_names[e]) == 0)
                     o->engines[e] = found = 1;
             if (!found)
                 return -EINVAL;
@@ -245,7 +247,7 @@ static int time_one(int eng, struct prime_state *st, struct gmp_engine *g,
     if (eng == ENG_GMP)
         gmp_generate(g, bits);
     else
-        r = prime_generate(st, eng == ENG_FLINT ? PRIME_ENGINE_FLINT : PRIME_ENGINE_SIEVE,
+        r = prime_generate(st, eng == ENG_FLINT ? PRIME_ENGINE_FLINT : PRIME_ENGINE_SIEVE, /* sieve, scalar */
                            bits, hex, sizeof(hex));
     *cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
     *wall = now_us(CLOCK_MONOTONIC) - w0;
@@ -268,6 +270,8 @@ static int run_engines(const struct opts *o)
             fprintf(stderr, "prime_bench: out of memory\n");
             return 1;
         }
+        if (e == ENG_SCALAR)
+            prime_state_vector(st[e], false);
         if (prime_state_tune(st[e], o->sieve_primes, o->window) < 0) {
             fprintf(stderr, "prime_bench: --sieve-primes/--window above cap\n");
             return 2;
@@ -314,9 +318,10 @@ static int run_engines(const struct opts *o)
     }
     if (o->engines[ENG_SIEVE]) {
         double n = (double)(after.primes - before.primes);
-        printf("%ssieve_tests_per_prime=%.1f lucas_per_prime=%.2f windows_per_prime=%.3f "
+        printf("%ssieve_tests_per_prime=%.1f batches_per_prime=%.2f lucas_per_prime=%.2f windows_per_prime=%.3f "
                "starts_per_prime=%.3f\n",
                o->csv ? "" : "# ", (double)(after.tests - before.tests) / n,
+               (double)(after.batches - before.batches) / n,
                (double)(after.lucas - before.lucas) / n,
                (double)(after.windows - before.windows) / n,
                (double)(after.starts - before.starts) / n);
@@ -326,6 +331,14 @@ static int run_engines(const struct opts *o)
             printf("%sratio sieve/%s median=%.3f mean=%.3f cpu_mean=%.3f\n", o->csv ? "" : "# ",
                    eng_names[r], sum[ENG_SIEVE].med / sum[r].med,
                    sum[ENG_SIEVE].mean / sum[r].mean, sum[ENG_SIEVE].cpu_mean / sum[r].cpu_mean);
+    if (o->engines[ENG_SCALAR] && o->engines[ENG_FLINT])
+        printf("%sratio scalar/flint median=%.3f mean=%.3f cpu_mean=%.3f\n", o->csv ? "" : "# ",
+               sum[ENG_SCALAR].med / sum[ENG_FLINT].med, sum[ENG_SCALAR].mean / sum[ENG_FLINT].mean,
+               sum[ENG_SCALAR].cpu_mean / sum[ENG_FLINT].cpu_mean);
+    if (o->engines[ENG_SIEVE] && o->engines[ENG_SCALAR])
+        printf("%sratio sieve/scalar median=%.3f mean=%.3f cpu_mean=%.3f vector=%s\n", o->csv ? "" : "# ",
+               sum[ENG_SIEVE].med / sum[ENG_SCALAR].med, sum[ENG_SIEVE].mean / sum[ENG_SCALAR].mean,
+               sum[ENG_SIEVE].cpu_mean / sum[ENG_SCALAR].cpu_mean, prime_vector_supported() ? "avx512ifma" : "none");
     for (int e = 0; e < ENG_N; e++) {
         prime_state_destroy(st[e]);
         free(s[e].wall);
@@ -518,11 +531,12 @@ static int run_split(const struct opts *o, int cpu)
 static int run_checks(const struct opts *o)
 {
     static const enum prime_check checks[] = {PRIME_CHECK_BASE2, PRIME_CHECK_BASE2_GMP, PRIME_CHECK_LUCAS,
-                                              PRIME_CHECK_FLINT_LUCAS};
-    static const char *const names[] = {"base2", "base2_gmp", "lucas", "flint_lucas"};
-    enum { NC = sizeof(checks) / sizeof(checks[0]) };
+                                              PRIME_CHECK_FLINT_LUCAS, PRIME_CHECK_BASE2_VECTOR};
+    static const char *const names[] = {"base2", "base2_gmp", "lucas", "flint_lucas", "base2_batch8"};
+    /* the last, a batch of eight tests at once, only where the CPU has it */
+    const int NC = (int)(sizeof(checks) / sizeof(checks[0])) - !prime_vector_supported();
     struct prime_state *st = prime_state_create(o->seed);
-    double *us[NC];
+    double *us[sizeof(checks) / sizeof(checks[0])];
     for (int c = 0; c < NC; c++)
         us[c] = calloc(o->count, sizeof(double));
     bool ok = st != NULL;
@@ -546,7 +560,7 @@ static int run_checks(const struct opts *o)
             }
         }
     }
-    double med[NC];
+    double med[sizeof(checks) / sizeof(checks[0])];
     printf("checks bits=%u count=%u", o->bits, o->count);
     for (int c = 0; c < NC; c++) {
         qsort(us[c], o->count, sizeof(double), cmp_double);
@@ -554,8 +568,11 @@ static int run_checks(const struct opts *o)
         printf(" %s_median_us=%.1f", names[c], med[c]);
         free(us[c]);
     }
-    printf(" base2_gmp_per_base2=%.2f lucas_per_base2=%.2f flint_lucas_per_base2=%.2f\n", med[1] / med[0],
+    printf(" base2_gmp_per_base2=%.2f lucas_per_base2=%.2f flint_lucas_per_base2=%.2f", med[1] / med[0],
            med[2] / med[0], med[3] / med[0]);
+    if (NC == 5)
+        printf(" base2_batch8_per_base2=%.2f", med[4] / med[0]);
+    printf("\n");
     prime_state_destroy(st);
     return 0;
 }

@@ -78,7 +78,7 @@ Test(lifecycle, paused_connection_runs_no_timer, .fini = fini, .timeout = 240)
     up((const char *const[]){"--threads", "2", "--listeners", "1", "--dispatch", "steal", "--queue-max", "1",
                              "--idle-timeout", "0.2", "--prime-split", "off", NULL});
     int paused = 0, attempt = 0;
-    for (; attempt < 8 && !paused; attempt++) {
+    for (; attempt < 24 && !paused; attempt++) { /* a 4096-bit prime: ~1 s of CPU, exponential tail */
         struct harness_conn a, b;
         struct harness_resp r;
         conn(&b);

@@ -449,11 +449,14 @@ static uint64_t shared_agrees(uint64_t seed, unsigned bits, int n, unsigned tp, 
 
 Test(prime, shared_search_returns_the_serial_prime, .fini = fini)
 {
-    /* automatic tuning, then windows so small that most searches cross several */
+    /* automatic tuning; the scalar engine's sieve at 1000 bits (16 chunks of
+     * 2048 primes, ~0.5 ms for helpers to join: the vector engine's 8192
+     * primes are 4 chunks, ~0.1 ms, too short to be sure one is taken); then
+     * windows so small that most searches cross several */
     static const struct {
         unsigned bits, tp, tw;
         int n;
-    } cases[] = {{64, 0, 0, 200}, {128, 0, 0, 100}, {256, 0, 0, 40}, {1000, 0, 0, 8},
+    } cases[] = {{64, 0, 0, 200}, {128, 0, 0, 100}, {256, 0, 0, 40}, {1000, 0, 0, 8}, {1000, 32768, 0, 8},
                  {256, 5, 3, 40}, {256, 16, 64, 40}, {500, 64, 100, 10}, {64, 1, 1, 50}};
     uint64_t helped = 0, chunks = 0, stopped = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -584,8 +587,10 @@ Test(prime, lucas_passes_primes_and_fails_composites_of_many_limbs, .fini = fini
     prime_state_destroy(st);
 }
 
-/* strong_base2() (Montgomery, doublings) against mpz_powm's test, at the
- * limb boundaries and up to the largest accepted size: random odd numbers,
+/* strong_base2() (Montgomery, doublings) against mpz_powm's test, and the
+ * eight-lane test where the CPU has it (each number in a different lane
+ * beside its neighbours n + 2, n + 4, ...: other exponents, other sizes), at
+ * the limb and digit boundaries and up to the largest accepted size: random odd numbers,
  * primes, and composite Mersenne numbers 2^p - 1 (p prime), which are strong
  * base-2 pseudoprimes (2^p = 1, and p divides d) and fall to the Lucas half. */
 Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
@@ -597,8 +602,9 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
     mpz_t n;
     mpz_init(n);
     char hn[PRIME_BITS_MAX / 4 + 2];
-    static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 2048, PRIME_BITS_MAX + 4};
+    static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 1035, 1036, 2048, PRIME_BITS_MAX + 4};
     unsigned passed = 0;
+    bool vector = prime_vector_supported(); /* and the eight-lane test (20 digits up to 1035 bits) */
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
         for (int k = 0; k < 40; k++) {
             mpz_urandomb(n, rs, bits[i]);
@@ -611,6 +617,8 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
             mpz_get_str(hn, 16, n);
             int b2 = prime_check(st, PRIME_CHECK_BASE2, hn);
             cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_GMP, hn), "%u bits: %s", bits[i], hn);
+            if (vector)
+                cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), "%u bits: %s", bits[i], hn);
             cr_assert_eq(b2, mpz_probab_prime_p(n, 25) > 0, "%u bits: %s", bits[i], hn);
             passed += b2;
         }
@@ -624,6 +632,8 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
         mpz_get_str(hn, 16, n);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "2^%u - 1", mersenne[i]);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_GMP, hn), 1, "2^%u - 1", mersenne[i]);
+        if (vector)
+            cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "2^%u - 1", mersenne[i]);
         cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), 0, "2^%u - 1", mersenne[i]);
     }
     mpz_clear(n);
@@ -636,7 +646,7 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     struct prime_state *st = prime_state_create(3);
     static const char *bad[] = {NULL, "", "0", "1", "2", "4", "1g", "0x7", "-7", " 7"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_BASE2_GMP; c++)
+        for (int c = PRIME_CHECK_BASE2; c <= PRIME_CHECK_BASE2_VECTOR; c++)
             cr_assert_eq(prime_check(st, (enum prime_check)c, bad[i]), -EINVAL, "%s", bad[i] ? bad[i] : "NULL");
     cr_assert_eq(prime_check(st, (enum prime_check)99, "7"), -EINVAL);
     char big[PRIME_BITS_MAX / 4 + 3];
@@ -649,4 +659,160 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "5"), 1);
     cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, "9"), 0);
     prime_state_destroy(st);
+}
+
+/* The eight-lane base-2 test (AVX-512 IFMA) against the one-lane test on
+ * every odd number below 2^14 (the strong base-2 pseudoprimes 2047, 3277,
+ * 4033, 4681, 8321 among them) and on 2^k + 1 (s = k: the longest tail, the
+ * shortest exponent, beside neighbours with long ones) from one limb to the
+ * largest size, and on primes m 2^k + 1 after a 4096-bit number filled the
+ * lanes' limbs; random numbers and
+ * pseudoprimes of many sizes: base2_agrees_with_mpz_powm_at_many_limbs. */
+Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
+{
+    if (!prime_vector_supported())
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    struct prime_state *st = prime_state_create(4);
+    char hn[PRIME_BITS_MAX / 4 + 2];
+    unsigned passed = 0;
+    for (unsigned long n = 3; n < (1ul << 14); n += 2) {
+        snprintf(hn, sizeof(hn), "%lx", n);
+        int want = prime_check(st, PRIME_CHECK_BASE2, hn);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), want, "n = %lu", n);
+        passed += want;
+    }
+    cr_assert_eq(passed, 1900 + 5, "%u pass (1899 odd primes and 5 pseudoprimes below 2^14, and 3)", passed);
+    mpz_t n;
+    mpz_init(n);
+    char ones[PRIME_BITS_MAX / 4 + 1]; /* 0xa5a5...a5, 4096 bits: every lane's limbs half set */
+    for (size_t i = 0; i + 1 < sizeof(ones); i++)
+        ones[i] = i % 2 ? '5' : 'a';
+    ones[sizeof(ones) - 1] = 0;
+    for (unsigned k = 1; k < PRIME_BITS_MAX; k += k < 80 ? 1 : 97) {
+        mpz_set_ui(n, 1);
+        mpz_setbit(n, k);
+        mpz_get_str(hn, 16, n);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), prime_check(st, PRIME_CHECK_BASE2, hn),
+                     "2^%u + 1", k);
+    }
+    /* primes m 2^k + 1 (m odd, 40 bits: a short d = m, s = k) beside neighbours
+     * whose d has ~k + 40 bits: a wrong bit of the short exponent above its
+     * top (2^(2^j) is not 1 mod n: the order of 2 has m's odd part) fails them */
+    static const unsigned ks[] = {60, 120, 189, 300, 640, 1000, 2000};
+    for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+        prime_check(st, PRIME_CHECK_BASE2_VECTOR, ones); /* a short d must not read those limbs */
+        unsigned long m = 0x9e3779b97full | 1; /* 40 bits */
+        do {
+            mpz_set_ui(n, m);
+            mpz_mul_2exp(n, n, ks[i]);
+            mpz_add_ui(n, n, 1);
+            m += 2;
+        } while (!mpz_probab_prime_p(n, 25));
+        mpz_get_str(hn, 16, n);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "%s", hn);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "%lu 2^%u + 1", m - 2, ks[i]);
+    }
+    mpz_clear(n);
+    prime_state_destroy(st);
+}
+
+/* The sieve engine with its base-2 tests eight at a time and one at a time:
+ * the same primes (with their own automatic sieves, and with one tuning),
+ * and with one tuning the same tests consulted (a batch's lanes after the
+ * answer do not count); only the batched one runs batches. */
+Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
+{
+    struct prime_state *probe = prime_state_create(1);
+    int on = prime_state_vector(probe, true);
+    cr_assert_eq(on, prime_vector_supported() ? 0 : -ENOTSUP);
+    cr_assert_eq(prime_state_vector(probe, false), 0);
+    prime_state_destroy(probe);
+    if (!prime_vector_supported())
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    static const unsigned bits[] = {200, 256, 512, 1000, 2048};
+    char a[HEXCAP], b[HEXCAP];
+    for (size_t t = 0; t < 2 * sizeof(bits) / sizeof(bits[0]); t++) {
+        size_t i = t / 2;
+        bool tuned = t % 2; /* the vector engine sieves with fewer primes by default */
+        struct prime_state *v = prime_state_create(41 + i), *s = prime_state_create(41 + i);
+        cr_assert_eq(prime_state_vector(s, false), 0);
+        if (tuned) {
+            cr_assert_eq(prime_state_tune(v, 2048, 0), 0);
+            cr_assert_eq(prime_state_tune(s, 2048, 0), 0);
+        }
+        int n = bits[i] >= 2048 ? 2 : 6;
+        for (int k = 0; k < n; k++) {
+            cr_assert_eq(prime_generate(v, PRIME_ENGINE_SIEVE, bits[i], a, sizeof(a)), (int)bits[i]);
+            cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits[i], b, sizeof(b)), (int)bits[i]);
+            cr_assert_str_eq(a, b, "%u bits, prime %d", bits[i], k);
+            check_prime_hex(a, bits[i], "vector");
+        }
+        struct prime_stats sv, ss;
+        prime_state_stats(v, &sv);
+        prime_state_stats(s, &ss);
+        if (tuned) {
+            cr_assert_eq(sv.tests, ss.tests, "%u bits", bits[i]);
+            cr_assert_eq(sv.lucas, ss.lucas, "%u bits", bits[i]);
+        }
+        cr_assert_gt(sv.batches, 0, "%u bits: no batch", bits[i]);
+        cr_assert_eq(ss.batches, 0);
+        prime_state_destroy(v);
+        prime_state_destroy(s);
+    }
+}
+
+/* The Lucas ladder on the vector unit (20 digits: 984-1035 bits) against
+ * the scalar one (a second state with prime_state_vector(st, false)): primes
+ * (s from 1 up: p = m 2^k - 1), products of two primes, squares, and the odd
+ * numbers after each. */
+Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
+{
+    if (!prime_vector_supported())
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    struct prime_state *v = prime_state_create(6), *s = prime_state_create(6);
+    cr_assert_eq(prime_state_vector(s, false), 0);
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, 29);
+    mpz_t n, q;
+    mpz_inits(n, q, NULL);
+    char hn[HEXCAP];
+    unsigned passed = 0;
+    static const unsigned bits[] = {984, 1000, 1035};
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+        for (int k = 0; k < 8; k++) {
+            /* a prime m 2^k - 1 (n + 1 = m 2^k: s >= k), or p q, or p^2 */
+            mpz_urandomb(n, rs, bits[i] - 1 - (unsigned)k * 5);
+            mpz_setbit(n, bits[i] - 2 - (unsigned)k * 5);
+            mpz_mul_2exp(n, n, (unsigned)k * 5 + 1);
+            mpz_sub_ui(n, n, 1);
+            while (!mpz_probab_prime_p(n, 25)) {
+                mpz_add_ui(n, n, 1ul << ((unsigned)k * 5 + 2));
+            }
+            if (k == 6) {
+                mpz_urandomb(q, rs, bits[i] / 2);
+                mpz_setbit(q, bits[i] / 2 - 1);
+                mpz_nextprime(q, q);
+                mpz_nextprime(n, q);
+                mpz_mul(n, n, q);
+            } else if (k == 7) {
+                mpz_urandomb(q, rs, bits[i] / 2);
+                mpz_setbit(q, bits[i] / 2 - 1);
+                mpz_nextprime(q, q);
+                mpz_mul(n, q, q);
+            }
+            for (int d = 0; d <= 20; d += 2) {
+                mpz_get_str(hn, 16, n);
+                int want = prime_check(s, PRIME_CHECK_LUCAS, hn);
+                cr_assert_eq(prime_check(v, PRIME_CHECK_LUCAS, hn), want, "%u bits, k %d, +%d: %s", bits[i], k, d, hn);
+                passed += want;
+                mpz_add_ui(n, n, 2);
+            }
+        }
+    }
+    cr_assert_geq(passed, 18, "only %u passed", passed);
+    mpz_clears(n, q, NULL);
+    gmp_randclear(rs);
+    prime_state_destroy(v);
+    prime_state_destroy(s);
 }

@@ -56,6 +56,264 @@ static void fill_odd_primes(void)
     n_primes_clear(it);
 }
 
+/* ---- eight strong base-2 tests at once (AVX-512 IFMA) ---------------------
+ *
+ * The sieve's survivors are tested in order and the first that passes BPSW is
+ * the answer, so the next eight survivors may as well be tested together: one
+ * lane of each 512-bit vector per candidate, each lane with its own modulus
+ * and exponent. A residue is D digits of 52 bits (R = 2^(52 D), 16 n < R), one
+ * vector per digit; vpmadd52luq/vpmadd52huq multiply-add the low and high 52
+ * bits of eight 52 x 52-bit products at once. A product is an "almost"
+ * Montgomery product (v8_mul(): no final subtraction; inputs below 4n give an
+ * output below 2n, digits renormalised to 52 bits), so the ladder never
+ * compares; a doubling (the base is 2) is a masked add of the lanes whose
+ * exponent bit is set. Only the candidates' last steps (the squarings of the
+ * strong test's tail, one or two on average) run per lane, on mpz. Same
+ * answers as strong_base2(); used where the CPU has AVX-512 IFMA (Intel since
+ * Ice Lake, AMD since Zen 4) and the candidates have >= V8_MIN_BITS bits.
+ * Rejected: vectorising one test across its digits (a 1000-bit product has
+ * only 20 digits, and the carries serialise it). */
+#define V8_LANES    8
+#define V8_DIGITS   80  /* 52 * 80 = 4160 >= the largest n (4101 bits) + 5 */
+#define V8_MIN_BITS 200 /* below, one scalar test is cheaper than a batch: docs/prime.md */
+/* A batch of fewer candidates runs them one by one: a batch costs ~1 strong_base2() test at
+ * 20 digits (v8_mul_20()), ~2.5-3 at other sizes (docs/prime.md). */
+#define V8_MIN_LANES(d) ((d) == 20 ? 2u : 4u)
+#define V8_MASK52   ((1ull << 52) - 1)
+
+struct v8 {
+    _Alignas(64) uint64_t n[V8_DIGITS][V8_LANES]; /* the moduli, digit-major */
+    _Alignas(64) uint64_t x[V8_DIGITS][V8_LANES]; /* 2^(top bits of d) R, then 2^d R, then 2^d */
+    _Alignas(64) uint64_t e[V8_DIGITS][V8_LANES]; /* 1: the conversion out of Montgomery form */
+    _Alignas(64) uint64_t t[2 * V8_DIGITS][V8_LANES]; /* v8_mul()'s product */
+    _Alignas(64) uint64_t a[V8_DIGITS][V8_LANES]; /* lucas_v8(): the product's operands */
+    _Alignas(64) uint64_t b[V8_DIGITS][V8_LANES];
+    _Alignas(64) uint64_t c[V8_DIGITS][V8_LANES]; /* lucas_v8(): 2n - P R, 2n - 2 R */
+    _Alignas(64) uint64_t k0[V8_LANES];           /* -1/n mod 2^52 per lane */
+    uint8_t bit[PRIME_BITS_MAX + 8];              /* lanes whose exponent has bit i set */
+    unsigned d;                                   /* digits in use */
+};
+
+/* Digits of 52 bits for n of `bits` bits: 16 n < R = 2^(52 d). */
+static inline unsigned v8_digits(size_t bits)
+{
+    return (unsigned)((bits + 5 + 51) / 52);
+}
+
+static bool v8_supported(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int ok = -1;
+    if (ok < 0)
+        ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+/* Digit j (52 bits) of the nl limbs l. */
+static inline uint64_t digit52(const mp_limb_t *l, mp_size_t nl, unsigned j)
+{
+    unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
+    if ((mp_size_t)w >= nl)
+        return 0;
+    uint64_t v = l[w] >> off;
+    if (off > 12 && (mp_size_t)w + 1 < nl)
+        v |= l[w + 1] << (64 - off);
+    return v & V8_MASK52;
+}
+
+/* Lane `lane` of the digits a[0..d) into v (mpz, normalised). */
+static void v8_get(mpz_t v, uint64_t (*a)[V8_LANES], unsigned d, unsigned lane)
+{
+    mp_size_t nl = (mp_size_t)((52 * d + 63) / 64);
+    mp_limb_t *l = mpz_limbs_write(v, nl);
+    mpn_zero(l, nl);
+    for (unsigned j = 0; j < d; j++) {
+        uint64_t g = a[j][lane];
+        unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
+        l[w] |= g << off;
+        if (off > 12)
+            l[w + 1] |= g >> (64 - off);
+    }
+    mpz_limbs_finish(v, nl);
+}
+
+/* Lane `lane` of a[0..d) = the value v (< 2^(52 d)). */
+static void v8_set(uint64_t (*a)[V8_LANES], unsigned d, unsigned lane, const mpz_t v)
+{
+    const mp_limb_t *l = mpz_limbs_read(v);
+    mp_size_t nl = (mp_size_t)mpz_size(v);
+    for (unsigned j = 0; j < d; j++)
+        a[j][lane] = digit52(l, nl, j);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define V8_TARGET __attribute__((target("avx512f,avx512ifma")))
+
+/* r = a b / R mod n per lane, below 2n when a, b < 4n, digits < 2^52; r may
+ * be a or b. Each row adds a_i b (low halves at i + j, high at i + j + 1),
+ * then m n with m = t_i k0 mod 2^52, which clears t_i's low 52 bits; t_i's
+ * carry moves up. A digit of t collects at most 4 d terms below 2^52, and
+ * d <= 80: no overflow before the final carry pass. */
+V8_TARGET static void v8_mul_mem(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES],
+                                 uint64_t (*b)[V8_LANES])
+{
+    unsigned d = v->d;
+    __m512i *t = (__m512i *)v->t;
+    const __m512i *n = (const __m512i *)v->n, *bv = (const __m512i *)b;
+    const __m512i zero = _mm512_setzero_si512(), k0 = _mm512_load_si512(v->k0);
+    for (unsigned k = 0; k < 2 * d; k++)
+        t[k] = zero;
+    for (unsigned i = 0; i < d; i++) {
+        __m512i ai = _mm512_load_si512(a[i]);
+        __m512i *ti = t + i;
+        for (unsigned j = 0; j < d; j++)
+            ti[j] = _mm512_madd52lo_epu64(ti[j], ai, bv[j]);
+        for (unsigned j = 0; j < d; j++)
+            ti[j + 1] = _mm512_madd52hi_epu64(ti[j + 1], ai, bv[j]);
+        __m512i m = _mm512_madd52lo_epu64(zero, ti[0], k0);
+        for (unsigned j = 0; j < d; j++)
+            ti[j] = _mm512_madd52lo_epu64(ti[j], m, n[j]);
+        for (unsigned j = 0; j < d; j++)
+            ti[j + 1] = _mm512_madd52hi_epu64(ti[j + 1], m, n[j]);
+        ti[1] = _mm512_add_epi64(ti[1], _mm512_srli_epi64(ti[0], 52));
+    }
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i c = zero;
+    for (unsigned j = 0; j < d; j++) {
+        __m512i s = _mm512_add_epi64(t[d + j], c);
+        _mm512_store_si512(r[j], _mm512_and_si512(s, mask));
+        c = _mm512_srli_epi64(s, 52);
+    }
+}
+
+/* acc[0..d] += x y[0..d) (x one digit per lane): the low halves at j, the
+ * high halves at j + 1. */
+V8_TARGET static inline __attribute__((always_inline)) void v8_row(__m512i *acc, __m512i x, const __m512i *y,
+                                                                     const unsigned d)
+{
+#pragma GCC unroll 80
+    for (unsigned j = 0; j < d; j++)
+        acc[j] = _mm512_madd52lo_epu64(acc[j], x, y[j]);
+#pragma GCC unroll 80
+    for (unsigned j = 0; j < d; j++)
+        acc[j + 1] = _mm512_madd52hi_epu64(acc[j + 1], x, y[j]);
+}
+
+/* v8_mul() for a digit count known at compile time: the D + 1 digits a row
+ * touches live in registers (acc, shifted down one digit per row by
+ * renaming once the loops are unrolled) instead of t in memory, where each
+ * multiply-add was a load and a store. Same product, same bounds. */
+V8_TARGET static inline __attribute__((always_inline)) void v8_mul_regs(struct v8 *v, uint64_t (*r)[V8_LANES],
+                                                                          uint64_t (*a)[V8_LANES],
+                                                                          uint64_t (*b)[V8_LANES], const unsigned d)
+{
+    const __m512i *n = (const __m512i *)v->n, *bv = (const __m512i *)b;
+    const __m512i zero = _mm512_setzero_si512(), k0 = _mm512_load_si512(v->k0);
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i acc[V8_DIGITS + 1];
+#pragma GCC unroll 80
+    for (unsigned k = 0; k <= d; k++)
+        acc[k] = zero;
+#pragma GCC unroll 80
+    for (unsigned i = 0; i < d; i++) {
+        __m512i ai = _mm512_load_si512(a[i]);
+        v8_row(acc, ai, bv, d);
+        v8_row(acc, _mm512_madd52lo_epu64(zero, acc[0], k0), n, d);
+        __m512i carry = _mm512_srli_epi64(acc[0], 52);
+#pragma GCC unroll 80
+        for (unsigned j = 0; j < d; j++)
+            acc[j] = acc[j + 1];
+        acc[d] = zero;
+        acc[0] = _mm512_add_epi64(acc[0], carry);
+    }
+    __m512i c = zero;
+#pragma GCC unroll 80
+    for (unsigned j = 0; j < d; j++) {
+        __m512i s = _mm512_add_epi64(acc[j], c);
+        _mm512_store_si512(r[j], _mm512_and_si512(s, mask));
+        c = _mm512_srli_epi64(s, 52);
+    }
+}
+
+/* 1000-bit candidates (984-1035 bits) have 20 digits: the engine's default size. */
+V8_TARGET static void v8_mul_20(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES],
+                                uint64_t (*b)[V8_LANES])
+{
+    v8_mul_regs(v, r, a, b, 20);
+}
+
+/* r = a b / R mod n per lane (v8_mul_mem()'s contract), by the unrolled
+ * version where there is one for the size. */
+static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES], uint64_t (*b)[V8_LANES])
+{
+    if (v->d == 20)
+        v8_mul_20(v, r, a, b);
+    else
+        v8_mul_mem(v, r, a, b);
+}
+
+/* a and b = x's lanes picked by the lane indices ia and ib (lucas_v8()). */
+V8_TARGET static void v8_pick(struct v8 *v, const long long *ia, const long long *ib)
+{
+    const __m512i pa = _mm512_loadu_si512(ia), pb = _mm512_loadu_si512(ib);
+    for (unsigned j = 0; j < v->d; j++) {
+        __m512i x = _mm512_load_si512(v->x[j]);
+        _mm512_store_si512(v->a[j], _mm512_permutexvar_epi64(pa, x));
+        _mm512_store_si512(v->b[j], _mm512_permutexvar_epi64(pb, x));
+    }
+}
+
+/* x += c, digits renormalised (x < 2n and c <= 2n: below 4n after). */
+V8_TARGET static void v8_add_c(struct v8 *v)
+{
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i carry = _mm512_setzero_si512();
+    for (unsigned j = 0; j < v->d; j++) {
+        __m512i s = _mm512_add_epi64(_mm512_add_epi64(_mm512_load_si512(v->x[j]), _mm512_load_si512(v->c[j])), carry);
+        _mm512_store_si512(v->x[j], _mm512_and_si512(s, mask));
+        carry = _mm512_srli_epi64(s, 52);
+    }
+}
+
+/* x = 2x in the lanes of `lanes` (x < 2n there: below 4n after). */
+V8_TARGET static void v8_double(struct v8 *v, __mmask8 lanes)
+{
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
+    __m512i c = _mm512_setzero_si512();
+    for (unsigned j = 0; j < v->d; j++) {
+        __m512i x = _mm512_load_si512(v->x[j]);
+        __m512i s = _mm512_add_epi64(_mm512_mask_add_epi64(x, lanes, x, x), c);
+        _mm512_store_si512(v->x[j], _mm512_and_si512(s, mask));
+        c = _mm512_srli_epi64(s, 52);
+    }
+}
+#else
+static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES], uint64_t (*b)[V8_LANES])
+{
+    (void)v, (void)r, (void)a, (void)b;
+    abort(); /* v8_supported() is false */
+}
+static void v8_double(struct v8 *v, unsigned char lanes)
+{
+    (void)v, (void)lanes;
+    abort();
+}
+static void v8_pick(struct v8 *v, const long long *ia, const long long *ib)
+{
+    (void)v, (void)ia, (void)ib;
+    abort();
+}
+static void v8_add_c(struct v8 *v)
+{
+    (void)v;
+    abort();
+}
+#endif
+
 struct prime_state {
     flint_rand_t rnd;     /* owned; its gmp_state is seeded at create */
     mpz_t start;          /* random start (or prime_next's argument) */
@@ -73,6 +331,9 @@ struct prime_state {
     mp_limb_t l2[LUCAS_LIMBS], lp[LUCAS_LIMBS]; /* lucas_aes(): 2R, PR; strong_base2(): R, -R mod n */
     mp_limb_t lt[2 * LUCAS_LIMBS];              /* both: a product */
     uint8_t sieve[WINDOW_CAP];                  /* 1 = offset k (base + 2k) is composite */
+    mpz_t vn[8];                                /* test_offsets()' batch of candidates */
+    struct v8 *v8;                              /* owned; NULL without AVX-512 IFMA */
+    bool vector;                                /* batches go to strong_base2_v8() */
 };
 
 int prime_engine_parse(const char *name, enum prime_engine *out)
@@ -147,10 +408,20 @@ struct prime_state *prime_state_create(uint64_t seed)
     struct prime_state *st = calloc(1, sizeof(*st));
     if (!st)
         return NULL;
+    if (v8_supported()) {
+        st->v8 = aligned_alloc(64, sizeof(*st->v8));
+        if (!st->v8) {
+            free(st);
+            return NULL;
+        }
+        memset(st->v8, 0, sizeof(*st->v8));
+        st->vector = true;
+    }
 
     uint64_t words[4];
     if (seed == 0) {
         if (getrandom_all(words, sizeof(words)) < 0) {
+            free(st->v8);
             free(st);
             return NULL;
         }
@@ -175,6 +446,8 @@ struct prime_state *prime_state_create(uint64_t seed)
     mpz_init2(st->d, SCRATCH_BITS);
     mpz_init2(st->x, 2 * SCRATCH_BITS);
     mpz_init_set_ui(st->two, 2);
+    for (int i = 0; i < V8_LANES; i++)
+        mpz_init2(st->vn[i], SCRATCH_BITS);
     fmpz_init(st->f);
     return st;
 }
@@ -185,6 +458,9 @@ void prime_state_destroy(struct prime_state *st)
         return;
     fmpz_clear(st->f);
     mpz_clears(st->start, st->base, st->cand, st->nm1, st->d, st->x, st->two, NULL);
+    for (int i = 0; i < V8_LANES; i++)
+        mpz_clear(st->vn[i]);
+    free(st->v8);
     flint_randclear(st->rnd);
     free(st);
 }
@@ -203,20 +479,28 @@ int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned win
     return 0;
 }
 
+int prime_state_vector(struct prime_state *st, bool on)
+{
+    if (on && !st->v8)
+        return -ENOTSUP;
+    st->vector = on;
+    return 0;
+}
+
+bool prime_vector_supported(void)
+{
+    return v8_supported();
+}
+
 void prime_state_stats(const struct prime_state *st, struct prime_stats *out)
 {
     *out = st->stats;
 }
 
-/* The strong probable-prime test to base 2 (BPSW's first half) by mpz_powm:
- * what strong_base2() below replaced, kept as the reference the tests and
- * prime_bench --checks compare it with (PRIME_CHECK_BASE2_GMP). */
-static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
+/* The end of a strong base-2 test of n, n - 1 = d 2^s, once st->x = 2^d mod n
+ * (st->nm1 = n - 1): 1 when n passes, 0 when it fails. */
+static int strong_tail(struct prime_state *st, const mpz_t n, mp_bitcnt_t s)
 {
-    mpz_sub_ui(st->nm1, n, 1);
-    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
-    mpz_tdiv_q_2exp(st->d, st->nm1, s);
-    mpz_powm(st->x, st->two, st->d, n);
     if (mpz_cmp_ui(st->x, 1) == 0 || mpz_cmp(st->x, st->nm1) == 0)
         return 1;
     for (mp_bitcnt_t i = 1; i < s; i++) {
@@ -228,6 +512,18 @@ static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
             return 0;
     }
     return 0;
+}
+
+/* The strong probable-prime test to base 2 (BPSW's first half) by mpz_powm:
+ * what strong_base2() below replaced, kept as the reference the tests and
+ * prime_bench --checks compare it with (PRIME_CHECK_BASE2_GMP). */
+static int strong_base2_gmp(struct prime_state *st, const mpz_t n)
+{
+    mpz_sub_ui(st->nm1, n, 1);
+    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
+    mpz_tdiv_q_2exp(st->d, st->nm1, s);
+    mpz_powm(st->x, st->two, st->d, n);
+    return strong_tail(st, n, s);
 }
 
 /* ---- BPSW's two halves in Montgomery form --------------------------------
@@ -358,6 +654,133 @@ static int strong_base2(struct prime_state *st, const mpz_t n, const struct stop
     return 0;
 }
 
+/* Strong base-2 tests of the odd numbers st->vn[0..cnt) (1 <= cnt <= 8, each
+ * >= 3 and below 2^(52 V8_DIGITS - 5)), eight lanes at once (the comment
+ * above struct v8): res[j] = 1 when vn[j] passes, 0 when it fails. The lanes
+ * from cnt up test a copy of vn[0]. Same answers as strong_base2(); returns 0,
+ * or -1 when `stop` says so (its key is the lowest lane's). Needs st->v8. */
+static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const struct stop *stop)
+{
+    struct v8 *v = st->v8;
+    mpz_t *n = st->vn;
+    mp_bitcnt_t s[V8_LANES];
+    size_t maxbits = 0, maxd = 0;
+    for (unsigned j = 0; j < V8_LANES; j++) {
+        if (j >= cnt)
+            mpz_set(n[j], n[0]);
+        size_t b = mpz_sizeinbase(n[j], 2);
+        s[j] = mpz_scan1(n[j], 1); /* n odd: the zeros at the bottom of n - 1 */
+        maxbits = b > maxbits ? b : maxbits;
+        maxd = b - s[j] > maxd ? b - s[j] : maxd; /* d = (n - 1) / 2^s = n >> s has b - s bits */
+    }
+    unsigned dg = v8_digits(maxbits);
+    v->d = dg;
+    /* the ladder runs over the exponents' low `low` bits; the bits above it
+     * (at most 6) give each lane's start x = 2^h R mod n at once */
+    size_t low = maxd > 6 ? maxd - 6 : 0;
+    memset(v->bit, 0, low);
+    memset(v->e, 0, sizeof(v->e[0]) * dg);
+    for (unsigned j = 0; j < V8_LANES; j++) {
+        const mp_limb_t *l = mpz_limbs_read(n[j]);
+        v->k0[j] = -limb_inverse(l[0]) & V8_MASK52;
+        v->e[0][j] = 1;
+        v8_set(v->n, dg, j, n[j]);
+        mpz_fdiv_q_2exp(st->x, n[j], s[j] + low);
+        unsigned long h = mpz_get_ui(st->x);
+        mpz_set_ui(st->x, 1);
+        mpz_mul_2exp(st->x, st->x, h + 52ul * dg);
+        mpz_tdiv_r(st->x, st->x, n[j]);
+        v8_set(v->x, dg, j, st->x);
+        /* bit i of d is bit i + s of n (s >= 1); a shorter d's bits above its
+         * top are 0 (the limbs past mpz_size() are not n's) */
+        size_t top = mpz_sizeinbase(n[j], 2) - s[j];
+        for (size_t i = 0; i < low && i < top; i++) {
+            size_t b = i + s[j];
+            v->bit[i] |= (uint8_t)(((l[b / GMP_NUMB_BITS] >> (b % GMP_NUMB_BITS)) & 1) << j);
+        }
+    }
+    for (size_t i = low; i-- > 0;) {
+        if ((i & STOP_EVERY) == 0 && stopped(stop))
+            return -1;
+        v8_mul(v, v->x, v->x, v->x);
+        if (v->bit[i])
+            v8_double(v, v->bit[i]);
+    }
+    v8_mul(v, v->x, v->x, v->e); /* out of Montgomery form: 2^d mod n (below n + 1) */
+    for (unsigned j = 0; j < cnt; j++) {
+        v8_get(st->x, v->x, dg, j);
+        if (mpz_cmp(st->x, n[j]) >= 0)
+            mpz_sub(st->x, st->x, n[j]);
+        mpz_sub_ui(st->nm1, n[j], 1);
+        res[j] = strong_tail(st, n[j], s[j]);
+    }
+    return 0;
+}
+
+/* lucas_aes()'s ladder on the vector unit, for n of 20 digits (where
+ * v8_mul_20() makes one vector product cost about one scalar one): a bit's
+ * two products (V_k V_k+1, and V_k^2 or V_k+1^2) are independent, so they
+ * are lanes 0 and 1 of one product (the other lanes compute copies); lane 0
+ * then holds V_2k+1 + 2n - P and lane 1 V_2k or V_2k+2 + 2n - 2 (Montgomery
+ * form, below 4n), and the next bit picks its operands from them with a
+ * lane permutation. The checks after the ladder run on mpz. Same answers as
+ * the scalar ladder; -1 when `stop` says so. */
+static int lucas_v8(struct prime_state *st, const mpz_t n, unsigned long p, const struct stop *stop)
+{
+    struct v8 *v = st->v8;
+    unsigned dg = v8_digits(mpz_sizeinbase(n, 2));
+    v->d = dg;
+    mp_limb_t k0 = -limb_inverse(mpz_getlimbn(n, 0)) & V8_MASK52;
+    memset(v->e, 0, sizeof(v->e[0]) * dg);
+    for (unsigned j = 0; j < V8_LANES; j++) {
+        v->k0[j] = k0;
+        v->e[0][j] = 1;
+        v8_set(v->n, dg, j, n);
+        /* lane 0: P R mod n, and 2n - P R; lane 1 (and the copies): 2 R mod n, 2n - 2 R */
+        unsigned long c = j == 0 ? p : 2;
+        mpz_set_ui(st->x, c);
+        mpz_mul_2exp(st->x, st->x, 52ul * dg);
+        mpz_tdiv_r(st->x, st->x, n);
+        v8_set(v->x, dg, j, st->x);
+        mpz_mul_2exp(st->d, n, 1);
+        mpz_sub(st->x, st->d, st->x);
+        v8_set(v->c, dg, j, st->x);
+    }
+    /* n + 1 = d 2^s; (V_k, V_k+1) = (lane 1, lane 0) after a 0 bit, (lane 0,
+     * lane 1) after a 1 bit; (V_0, V_1) = (2, P) reads as after a 0 bit */
+    mpz_add_ui(st->nm1, n, 1);
+    mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
+    mpz_tdiv_q_2exp(st->d, st->nm1, s);
+    int prev = 0;
+    for (size_t i = mpz_sizeinbase(st->d, 2); i-- > 0;) {
+        if ((i & STOP_EVERY) == 0 && stopped(stop))
+            return -1;
+        int bit = mpz_tstbit(st->d, i);
+        long long vi = prev ? 0 : 1, wi = 1 - vi, sq = bit ? wi : vi;
+        const long long ia[V8_LANES] = {vi, sq, vi, vi, vi, vi, vi, vi};
+        const long long ib[V8_LANES] = {wi, sq, wi, wi, wi, wi, wi, wi};
+        v8_pick(v, ia, ib);
+        v8_mul(v, v->x, v->a, v->b);
+        v8_add_c(v);
+        prev = bit;
+    }
+    v8_mul(v, v->x, v->x, v->e); /* out of Montgomery form (below n + 1) */
+    v8_get(st->x, v->x, dg, prev ? 0 : 1); /* V_d */
+    if (mpz_cmp(st->x, n) >= 0)
+        mpz_sub(st->x, st->x, n);
+    mpz_sub_ui(st->nm1, n, 2);
+    if (mpz_cmp_ui(st->x, 2) == 0 || mpz_cmp(st->x, st->nm1) == 0)
+        return 1;
+    for (mp_bitcnt_t r = 0; r + 1 < s; r++) {
+        if (mpz_sgn(st->x) == 0)
+            return 1;
+        mpz_mul(st->x, st->x, st->x);
+        mpz_sub_ui(st->x, st->x, 2);
+        mpz_mod(st->x, st->x, n);
+    }
+    return 0;
+}
+
 /* The almost extra strong Lucas test (Grantham, "Frobenius pseudoprimes",
  * 2001) of an odd n > 2 (any size up to LUCAS_LIMBS limbs): Q = 1 and P the
  * first of 3, 4, 5, ... with Jacobi(P^2 - 4 | n) = -1; with n + 1 = d 2^s,
@@ -381,6 +804,8 @@ static int lucas_aes(struct prime_state *st, const mpz_t n, const struct stop *s
         if (j == 0) /* n shares a factor with p^2 - 4: only a tiny n may be that factor */
             return mpz_cmp_ui(n, p * p - 4) <= 0 && n_is_prime(mpz_get_ui(n));
     }
+    if (st->vector && v8_digits(mpz_sizeinbase(n, 2)) == 20)
+        return lucas_v8(st, n, p, stop);
     struct mont m = mont_of(st, n);
     mp_size_t nn = m.nn;
     mp_limb_t *v = st->lv, *w = st->lw, *two = st->l2, *pr = st->lp;
@@ -491,33 +916,65 @@ static unsigned survivors(const uint8_t *s, unsigned w)
 /* Tests the sieve survivors among offsets [lo, hi) of o's window (o's base
  * and sieve) with st's scratch, in order. Returns the first answer's key, the
  * answer left in st->cand; HUNT_NONE when there is none, or as soon as *found
- * (NULL when nobody else searches) holds a lower one. */
+ * (NULL when nobody else searches) holds a lower one. With st->vector the
+ * survivors go in batches of eight to strong_base2_v8() (a batch of fewer than
+ * V8_MIN_LANES, at a range's end, one by one to strong_base2()): the
+ * survivors after the answer in its batch are tested for nothing, and the
+ * answer is the same. */
 static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o, unsigned lo, unsigned hi,
                              unsigned max_bits, _Atomic uint32_t *found)
 {
-    for (unsigned k = lo; k < hi; k++) {
-        if (o->sieve[k])
-            continue;
-        if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * k)
-            return HUNT_NONE;
-        mpz_add_ui(st->cand, o->base, 2ul * k);
-        if (mpz_sizeinbase(st->cand, 2) > max_bits)
-            return 2 * k + 1;
-        st->stats.tests++;
-        struct stop stop = {found, 2 * k};
-        int r = strong_base2(st, st->cand, &stop);
-        if (r > 0) {
-            st->stats.lucas++;
-            r = lucas(st, st->cand, &stop);
+    unsigned lanes = st->vector && max_bits >= V8_MIN_BITS ? V8_LANES : 1;
+    unsigned k = lo;
+    for (;;) {
+        unsigned ks[V8_LANES], cnt = 0;
+        uint32_t past = HUNT_NONE;
+        for (; k < hi && cnt < lanes; k++) {
+            if (o->sieve[k])
+                continue;
+            mpz_add_ui(st->vn[cnt], o->base, 2ul * k);
+            if (mpz_sizeinbase(st->vn[cnt], 2) > max_bits) {
+                past = 2 * k + 1; /* and every offset after it */
+                k = hi;
+                break;
+            }
+            ks[cnt++] = k;
         }
-        if (r > 0)
-            return 2 * k;
-        if (r < 0) {
-            st->stats.stopped++;
+        if (cnt == 0)
+            return past;
+        if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * ks[0])
             return HUNT_NONE;
+        int res[V8_LANES];
+        size_t nbits = mpz_sizeinbase(st->vn[cnt - 1], 2); /* the largest sets the digits */
+        bool batch = lanes > 1 && nbits >= V8_MIN_BITS && cnt >= V8_MIN_LANES(v8_digits(nbits));
+        if (batch) {
+            struct stop stop = {found, 2 * ks[0]};
+            st->stats.batches++;
+            if (strong_base2_v8(st, cnt, res, &stop) < 0) {
+                st->stats.stopped++;
+                return HUNT_NONE;
+            }
         }
+        for (unsigned j = 0; j < cnt; j++) {
+            struct stop stop = {found, 2 * ks[j]};
+            st->stats.tests++;
+            int r = batch ? res[j] : strong_base2(st, st->vn[j], &stop);
+            if (r > 0) {
+                st->stats.lucas++;
+                r = lucas(st, st->vn[j], &stop);
+            }
+            if (r > 0) {
+                mpz_set(st->cand, st->vn[j]);
+                return 2 * ks[j];
+            }
+            if (r < 0) {
+                st->stats.stopped++;
+                return HUNT_NONE;
+            }
+        }
+        if (past != HUNT_NONE)
+            return past;
     }
-    return HUNT_NONE;
 }
 
 static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsigned np, unsigned w, unsigned max_bits);
@@ -530,6 +987,8 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
 {
     unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
     unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
+    if (!st->tune_primes && st->vector && bits >= V8_MIN_BITS)
+        np /= 4; /* a test costs 1/3-1/8 of a scalar one: the balance point moves down (docs/prime.md) */
     unsigned w = st->tune_window ? st->tune_window : window_for(bits);
     /* Filled on the first sieve call, so a flint-only process never pays. */
     pthread_once(&odd_primes_once, fill_odd_primes);
@@ -569,13 +1028,14 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
  * An open window has two phases. First its sieve, cut into chunks of
  * SIEVE_CHUNK sieving primes claimed with a fetch-add on `chunk`; each chunk
  * is counted in `sieved` (release) when its marks are in. Then its tests,
- * pieces of PRIME_PIECE offsets claimed with a fetch-add on `next`, which a
+ * pieces of `piece` offsets (PRIME_PIECE, or PRIME_PIECE_VECTOR when the
+ * owner batches its tests) claimed with a fetch-add on `next`, which a
  * thread starts only once `sieved` counts every chunk (acquire: every mark is
  * visible). A thread that finds the chunks all claimed but not all in waits
  * for the one in progress (a few tens of microseconds). `found` only
  * decreases (CAS), so a stale read of it costs a needless test, never a
  * skipped one. */
-#define SIEVE_CHUNK 2048 /* sieving primes per chunk: 16 chunks at 1000 bits */
+#define SIEVE_CHUNK 2048 /* sieving primes per chunk: at 1000 bits 16 chunks (scalar), 4 (vector) */
 
 struct prime_hunt {
     _Alignas(64) _Atomic uint64_t epoch; /* odd while a window is open */
@@ -586,7 +1046,7 @@ struct prime_hunt {
     _Atomic uint32_t found;              /* lowest key: 2 * offset, + 1 past max_bits */
     /* written by the owner while closed, read-only while open */
     struct prime_state *owner; /* its sieve is marked by every thread in the sieve phase */
-    unsigned np, chunks, w, pieces, max_bits;
+    unsigned np, chunks, w, piece, pieces, max_bits;
 };
 
 static inline void spin_pause(void)
@@ -649,7 +1109,7 @@ static void hunt_sieved(struct prime_hunt *h)
 static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 {
     unsigned p = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
-    if (p >= h->pieces || atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * p * PRIME_PIECE)
+    if (p >= h->pieces || atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * p * h->piece)
         return false;
     *piece = p;
     return true;
@@ -658,8 +1118,8 @@ static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 /* Tests one piece of the owner's window with st's scratch. */
 static void hunt_piece(struct prime_state *st, struct prime_hunt *h, unsigned piece)
 {
-    unsigned hi = (piece + 1) * PRIME_PIECE < h->w ? (piece + 1) * PRIME_PIECE : h->w;
-    uint32_t key = test_offsets(st, h->owner, piece * PRIME_PIECE, hi, h->max_bits, &h->found);
+    unsigned hi = (piece + 1) * h->piece < h->w ? (piece + 1) * h->piece : h->w;
+    uint32_t key = test_offsets(st, h->owner, piece * h->piece, hi, h->max_bits, &h->found);
     if (key != HUNT_NONE)
         found_min(h, key);
 }
@@ -700,7 +1160,8 @@ static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsign
     h->np = np;
     h->chunks = (np + SIEVE_CHUNK - 1) / SIEVE_CHUNK;
     h->w = w;
-    h->pieces = (w + PRIME_PIECE - 1) / PRIME_PIECE;
+    h->piece = st->vector && max_bits >= V8_MIN_BITS ? PRIME_PIECE_VECTOR : PRIME_PIECE;
+    h->pieces = (w + h->piece - 1) / h->piece;
     h->max_bits = max_bits;
     atomic_store_explicit(&h->chunk, 0, memory_order_relaxed);
     atomic_store_explicit(&h->sieved, 0, memory_order_relaxed);
@@ -835,6 +1296,18 @@ int prime_check(struct prime_state *st, enum prime_check c, const char *hex)
         return strong_base2(st, st->cand, NULL);
     case PRIME_CHECK_BASE2_GMP:
         return strong_base2_gmp(st, st->cand);
+    case PRIME_CHECK_BASE2_VECTOR: {
+        if (!st->v8)
+            return -ENOTSUP;
+        /* n in lane (n >> 1) mod 8, so each lane has its turn; n + 2, n + 4, ...
+         * (other sizes, other exponents) in the others */
+        unsigned at = (unsigned)(mpz_getlimbn(st->cand, 0) >> 1) % V8_LANES;
+        int res[V8_LANES];
+        for (unsigned j = 0; j < V8_LANES; j++)
+            mpz_add_ui(st->vn[j], st->cand, 2ul * ((j - at) % V8_LANES));
+        strong_base2_v8(st, V8_LANES, res, NULL);
+        return res[at];
+    }
     case PRIME_CHECK_LUCAS:
         return lucas_aes(st, st->cand, NULL);
     case PRIME_CHECK_FLINT_LUCAS: {

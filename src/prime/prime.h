@@ -51,7 +51,8 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * prime_generate_shared() is prime_generate() with each sieve window's work
  * cut into parts that other threads may take through prime_hunt_help() while
  * it runs: first its sieve, in chunks of sieving primes, then its candidate
- * tests, in pieces of PRIME_PIECE offsets. The answer is the
+ * tests, in pieces of PRIME_PIECE offsets (PRIME_PIECE_VECTOR when the caller's
+ * state tests eight at a time: prime_state_vector()). The answer is the
  * smallest probable prime of the lowest window that has one: the very prime
  * prime_generate() returns for the same state (the start is drawn the same
  * way, from the caller's state only). A piece above an answer already found
@@ -61,7 +62,8 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * it changes. One hunt has one owner thread (the caller of
  * prime_generate_shared()); any number of threads may help it. The flint
  * engine is not split: it runs serially. */
-#define PRIME_PIECE 16 /* odd offsets per piece: ~1.4 sieve survivors at 1000 bits */
+#define PRIME_PIECE        16 /* odd offsets per piece: ~1.4 sieve survivors at 1000 bits */
+#define PRIME_PIECE_VECTOR 96 /* ~8 survivors at 1000 bits: a batch of eight tests */
 
 struct prime_hunt;
 
@@ -90,7 +92,8 @@ struct prime_stats {
                            past `bits` bits is redrawn) */
     uint64_t windows;   /* sieve windows sieved */
     uint64_t survivors; /* offsets of those windows the sieve left unmarked */
-    uint64_t tests;     /* strong base-2 tests run on sieve survivors */
+    uint64_t tests;     /* strong base-2 tests run on sieve survivors (a batch's every lane) */
+    uint64_t batches;   /* batches of up to eight of those tests run at once (AVX-512 IFMA) */
     uint64_t lucas;     /* Lucas tests run (survivors of the base-2 test) */
     uint64_t shared;    /* windows offered to helpers by prime_generate_shared() */
     uint64_t helped;    /* pieces of another thread's hunt tested with this state */
@@ -107,6 +110,15 @@ void prime_state_stats(const struct prime_state *st, struct prime_stats *out);
  * -EINVAL when a value is above its cap. */
 int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned window);
 
+/* Whether the sieve engine of st runs its strong base-2 tests eight at a time
+ * (AVX-512 IFMA; the default where the CPU has it, from 200 bits) or one by
+ * one (on = false; benchmarks and tests compare the two). Same primes either
+ * way. Returns 0, or -ENOTSUP for on = true where the CPU lacks AVX-512 IFMA. */
+int prime_state_vector(struct prime_state *st, bool on);
+
+/* Whether this CPU runs the eight-at-a-time test (AVX-512 F and IFMA). */
+bool prime_vector_supported(void);
+
 /* Writes the smallest probable prime greater than start_hex (hexadecimal, no
  * prefix, PRIME_BITS_MIN..PRIME_BITS_MAX bits) as computed by engine e (flint:
  * fmpz_nextprime(..., 0), i.e. GMP's mpz_nextprime; sieve: the sieve and BPSW).
@@ -122,6 +134,8 @@ enum prime_check {
     PRIME_CHECK_LUCAS,       /* BPSW's second half: the almost extra strong Lucas test */
     PRIME_CHECK_FLINT_LUCAS, /* FLINT's Lucas test (Selfridge's parameters), which it replaced */
     PRIME_CHECK_BASE2_GMP,   /* the strong base-2 test by mpz_powm, which PRIME_CHECK_BASE2 replaced */
+    PRIME_CHECK_BASE2_VECTOR, /* PRIME_CHECK_BASE2 eight at a time (n in one lane, n + 2, n + 4, ...
+                                 in the others); -ENOTSUP without AVX-512 IFMA */
 };
 
 /* Runs check c on the odd number n written in hex (hexadecimal, no prefix,
