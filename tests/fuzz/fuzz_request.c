@@ -69,6 +69,11 @@ const char *prime_engine_name(enum prime_engine e)
 
 int prime_engine_parse(const char *s, enum prime_engine *e)
 {
+    /* config_defaults() parses its default, "sieve" */
+    if (strcmp(s, "sieve") == 0 || strcmp(s, "flint") == 0) {
+        *e = s[0] == 's' ? PRIME_ENGINE_SIEVE : PRIME_ENGINE_FLINT;
+        return 0;
+    }
     return -1;
 }
 
