@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
+
 static const struct {
     const char *id, *name, *desc, *price;
     int64_t quantity;
@@ -52,43 +54,15 @@ void catalog_builtin(struct catalog *c)
 }
 
 /* Well-formed UTF-8 without control characters (RFC 3629: no overlongs, no
- * surrogates, nothing past U+10FFFF). */
+ * surrogates, nothing past U+10FFFF: json_utf8_len). */
 static bool text_ok(const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        unsigned char b = s[i];
-        if (b < 0x20 || b == 0x7f)
-            return false;
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
         uint32_t cp;
-        if (b >= 0xc2 && b <= 0xdf) {
-            len = 2;
-            cp = b & 0x1f;
-        } else if (b >= 0xe0 && b <= 0xef) {
-            len = 3;
-            cp = b & 0x0f;
-        } else if (b >= 0xf0 && b <= 0xf4) {
-            len = 4;
-            cp = b & 0x07;
-        } else {
-            return false;
-        }
-        if (i + len > n)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        /* C1 controls (U+0080..U+009F) are control characters too */
-        if (cp >= 0x80 && cp <= 0x9f)
+        size_t len = json_utf8_len(s + i, n - i, &cp);
+        /* C0, DEL and the C1 controls (U+0080..U+009F) */
+        if (!len || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
             return false;
         i += len;
     }

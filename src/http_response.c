@@ -27,11 +27,56 @@ static int on_header_any(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
+/* llhttp hands a header line over in pieces: its name, then its value, each
+ * split by the feeds, and, with an obs-fold (a line that starts with SP or
+ * HTAB continues the value above it), the value around the CRLF llhttp
+ * skips. RFC 9112 5.2 lets a user agent unfold it; a strict reading refuses
+ * it as it refuses a bare CR. Between two pieces of one line lie only ':'
+ * and whitespace, so a CR or LF there is a fold. */
+static bool gap_has_crlf(const struct http_response *r, const char *end)
+{
+    const char *from = r->mark ? r->mark : r->buf_start;
+    return memchr(from, '\r', (size_t)(end - from)) || memchr(from, '\n', (size_t)(end - from));
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    struct http_response *r = of(p);
+    r->in_line = true;
+    r->gap_crlf = false;
+    r->mark = at + len;
+    return on_header_any(p, at, len);
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    struct http_response *r = of(p);
+    if (len == 0) /* llhttp's empty piece at a feed's end */
+        return 0;
+    if (r->in_line && (r->gap_crlf || gap_has_crlf(r, at))) {
+        r->why = "obs-fold in the response head";
+        return -1;
+    }
+    r->gap_crlf = false;
+    r->mark = at + len;
+    return on_header_any(p, at, len);
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+    of(p)->in_line = false;
+    return 0;
+}
+
 static int on_headers_complete(llhttp_t *p)
 {
     struct http_response *r = of(p);
     r->status = (uint16_t)p->status_code;
     r->head_done = true;
+    if (p->http_major != 1 || p->http_minor > 1) {
+        r->why = "not an HTTP/1.0 or HTTP/1.1 response";
+        return -1;
+    }
     if (r->status == 101) {
         r->why = "the upstream switched protocols";
         return -1;
@@ -71,8 +116,9 @@ static int on_message_complete(llhttp_t *p)
 
 static const llhttp_settings_t settings = {
     .on_status = on_header_any,
-    .on_header_field = on_header_any,
-    .on_header_value = on_header_any,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_header_value_complete = on_header_value_complete,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
@@ -94,7 +140,12 @@ enum http_response_status http_response_feed(struct http_response *r, const char
         return HRESP_DONE;
     if (len == 0)
         return HRESP_MORE;
+    r->buf_start = buf;
+    r->mark = NULL;
     llhttp_errno_t e = llhttp_execute(&r->p, buf, len);
+    if (e == HPE_OK && r->in_line && gap_has_crlf(r, buf + len))
+        r->gap_crlf = true;
+    r->mark = NULL;
     switch (e) {
     case HPE_OK:
         *used = len;

@@ -30,6 +30,12 @@ struct http_response {
     bool keep_alive; /* valid once DONE: the connection can carry another request */
     bool done;
     const char *why; /* with HRESP_ERROR: a short static reason */
+    /* obs-fold detection (llhttp unfolds a folded value): where the current
+     * feed's buffer starts; inside a header line, where its last name or
+     * value piece ended in this buffer (NULL: in an earlier one) and whether
+     * the bytes after it held a CR or LF */
+    const char *buf_start, *mark;
+    bool in_line, gap_crlf;
 };
 
 /* Prepares r for one response into body[0, body_cap). */

@@ -102,3 +102,54 @@ Test(http_response, hostile_upstreams_are_errors)
     cr_assert_eq(feed(&r, body, sizeof(body), big, sizeof(big) - 1, 4096, false), HRESP_ERROR);
     cr_assert_str_eq(r.why, "response head too large");
 }
+
+/* What a strict HTTP/1.1 reading (RFC 9112) refuses is an error at every split, never an answer. */
+Test(http_response, strict_framing_at_every_split)
+{
+    static const struct {
+        const char *name;
+        const char *in;
+    } cases[] = {
+        {"obs-fold", "HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\nok"},
+        {"obs-fold with a tab", "HTTP/1.1 200 OK\r\nX:\r\n\tb\r\nContent-Length: 2\r\n\r\nok"},
+        {"obs-fold of Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n 3\r\n\r\nok"},
+        {"bare CR in a value", "HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 2\r\n\r\nok"},
+        {"bare CR ending a line", "HTTP/1.1 200 OK\rContent-Length: 2\r\n\r\nok"},
+        {"bare LF", "HTTP/1.1 200 OK\nContent-Length: 2\n\nok"},
+        {"two Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!"},
+        {"two equal Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"},
+        {"a Content-Length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok"},
+        {"a signed Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok"},
+        {"Content-Length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                       "2\r\nok\r\n0\r\n\r\n"},
+        {"a space before the colon", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"},
+        {"a bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nz\r\nok\r\n0\r\n\r\n"},
+        {"a chunk without its CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n"},
+        {"a bad version", "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = strlen(cases[i].in);
+        for (size_t chunk = 1; chunk <= len; chunk++) {
+            char body[32];
+            struct http_response r;
+            enum http_response_status st = feed(&r, body, sizeof(body), cases[i].in, len, chunk, true);
+            cr_assert_eq(st, HRESP_ERROR, "%s, chunk %zu: status %d", cases[i].name, chunk, st);
+        }
+    }
+    /* the same heads without the fault are answers at every split: the check is not over-eager */
+    static const char *const fine[] = {
+        "HTTP/1.1 200 OK\r\nX: a b\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 200 OK\r\nX:  \t a \t b \t \r\nY:\r\nContent-Length: 2\r\n\r\nok",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\nok\r\n0\r\nT: t\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        size_t len = strlen(fine[i]);
+        for (size_t chunk = 1; chunk <= len; chunk++) {
+            char body[32];
+            struct http_response r;
+            cr_assert_eq(feed(&r, body, sizeof(body), fine[i], len, chunk, false), HRESP_DONE, "%s, chunk %zu: %s",
+                         fine[i], chunk, r.why ? r.why : "");
+            cr_assert_eq(r.body_len, 2);
+        }
+    }
+}
