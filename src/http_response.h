@@ -36,7 +36,19 @@ struct http_response {
      * the bytes after it held a CR or LF */
     const char *buf_start, *mark;
     bool in_line, gap_crlf;
+    size_t name_len;         /* bytes of the header name being read */
+    /* the lines read before llhttp (http_response.c, framing_ok) */
+    uint8_t phase;       /* HPH_* */
+    uint8_t crlfs;       /* CRLFs in a row */
+    bool prev_cr;        /* the last byte was a CR */
+    bool head_started;   /* a byte of this head was read */
+    bool size_done;      /* a chunk size's digits are over */
+    uint64_t chunk_left; /* a chunk's data bytes still to come */
 };
+
+/* Where framing_ok is: a head, llhttp's verdict on the body, a body it does
+ * not read, a chunk's size line, data, the CRLF after it, trailers, done. */
+enum { HPH_HEAD, HPH_WAIT, HPH_BODY, HPH_SIZE, HPH_DATA, HPH_DATA_CR, HPH_DATA_LF, HPH_TRAILER, HPH_END };
 
 /* Prepares r for one response into body[0, body_cap). */
 void http_response_init(struct http_response *r, char *body, size_t body_cap);

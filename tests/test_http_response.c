@@ -126,6 +126,26 @@ Test(http_response, strict_framing_at_every_split)
         {"a bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nz\r\nok\r\n0\r\n\r\n"},
         {"a chunk without its CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n"},
         {"a bad version", "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"a bare LF ending the status line", "HTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nok"},
+        {"a bare LF ending the head", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\nok"},
+        {"a bare LF as the whole head's end", "HTTP/1.1 200 OK\r\n\nbody", },
+        {"a control byte in the reason", "HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok"},
+        {"a DEL in a value", "HTTP/1.1 200 OK\r\nX: a\x7f\r\nContent-Length: 2\r\n\r\nok"},
+        {"a 204 with a length", "HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\nok"},
+        {"a 204 chunked", "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"},
+        {"a 100 with a length", "HTTP/1.1 100 Continue\r\nContent-Length: 2\r\n\r\nok"},
+        {"a status of two digits", "HTTP/1.1 50\r\nContent-Length: 2\r\n\r\nok"},
+        {"a status over 599", "HTTP/1.1 600 X\r\nContent-Length: 2\r\n\r\nok"},
+        {"a line without a name", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n: v\r\n\r\nok"},
+        {"an empty line without a name", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n:\r\n\r\nok"},
+        {"a bare LF after a chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n"},
+        {"a bare LF after chunk data", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\n0\r\n\r\n"},
+        {"a bare LF ending the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\n"},
+        {"a bare LF in a trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nT: t\n\r\n"},
+        {"a control byte in a chunk extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;\x01\r\nok\r\n0\r\n\r\n"},
+        {"an empty line first", "\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"an empty line after a 100", "HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"a bare LF after a 100", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nok"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t len = strlen(cases[i].in);
@@ -151,5 +171,14 @@ Test(http_response, strict_framing_at_every_split)
                          fine[i], chunk, r.why ? r.why : "");
             cr_assert_eq(r.body_len, 2);
         }
+    }
+    /* a 304 ends at its empty line, its Content-Length the representation's */
+    const char *nm = "HTTP/1.1 304 Not Modified\r\nContent-Length: 2\r\n\r\nHTTP/1.1 200 OK\r\n";
+    for (size_t chunk = 1; chunk <= strlen(nm); chunk++) {
+        char body[32];
+        struct http_response r;
+        cr_assert_eq(feed(&r, body, sizeof(body), nm, strlen(nm), chunk, false), HRESP_DONE, "chunk %zu", chunk);
+        cr_assert_eq(r.status, 304);
+        cr_assert_eq(r.body_len, 0);
     }
 }
