@@ -27,39 +27,9 @@ static int on_header_any(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
-/* llhttp hands a header line over in pieces: its name, then its value, each
- * split by the feeds, and, with an obs-fold (a line that starts with SP or
- * HTAB continues the value above it), the value around the CRLF llhttp
- * skips. RFC 9112 5.2 lets a user agent unfold it; a strict reading refuses
- * it as it refuses a bare CR. Between two pieces of one line lie only ':'
- * and whitespace, so a CR or LF there is a fold. */
-static bool gap_has_crlf(const struct http_response *r, const char *end)
-{
-    const char *from = r->mark ? r->mark : r->buf_start;
-    return memchr(from, '\r', (size_t)(end - from)) || memchr(from, '\n', (size_t)(end - from));
-}
-
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
-    struct http_response *r = of(p);
-    r->in_line = true;
-    r->gap_crlf = false;
-    r->mark = at + len;
-    r->name_len += len;
-    return on_header_any(p, at, len);
-}
-
-static int on_header_value(llhttp_t *p, const char *at, size_t len)
-{
-    struct http_response *r = of(p);
-    if (len == 0) /* llhttp's empty piece at a feed's end */
-        return 0;
-    if (r->in_line && (r->gap_crlf || gap_has_crlf(r, at))) {
-        r->why = "obs-fold in the response head";
-        return -1;
-    }
-    r->gap_crlf = false;
-    r->mark = at + len;
+    of(p)->name_len += len;
     return on_header_any(p, at, len);
 }
 
@@ -71,12 +41,6 @@ static int on_header_field_complete(llhttp_t *p)
         return -1;
     }
     r->name_len = 0;
-    return 0;
-}
-
-static int on_header_value_complete(llhttp_t *p)
-{
-    of(p)->in_line = false;
     return 0;
 }
 
@@ -154,9 +118,8 @@ static int on_message_complete(llhttp_t *p)
 static const llhttp_settings_t settings = {
     .on_status = on_header_any,
     .on_header_field = on_header_field,
-    .on_header_value = on_header_value,
+    .on_header_value = on_header_any,
     .on_header_field_complete = on_header_field_complete,
-    .on_header_value_complete = on_header_value_complete,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
@@ -172,10 +135,12 @@ void http_response_init(struct http_response *r, char *body, size_t body_cap)
 }
 
 /* llhttp 8, even strict, ends a line at a bare LF in the status line, at
- * the head's end and in a chunked body's framing, and takes control bytes
- * in the reason phrase: those lines are read here first. Every LF follows a
- * CR and no control byte but HTAB is in a line (RFC 9112's grammar has
- * none). The head is read to its empty line; llhttp then says, pausing at
+ * the head's end and in a chunked body's framing, takes control bytes in
+ * the reason phrase, and unfolds an obs-fold (a line that starts with SP or
+ * HTAB continues the one above; RFC 9112 5.2 lets a user agent unfold it, a
+ * strict reading refuses it): those lines are read here first. Every LF
+ * follows a CR, no control byte but HTAB is in a line (RFC 9112's grammar
+ * has none), and no line of a head or of trailers starts with whitespace. The head is read to its empty line; llhttp then says, pausing at
  * on_headers_complete, whether chunks follow, and their size lines, the
  * CRLF after each chunk's data and the trailers are read the same way.
  * Returns false at a byte a strict reading refuses. */
@@ -200,6 +165,8 @@ static bool framing_ok(struct http_response *r, const char *buf, size_t len)
                 return false;
             if (r->phase == HPH_HEAD && !r->head_started && (c == '\r' || c == '\n'))
                 return false; /* llhttp skips empty lines before a status line */
+            if (r->crlfs == 1 && (c == ' ' || c == '\t'))
+                return false; /* an obs-fold */
             r->head_started = true;
             if (c == '\n' && ++r->crlfs == 2)
                 r->phase = r->phase == HPH_HEAD ? HPH_WAIT : HPH_END;
@@ -259,15 +226,10 @@ enum http_response_status http_response_feed(struct http_response *r, const char
             return HRESP_MORE;
         }
         if (!framing_ok(r, buf + off, len - off)) {
-            r->why = "a bare LF or a control byte in a line of the response";
+            r->why = "a bare LF, a control byte or an obs-fold in the response's lines";
             return HRESP_ERROR;
         }
-        r->buf_start = buf + off;
-        r->mark = NULL;
         llhttp_errno_t e = llhttp_execute(&r->p, buf + off, len - off);
-        if (e == HPE_OK && r->in_line && gap_has_crlf(r, buf + len))
-            r->gap_crlf = true;
-        r->mark = NULL;
         switch (e) {
         case HPE_OK:
             *used = len;

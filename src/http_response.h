@@ -30,13 +30,7 @@ struct http_response {
     bool keep_alive; /* valid once DONE: the connection can carry another request */
     bool done;
     const char *why; /* with HRESP_ERROR: a short static reason */
-    /* obs-fold detection (llhttp unfolds a folded value): where the current
-     * feed's buffer starts; inside a header line, where its last name or
-     * value piece ended in this buffer (NULL: in an earlier one) and whether
-     * the bytes after it held a CR or LF */
-    const char *buf_start, *mark;
-    bool in_line, gap_crlf;
-    size_t name_len;         /* bytes of the header name being read */
+    size_t name_len; /* bytes of the header name being read */
     /* the lines read before llhttp (http_response.c, framing_ok) */
     uint8_t phase;       /* HPH_* */
     uint8_t crlfs;       /* CRLFs in a row */

@@ -145,6 +145,9 @@ Test(http_response, strict_framing_at_every_split)
         {"a control byte in a chunk extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;\x01\r\nok\r\n0\r\n\r\n"},
         {"an empty line first", "\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
         {"an empty line after a 100", "HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"an obs-fold of whitespace only", "HTTP/1.1 200 OK\r\nX:\r\n \r\nContent-Length: 2\r\n\r\nok"},
+        {"whitespace before the first header", "HTTP/1.1 200 OK\r\n Content-Length: 2\r\n\r\nok"},
+        {"an obs-fold in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: a\r\n b\r\n\r\n"},
         {"a bare LF after a 100", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nok"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
