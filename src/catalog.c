@@ -69,13 +69,14 @@ static bool text_ok(const unsigned char *s, size_t n)
     return true;
 }
 
-/* digits, optionally '.' and one or two digits; at most 9 before the point */
+/* digits without a leading zero (but "0"), optionally '.' and one or two
+ * digits; at most 9 before the point: a JSON number as written */
 static bool price_ok(const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9')
         i++;
-    if (i == 0 || i > 9)
+    if (i == 0 || i > 9 || (i > 1 && s[0] == '0')) /* "011" is not a JSON number */
         return false;
     if (i == n)
         return true;
@@ -130,7 +131,7 @@ static const char *parse_line(const char *line, size_t n, struct catalog_item *i
     if (fl[2] > CATALOG_DESC_MAX || !text_ok((const unsigned char *)f[2], fl[2]))
         return "the description must be at most 256 bytes of UTF-8 text";
     if (fl[3] > CATALOG_PRICE_MAX || !price_ok(f[3], fl[3]))
-        return "the price must be a decimal like 34.99 (at most 2 decimals, under 10^9)";
+        return "the price must be a decimal like 34.99 (no leading zero, at most 2 decimals, under 10^9)";
     memset(it, 0, sizeof(*it));
     if (!qty_parse(f[4], fl[4], &it->quantity))
         return "the quantity must be a whole number from 0 to 1000000000";
