@@ -19,12 +19,8 @@
 #include "catalog.h"
 #include "strict_json.h"
 
-#define FAIL(...)                                      \
-    do {                                               \
-        fprintf(stderr, "fuzz_catalog: " __VA_ARGS__); \
-        fputc('\n', stderr);                           \
-        abort();                                       \
-    } while (0)
+#define FUZZ_NAME "fuzz_catalog"
+#include "fuzz_fail.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

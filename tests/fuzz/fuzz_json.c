@@ -27,12 +27,8 @@
 #include "json.h"
 #include "strict_json.h"
 
-#define FAIL(...)                                   \
-    do {                                            \
-        fprintf(stderr, "fuzz_json: " __VA_ARGS__); \
-        fputc('\n', stderr);                        \
-        abort();                                    \
-    } while (0)
+#define FUZZ_NAME "fuzz_json"
+#include "fuzz_fail.h"
 
 #define ANSWERS_MAX 16
 

@@ -23,12 +23,8 @@
 
 #include "http_response.h"
 
-#define FAIL(...)                                       \
-    do {                                                \
-        fprintf(stderr, "fuzz_response: " __VA_ARGS__); \
-        fputc('\n', stderr);                            \
-        abort();                                        \
-    } while (0)
+#define FUZZ_NAME "fuzz_response"
+#include "fuzz_fail.h"
 
 #define BODY_MAX (16 << 7)
 

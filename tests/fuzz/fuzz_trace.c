@@ -19,12 +19,8 @@
 
 #include "trace.h"
 
-#define FAIL(...)                                    \
-    do {                                             \
-        fprintf(stderr, "fuzz_trace: " __VA_ARGS__); \
-        fputc('\n', stderr);                         \
-        abort();                                     \
-    } while (0)
+#define FUZZ_NAME "fuzz_trace"
+#include "fuzz_fail.h"
 
 static bool lower_hex(const char *s, size_t n)
 {

@@ -18,12 +18,8 @@
 
 #include "url.h"
 
-#define FAIL(...)                                  \
-    do {                                           \
-        fprintf(stderr, "fuzz_url: " __VA_ARGS__); \
-        fputc('\n', stderr);                       \
-        abort();                                   \
-    } while (0)
+#define FUZZ_NAME "fuzz_url"
+#include "fuzz_fail.h"
 
 static void clean(const char *what, const char *s)
 {
