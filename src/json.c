@@ -176,6 +176,30 @@ static bool literal(struct scan *sc, const char *word)
     return true;
 }
 
+/* Whether the string content s[0, n) (already checked by string()) decodes
+ * to word (ASCII): a reader that decodes keys takes "item\u0049d" for
+ * "itemId", so the contract is checked on what it decodes to. */
+static bool key_is(const char *s, size_t n, const char *word)
+{
+    size_t i = 0, k = 0;
+    while (i < n) {
+        unsigned c = (unsigned char)s[i++];
+        if (c == '\\') {
+            char e = s[i++];
+            if (e == 'u') {
+                c = hex4(s + i);
+                i += 4;
+            } else {
+                c = (unsigned char)(e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : e);
+            }
+        }
+        if (!word[k] || c != (unsigned char)word[k])
+            return false;
+        k++;
+    }
+    return !word[k];
+}
+
 static bool value(struct scan *sc, unsigned depth, struct json_obj *top);
 
 /* An object at pos; with top, its "itemId" is recorded there. */
@@ -202,7 +226,7 @@ static bool object(struct scan *sc, unsigned depth, struct json_obj *top)
             return false;
         sc->pos++;
         ws(sc);
-        bool is_id = top && raw && kn == 6 && memcmp(sc->s + koff, "itemId", 6) == 0;
+        bool is_id = top && (raw ? kn == 6 && memcmp(sc->s + koff, "itemId", 6) == 0 : key_is(sc->s + koff, kn, "itemId"));
         size_t vstart = sc->pos;
         if (!value(sc, depth + 1, NULL))
             return false;

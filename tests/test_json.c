@@ -46,7 +46,6 @@ Test(json, ids_that_are_not_path_segments_are_not_kept)
         "[{\"itemId\":\"\"}]",        "[{\"itemId\":\"x\\u0041\"}]",
         "[{\"itemId\":true}]",        "[{\"itemId\":null}]",
         "[{\"itemId\":{\"a\":1}}]",   "[{\"itemId\":\"123456789012345678901234567890123\"}]",
-        "[{\"item\\u0049d\":\"1\"}]", /* an escaped key is not the key itemId */
         "[{\"itemId\":\"a\\r\\nb\"}]",     "[{\"itemId\":\"..\\/x\"}]",
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -56,12 +55,28 @@ Test(json, ids_that_are_not_path_segments_are_not_kept)
     }
 }
 
+Test(json, an_escaped_key_is_the_key_it_decodes_to)
+{
+    struct json_obj o[1];
+    cr_assert_eq(scan("[{\"item\\u0049d\":\"a1\"}]", o, 1), 1);
+    cr_assert(o[0].has_id);
+    cr_assert_str_eq(o[0].id, "a1");
+    static const char *const other[] = {"[{\"item\\u0049\":\"a1\"}]", "[{\"itemIdx\":\"a1\"}]",
+                                        "[{\"item\\u0049dx\":\"a1\"}]", "[{\"item\\u0069d\":\"a1\"}]",
+                                        "[{\"item\\/Id\":\"a1\"}]"};
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+        cr_assert_eq(scan(other[i], o, 1), 1, "%s", other[i]);
+        cr_assert(!o[0].has_id, "%s", other[i]);
+    }
+}
+
 Test(json, ids_of_another_type_than_string_are_flagged)
 {
     static const char *const flagged[] = {
         "[{\"itemId\":42}]",          "[{\"itemId\":1e999999}]", "[{\"itemId\":-0}]",
         "[{\"itemId\":true}]",        "[{\"itemId\":null}]",     "[{\"itemId\":{\"a\":1}}]",
         "[{\"itemId\":[\"1\"]}]",       "[{\"itemId\":1,\"itemId\":\"1\"}]", /* a duplicate does not clear it */
+        "[{\"item\\u0049d\":1}]",     "[{\"\\u0069temI\\u0064\":null}]", /* the key as a reader decodes it */
     };
     for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++) {
         struct json_obj o[1];

@@ -24,8 +24,8 @@ struct sj_info {
     unsigned count;     /* with '[': its elements */
     bool all_objects;   /* with '[': every element is an object */
     /* with '[' of objects, per element (the first SJ_ITEMS): the type of the value of the last
-     * member whose key is written exactly `"itemId"` (no escape), 0 when none, and whether some
-     * such member's value is not a string */
+     * member whose key decodes to "itemId", 0 when none, and whether some such member's value
+     * is not a string */
     char id_type[SJ_ITEMS];
     bool id_not_string[SJ_ITEMS];
 };
@@ -92,36 +92,46 @@ static long sj_hex4(struct sj *p)
     return v;
 }
 
-/* A string at p->i ('"'); decodes it, *raw: written without an escape; key: its bytes when raw. */
-static bool sj_string(struct sj *p, bool *raw)
+/* A string at p->i ('"'), decoded; its first code points into key[0, *klen) when key (those
+ * past 0x7f as 0xff, at most 8). */
+static bool sj_string(struct sj *p, char *key, size_t *klen)
 {
     p->i++;
-    *raw = true;
+    size_t kn = 0;
+#define SJ_KEY(cp) (key && kn < 8 ? (void)(key[kn++] = (char)((cp) < 0x80 ? (cp) : 0xff)) : (void)0)
     for (;;) {
         if (p->i >= p->n)
             return false;
         unsigned char c = p->s[p->i];
         if (c == '"') {
             p->i++;
+            if (klen)
+                *klen = kn;
             return true;
         }
         if (c < 0x20)
             return false;
         if (c >= 0x80) {
-            if (sj_utf8(p) < 0)
+            long cp = sj_utf8(p);
+            if (cp < 0)
                 return false;
+            SJ_KEY(cp);
             continue;
         }
         p->i++;
-        if (c != '\\')
+        if (c != '\\') {
+            SJ_KEY(c);
             continue;
-        *raw = false;
+        }
         if (p->i >= p->n)
             return false;
         c = p->s[p->i++];
         if (c != 'u') {
-            if (!memchr("\"\\/bfnrt", c, 8))
+            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+            const char *e = memchr(from, c, 8);
+            if (!e)
                 return false;
+            SJ_KEY((unsigned char)to[e - from]);
             continue;
         }
         long u = sj_hex4(p);
@@ -134,11 +144,11 @@ static bool sj_string(struct sj *p, bool *raw)
             long lo = sj_hex4(p);
             if (lo < 0xdc00 || lo > 0xdfff)
                 return false;
-            long cp = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-            if (cp > 0x10ffff)
-                return false;
+            u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
         }
+        SJ_KEY(u);
     }
+#undef SJ_KEY
 }
 
 static bool sj_number(struct sj *p)
@@ -194,11 +204,11 @@ static bool sj_container(struct sj *p, char open, int elem)
         sj_ws(p);
         bool is_id = false;
         if (open == '{') {
-            bool raw;
-            size_t kstart = p->i + 1;
-            if (p->i >= p->n || p->s[p->i] != '"' || !sj_string(p, &raw))
+            char key[8];
+            size_t kn;
+            if (p->i >= p->n || p->s[p->i] != '"' || !sj_string(p, key, &kn))
                 return false;
-            is_id = elem >= 0 && elem < SJ_ITEMS && raw && p->i - 1 - kstart == 6 && !memcmp(p->s + kstart, "itemId", 6);
+            is_id = elem >= 0 && elem < SJ_ITEMS && kn == 6 && !memcmp(key, "itemId", 6);
             sj_ws(p);
             if (p->i >= p->n || p->s[p->i++] != ':')
                 return false;
@@ -239,10 +249,8 @@ static bool sj_value(struct sj *p, char *type, int elem)
     *type = (char)c;
     if (c == '{' || c == '[')
         return sj_container(p, (char)c, elem);
-    if (c == '"') {
-        bool raw;
-        return sj_string(p, &raw);
-    }
+    if (c == '"')
+        return sj_string(p, NULL, NULL);
     static const char *const lits[] = {"true", "false", "null"};
     for (int k = 0; k < 3; k++) {
         size_t l = strlen(lits[k]);
