@@ -4,7 +4,11 @@
  * buffer and an overlong one is an error, not a truncation (a caller would
  * otherwise forward half a body as if it were whole); the parser pauses at
  * the end of the response, so bytes after it are never taken for the next
- * response's. The same strict llhttp build as the server's (meson.build).
+ * response's. The same strict llhttp build as the server's (meson.build),
+ * and what a strict HTTP/1.1 reading refuses where llhttp 8 is lax (bare LF,
+ * obs-fold, a body on a 204: framing_ok and on_headers_complete) is an
+ * error too, at every split: tests/fuzz/fuzz_response.c holds it to a strict
+ * reader of its own.
  */
 #include "http_response.h"
 

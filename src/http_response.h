@@ -16,7 +16,7 @@
 enum http_response_status {
     HRESP_MORE = 0,  /* consumed everything; the response needs more bytes */
     HRESP_DONE = 1,  /* the response is complete (status, body, keep_alive) */
-    HRESP_ERROR = 2, /* malformed, head over HTTP_RESPONSE_HEAD_MAX, or body over the buffer */
+    HRESP_ERROR = 2, /* malformed (read strictly), head over HTTP_RESPONSE_HEAD_MAX, or body over the buffer */
 };
 
 struct http_response {
