@@ -1,6 +1,8 @@
 /* json.c - the scanner (json.h): a recursive descent over the caller's
  * bytes, depth-bounded, that records only where objects begin and end and
- * each top-level object's "itemId".
+ * each top-level object's "itemId" (its key as a decoder reads it). Strings
+ * are checked to decode, not decoded: the gateway passes the text on as it
+ * came, so whatever it passes is JSON by a strict reading. Never allocates.
  */
 #include "json.h"
 

@@ -22,7 +22,7 @@
 struct json_obj {
     uint32_t off, len;           /* its text, '{' to '}' */
     bool empty;                  /* "{}" */
-    bool has_id;                 /* it has an "itemId" usable as a path segment */
+    bool has_id;                 /* it has an "itemId" usable as a path segment (written without escapes) */
     bool id_not_string;          /* it has an "itemId" that is not a string (the contract's type) */
     char id[ROUTE_ITEM_MAX + 1]; /* that id: a string of 1..32 of [A-Za-z0-9._-] */
 };
