@@ -201,9 +201,13 @@ static void on_catalog_done(struct upstream_call *call, enum upstream_result res
         return;
     }
     for (int i = 0; i < n; i++) {
-        if (r->objs[i].id_not_string) {
-            snprintf(why, sizeof(why), "catalog %s: product %d's itemId is not a string", g->up->ups[g->catalog_up].name,
-                     i + 1);
+        /* the contract (docs/gateway.md): a string id, and no "availability" of its own (the answer
+         * would hold the name twice, and a reader that takes the first would take the catalog's) */
+        const char *broken = r->objs[i].id_not_string      ? "itemId is not a string"
+                             : r->objs[i].has_availability ? "has an availability of its own"
+                                                           : NULL;
+        if (broken) {
+            snprintf(why, sizeof(why), "catalog %s: product %d's %s", g->up->ups[g->catalog_up].name, i + 1, broken);
             finish_error(r, 502, why);
             return;
         }

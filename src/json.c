@@ -229,6 +229,9 @@ static bool object(struct scan *sc, unsigned depth, struct json_obj *top)
         sc->pos++;
         ws(sc);
         bool is_id = top && (raw ? kn == 6 && memcmp(sc->s + koff, "itemId", 6) == 0 : key_is(sc->s + koff, kn, "itemId"));
+        if (top && (raw ? kn == 12 && memcmp(sc->s + koff, "availability", 12) == 0
+                        : key_is(sc->s + koff, kn, "availability")))
+            top->has_availability = true;
         size_t vstart = sc->pos;
         if (!value(sc, depth + 1, NULL))
             return false;

@@ -24,6 +24,7 @@ struct json_obj {
     bool empty;                  /* "{}" */
     bool has_id;                 /* it has an "itemId" usable as a path segment (written without escapes) */
     bool id_not_string;          /* it has an "itemId" that is not a string (the contract's type) */
+    bool has_availability;       /* it has a member "availability" (the gateway's to add) */
     char id[ROUTE_ITEM_MAX + 1]; /* that id: a string of 1..32 of [A-Za-z0-9._-] */
 };
 

@@ -354,6 +354,9 @@ static void catalog_failures(enum io_kind kind)
         {UPSTUB_ANSWER, 200, "[{\"itemId\":null}]", 502, "product 1's itemId is not a string"},
         {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"itemId\":[\"a1\"]}]", 502, "product 1's itemId is not a string"},
         {UPSTUB_ANSWER, 200, "[{\"item\\u0049d\":7}]", 502, "product 1's itemId is not a string"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\"},{\"itemId\":\"a2\",\"availability\":9}]", 502,
+         "product 2's has an availability of its own"},
+        {UPSTUB_ANSWER, 200, "[{\"availabilit\\u0079\":{}}]", 502, "product 1's has an availability of its own"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         script_reset();

@@ -70,6 +70,23 @@ Test(json, an_escaped_key_is_the_key_it_decodes_to)
     }
 }
 
+Test(json, a_products_own_availability_is_flagged)
+{
+    static const char *const flagged[] = {"[{\"availability\":null}]", "[{\"itemId\":\"a\",\"availability\":{}}]",
+                                          "[{\"availabilit\\u0079\":1}]"};
+    for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++) {
+        struct json_obj o[1];
+        cr_assert_eq(scan(flagged[i], o, 1), 1, "%s", flagged[i]);
+        cr_assert(o[0].has_availability, "%s not flagged", flagged[i]);
+    }
+    static const char *const fine[] = {"[{\"x\":{\"availability\":1}}]", "[{\"availabilityx\":1}]", "[{}]"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        struct json_obj o[1];
+        cr_assert_eq(scan(fine[i], o, 1), 1, "%s", fine[i]);
+        cr_assert(!o[0].has_availability, "%s flagged", fine[i]);
+    }
+}
+
 Test(json, ids_of_another_type_than_string_are_flagged)
 {
     static const char *const flagged[] = {

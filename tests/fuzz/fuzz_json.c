@@ -11,8 +11,8 @@
  *   products' non-string "itemId"; json_object accepts exactly one object;
  * - the gateway, over stub upstream calls ending in that order, answers 200
  *   exactly when the catalog's array keeps the contract, and then valid JSON
- *   (UTF-8, escapes that decode): an array of as many objects; else a 502
- *   naming the catalog.
+ *   (UTF-8, escapes that decode): an array of as many objects, each with one
+ *   "availability"; else a 502 naming the catalog.
  * abort() with a message on a failed check, so libFuzzer saves the input.
  */
 #include <errno.h>
@@ -117,6 +117,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (objs[i].id_not_string != info.id_not_string[i])
                 FAIL("product %d: itemId not a string: scanner %d, decoder %d", i, objs[i].id_not_string,
                      info.id_not_string[i]);
+        for (int i = 0; i < n && i < SJ_ITEMS; i++)
+            if (objs[i].has_availability != (info.availability[i] > 0))
+                FAIL("product %d: an availability of its own: scanner %d, decoder %u", i, objs[i].has_availability,
+                     info.availability[i]);
         for (int i = 0; i < n; i++) {
             if (cat[objs[i].off] != '{' || cat[objs[i].off + objs[i].len - 1] != '}' ||
                 !sj_check(cat + objs[i].off, objs[i].len, &(struct sj_info){0}))
@@ -193,13 +197,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FAIL("the fan-out did not end (%u calls left)", npending);
     bool contract = n >= 0;
     for (int i = 0; contract && i < n; i++)
-        contract = !objs[i].id_not_string;
+        contract = !objs[i].id_not_string && !objs[i].has_availability;
     if (answer.status == 200) {
         if (!contract)
             FAIL("200 for a catalog that breaks the contract (%d)", n);
         struct sj_info ai;
         if (!sj_check(answer.body, answer.len, &ai) || ai.top != '[' || !ai.all_objects || ai.count != (unsigned)n)
             FAIL("the gateway's answer is not a JSON array of %d objects: %.*s", n, (int)answer.len, answer.body);
+        for (int i = 0; i < n && i < SJ_ITEMS; i++)
+            if (ai.availability[i] != 1)
+                FAIL("product %d of the answer has %u availability members", i, ai.availability[i]);
     } else {
         if (contract)
             FAIL("%d for a catalog that keeps the contract: %s", answer.status, answer.why);

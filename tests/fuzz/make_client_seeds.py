@@ -80,6 +80,7 @@ JSON = {
     "bad_id_null": (0x00, b'[{"itemId":"a"},{"itemId":null}]', [INV]),
     "bad_id_escaped_key": (0x00, b'[{"item\\u0049d":1}]', [INV]),
     "escaped_key": (0x00, b'[{"\\u0069temId":"329299"}]', [INV]),
+    "bad_own_availability": (0x00, b'[{"itemId":"329299","availability":{"itemId":"329299","quantity":1}}]', [INV]),
     "bad_utf8": (0x00, b'[{"itemId":"a","name":"\xff\xfe"}]', [INV]),
     "bad_overlong": (0x00, b'[{"itemId":"a","name":"\xc0\xaf"}]', [INV]),
     "bad_lone_surrogate": (0x00, b'[{"itemId":"a","name":"\\ud800"}]', [INV]),

@@ -28,6 +28,7 @@ struct sj_info {
      * is not a string */
     char id_type[SJ_ITEMS];
     bool id_not_string[SJ_ITEMS];
+    unsigned availability[SJ_ITEMS]; /* members whose key decodes to "availability" */
 };
 
 struct sj {
@@ -92,13 +93,13 @@ static long sj_hex4(struct sj *p)
     return v;
 }
 
-/* A string at p->i ('"'), decoded; its first code points into key[0, *klen) when key (those
- * past 0x7f as 0xff, at most 8). */
+/* A string at p->i ('"'), decoded; with key, its code points are counted in *klen and the first
+ * 16 written to key (those past 0x7f as 0xff). */
 static bool sj_string(struct sj *p, char *key, size_t *klen)
 {
     p->i++;
     size_t kn = 0;
-#define SJ_KEY(cp) (key && kn < 8 ? (void)(key[kn++] = (char)((cp) < 0x80 ? (cp) : 0xff)) : (void)0)
+#define SJ_KEY(cp) (key ? (void)(kn < 16 ? key[kn] = (char)((cp) < 0x80 ? (cp) : 0xff) : 0, kn++) : (void)0)
     for (;;) {
         if (p->i >= p->n)
             return false;
@@ -204,11 +205,13 @@ static bool sj_container(struct sj *p, char open, int elem)
         sj_ws(p);
         bool is_id = false;
         if (open == '{') {
-            char key[8];
+            char key[16];
             size_t kn;
             if (p->i >= p->n || p->s[p->i] != '"' || !sj_string(p, key, &kn))
                 return false;
             is_id = elem >= 0 && elem < SJ_ITEMS && kn == 6 && !memcmp(key, "itemId", 6);
+            if (elem >= 0 && elem < SJ_ITEMS && kn == 12 && !memcmp(key, "availability", 12))
+                p->info->availability[elem]++;
             sj_ws(p);
             if (p->i >= p->n || p->s[p->i++] != ':')
                 return false;
