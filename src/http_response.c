@@ -144,7 +144,8 @@ void http_response_init(struct http_response *r, char *body, size_t body_cap)
  * HTAB continues the one above; RFC 9112 5.2 lets a user agent unfold it, a
  * strict reading refuses it): those lines are read here first. Every LF
  * follows a CR, no control byte but HTAB is in a line (RFC 9112's grammar
- * has none), and no line of a head or of trailers starts with whitespace. The head is read to its empty line; llhttp then says, pausing at
+ * has none), no line of a head or of trailers starts with whitespace, and
+ * the status code has three digits. The head is read to its empty line; llhttp then says, pausing at
  * on_headers_complete, whether chunks follow, and their size lines, the
  * CRLF after each chunk's data and the trailers are read the same way.
  * Returns false at a byte a strict reading refuses. */
@@ -171,6 +172,13 @@ static bool framing_ok(struct http_response *r, const char *buf, size_t len)
                 return false; /* llhttp skips empty lines before a status line */
             if (r->crlfs == 1 && (c == ' ' || c == '\t'))
                 return false; /* an obs-fold */
+            if (r->phase == HPH_HEAD && r->status_col < 13) {
+                /* "HTTP/1.x SP 3DIGIT (SP | CR)": llhttp takes "0502" for 502 */
+                unsigned col = r->status_col++;
+                if ((col == 8 && c != ' ') || (col >= 9 && col <= 11 && (c < '0' || c > '9')) ||
+                    (col == 12 && c != ' ' && c != '\r'))
+                    return false;
+            }
             r->head_started = true;
             if (c == '\n' && ++r->crlfs == 2)
                 r->phase = r->phase == HPH_HEAD ? HPH_WAIT : HPH_END;
@@ -245,6 +253,7 @@ enum http_response_status http_response_feed(struct http_response *r, const char
                 if (r->phase == HPH_WAIT) {
                     r->phase = HPH_HEAD;
                     r->head_started = false;
+                    r->status_col = 0;
                     r->prev_cr = false;
                     r->crlfs = 0;
                 }

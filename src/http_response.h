@@ -36,6 +36,7 @@ struct http_response {
     uint8_t crlfs;       /* CRLFs in a row */
     bool prev_cr;        /* the last byte was a CR */
     bool head_started;   /* a byte of this head was read */
+    uint8_t status_col;  /* bytes of its status line read, up to 13 */
     bool size_done;      /* a chunk size's digits are over */
     uint64_t chunk_left; /* a chunk's data bytes still to come */
 };

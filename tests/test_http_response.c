@@ -135,6 +135,8 @@ Test(http_response, strict_framing_at_every_split)
         {"a 204 chunked", "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"},
         {"a 100 with a length", "HTTP/1.1 100 Continue\r\nContent-Length: 2\r\n\r\nok"},
         {"a status of two digits", "HTTP/1.1 50\r\nContent-Length: 2\r\n\r\nok"},
+        {"a status of four digits", "HTTP/1.1 0502 Bad Gateway\r\nContent-Length: 2\r\n\r\nok"},
+        {"two spaces before the status", "HTTP/1.1  200 OK\r\nContent-Length: 2\r\n\r\nok"},
         {"a status over 599", "HTTP/1.1 600 X\r\nContent-Length: 2\r\n\r\nok"},
         {"a line without a name", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n: v\r\n\r\nok"},
         {"an empty line without a name", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n:\r\n\r\nok"},

@@ -56,6 +56,7 @@ RESPONSE = {
     "bad_version": (0x0e, resp(CL2, b"ok", version=b"HTTP/2.0")),
     "bad_101": (0x0e, resp(b"Upgrade: h2c\r\nConnection: upgrade\r\n", status=b"101 Switching Protocols")),
     "bad_status": (0x0e, b"HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok"),
+    "bad_status_4digits": (0x0e, b"HTTP/1.1 0502 Bad Gateway\r\nContent-Length: 2\r\n\r\nok"),
     "bad_garbage": (0x0f, b"\x00\xffnot http\r\n\r\n"),
     "bad_cut_mid_body": (0x0f, resp(b"Content-Length: 10\r\n", b"abc")),
 }
