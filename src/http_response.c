@@ -31,9 +31,14 @@ static int on_header_any(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
+static const char te_name[] = "transfer-encoding";
+
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
-    of(p)->name_len += len;
+    struct http_response *r = of(p);
+    for (size_t i = 0; i < len; i++, r->name_len++)
+        if (r->name_len >= sizeof(te_name) - 1 || (at[i] | 0x20) != te_name[r->name_len])
+            r->name_other = true;
     return on_header_any(p, at, len);
 }
 
@@ -44,7 +49,33 @@ static int on_header_field_complete(llhttp_t *p)
         r->why = "a header line without a name";
         return -1;
     }
+    r->in_te = !r->name_other && r->name_len == sizeof(te_name) - 1;
+    r->te_value = false;
     r->name_len = 0;
+    r->name_other = false;
+    return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    struct http_response *r = of(p);
+    for (size_t i = 0; r->in_te && i < len; i++)
+        if (at[i] != ' ' && at[i] != '\t')
+            r->te_value = true;
+    return on_header_any(p, at, len);
+}
+
+/* llhttp leaves an empty Transfer-Encoding out of its flags, and then reads
+ * a Content-Length beside it: a reader that takes the field as present
+ * would frame the body differently */
+static int on_header_value_complete(llhttp_t *p)
+{
+    struct http_response *r = of(p);
+    if (r->in_te && !r->te_value) {
+        r->why = "an empty Transfer-Encoding";
+        return -1;
+    }
+    r->in_te = false;
     return 0;
 }
 
@@ -122,8 +153,9 @@ static int on_message_complete(llhttp_t *p)
 static const llhttp_settings_t settings = {
     .on_status = on_header_any,
     .on_header_field = on_header_field,
-    .on_header_value = on_header_any,
+    .on_header_value = on_header_value,
     .on_header_field_complete = on_header_field_complete,
+    .on_header_value_complete = on_header_value_complete,
     .on_headers_complete = on_headers_complete,
     .on_body = on_body,
     .on_message_complete = on_message_complete,

@@ -30,7 +30,9 @@ struct http_response {
     bool keep_alive; /* valid once DONE: the connection can carry another request */
     bool done;
     const char *why; /* with HRESP_ERROR: a short static reason */
-    size_t name_len; /* bytes of the header name being read */
+    size_t name_len;      /* bytes of the header name being read */
+    bool name_other;      /* it is not Transfer-Encoding */
+    bool in_te, te_value; /* reading a Transfer-Encoding value; a byte of it not whitespace */
     /* the lines read before llhttp (http_response.c, framing_ok) */
     uint8_t phase;       /* HPH_* */
     uint8_t crlfs;       /* CRLFs in a row */

@@ -50,6 +50,7 @@ RESPONSE = {
     "bad_cl_list": (0x0e, resp(b"Content-Length: 2, 2\r\n", b"ok")),
     "bad_cl_te": (0x0e, resp(CL2 + TE, b"2\r\nok\r\n0\r\n\r\n")),
     "bad_te_cl": (0x0e, resp(TE + CL2, b"2\r\nok\r\n0\r\n\r\n")),
+    "bad_te_empty_cl": (0x0e, resp(b"Transfer-Encoding:\r\nY:\r\nContent-Length: 0\r\n")),
     "bad_space_colon": (0x0e, resp(b"Content-Length : 2\r\n", b"ok")),
     "bad_chunk_size": (0x0e, resp(TE, b"-1\r\nok\r\n0\r\n\r\n")),
     "bad_chunk_crlf": (0x0e, resp(TE, b"2\r\nokX\r\n0\r\n\r\n")),
