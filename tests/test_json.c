@@ -2,6 +2,7 @@
  * object is, the itemId it keeps, and everything it refuses. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "json.h"
@@ -9,6 +10,16 @@
 static int scan(const char *s, struct json_obj *out, unsigned max)
 {
     return json_objects(s, strlen(s), out, max);
+}
+
+/* Each of cases is one product whose flag (a bool of struct json_obj at offset off) is want. */
+static void flag_is(const char *const *cases, size_t n, size_t off, bool want)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct json_obj o[1];
+        cr_assert_eq(scan(cases[i], o, 1), 1, "%s", cases[i]);
+        cr_assert_eq(*(const bool *)((const char *)&o[0] + off), want, "%s: flag %d", cases[i], !want);
+    }
 }
 
 Test(json, array_of_objects_with_offsets_and_ids)
@@ -48,11 +59,7 @@ Test(json, ids_that_are_not_path_segments_are_not_kept)
         "[{\"itemId\":{\"a\":1}}]",   "[{\"itemId\":\"123456789012345678901234567890123\"}]",
         "[{\"itemId\":\"a\\r\\nb\"}]",     "[{\"itemId\":\"..\\/x\"}]",
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        struct json_obj o[1];
-        cr_assert_eq(scan(cases[i], o, 1), 1, "%s", cases[i]);
-        cr_assert(!o[0].has_id, "%s kept an id", cases[i]);
-    }
+    flag_is(cases, sizeof(cases) / sizeof(cases[0]), offsetof(struct json_obj, has_id), false);
 }
 
 Test(json, an_escaped_key_is_the_key_it_decodes_to)
@@ -74,17 +81,9 @@ Test(json, a_products_own_availability_is_flagged)
 {
     static const char *const flagged[] = {"[{\"availability\":null}]", "[{\"itemId\":\"a\",\"availability\":{}}]",
                                           "[{\"availabilit\\u0079\":1}]"};
-    for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++) {
-        struct json_obj o[1];
-        cr_assert_eq(scan(flagged[i], o, 1), 1, "%s", flagged[i]);
-        cr_assert(o[0].has_availability, "%s not flagged", flagged[i]);
-    }
     static const char *const fine[] = {"[{\"x\":{\"availability\":1}}]", "[{\"availabilityx\":1}]", "[{}]"};
-    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
-        struct json_obj o[1];
-        cr_assert_eq(scan(fine[i], o, 1), 1, "%s", fine[i]);
-        cr_assert(!o[0].has_availability, "%s flagged", fine[i]);
-    }
+    flag_is(flagged, sizeof(flagged) / sizeof(flagged[0]), offsetof(struct json_obj, has_availability), true);
+    flag_is(fine, sizeof(fine) / sizeof(fine[0]), offsetof(struct json_obj, has_availability), false);
 }
 
 Test(json, ids_of_another_type_than_string_are_flagged)
@@ -95,18 +94,10 @@ Test(json, ids_of_another_type_than_string_are_flagged)
         "[{\"itemId\":[\"1\"]}]",       "[{\"itemId\":1,\"itemId\":\"1\"}]", /* a duplicate does not clear it */
         "[{\"item\\u0049d\":1}]",     "[{\"\\u0069temI\\u0064\":null}]", /* the key as a reader decodes it */
     };
-    for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++) {
-        struct json_obj o[1];
-        cr_assert_eq(scan(flagged[i], o, 1), 1, "%s", flagged[i]);
-        cr_assert(o[0].id_not_string, "%s not flagged", flagged[i]);
-    }
     static const char *const fine[] = {"[{}]", "[{\"itemId\":\"\"}]", "[{\"itemId\":\"a/b\"}]",
                                        "[{\"x\":{\"itemId\":1}}]" /* not a product's own */};
-    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
-        struct json_obj o[1];
-        cr_assert_eq(scan(fine[i], o, 1), 1, "%s", fine[i]);
-        cr_assert(!o[0].id_not_string, "%s flagged", fine[i]);
-    }
+    flag_is(flagged, sizeof(flagged) / sizeof(flagged[0]), offsetof(struct json_obj, id_not_string), true);
+    flag_is(fine, sizeof(fine) / sizeof(fine[0]), offsetof(struct json_obj, id_not_string), false);
 }
 
 Test(json, strings_must_decode)
