@@ -84,6 +84,8 @@ Test(catalog, refusals_name_the_line)
         {"1\tA\tD\t-1\t2\n", "the price must be"},
         {"1\tA\tD\t1e3\t2\n", "the price must be"},
         {"1\tA\tD\t.5\t2\n", "the price must be"},
+        {"1\tA\tD\t011\t2\n", "the price must be"}, /* not a JSON number (fuzz-catalog) */
+        {"1\tA\tD\t00.5\t2\n", "the price must be"},
         {"1\tA\tD\t1\t-2\n", "the quantity must be"},
         {"1\tA\tD\t1\t1000000001\n", "the quantity must be"},
         {"1\tA\tD\t1\t\n", "the quantity must be"},

@@ -342,6 +342,21 @@ static void catalog_failures(enum io_kind kind)
         {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\"},]", 502, "not a JSON array of objects"},
         {UPSTUB_ANSWER, 200, "[1,2]", 502, "not a JSON array of objects"},
         {UPSTUB_ANSWER, 200, NULL, 502, "more than 64 products"}, /* 65 objects */
+        /* a catalog breaking the contract (docs/gateway.md): the answer would not be JSON, or the id
+         * would need a spelling chosen for it */
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"name\":\"\xff\xfe\"}]", 502, "not a JSON array of objects"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"name\":\"\xc0\xaf\"}]", 502, "not a JSON array of objects"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"name\":\"\xed\xa0\x80\"}]", 502, "not a JSON array of objects"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"name\":\"\\ud800\"}]", 502, "not a JSON array of objects"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"name\":\"\\udc00\\ud800\"}]", 502, "not a JSON array of objects"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\"},{\"itemId\":1e999999}]", 502, "product 2's itemId is not a string"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":42}]", 502, "product 1's itemId is not a string"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":null}]", 502, "product 1's itemId is not a string"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\",\"itemId\":[\"a1\"]}]", 502, "product 1's itemId is not a string"},
+        {UPSTUB_ANSWER, 200, "[{\"item\\u0049d\":7}]", 502, "product 1's itemId is not a string"},
+        {UPSTUB_ANSWER, 200, "[{\"itemId\":\"a1\"},{\"itemId\":\"a2\",\"availability\":9}]", 502,
+         "product 2's has an availability of its own"},
+        {UPSTUB_ANSWER, 200, "[{\"availabilit\\u0079\":{}}]", 502, "product 1's has an availability of its own"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         script_reset();

@@ -102,3 +102,89 @@ Test(http_response, hostile_upstreams_are_errors)
     cr_assert_eq(feed(&r, body, sizeof(body), big, sizeof(big) - 1, 4096, false), HRESP_ERROR);
     cr_assert_str_eq(r.why, "response head too large");
 }
+
+/* What a strict HTTP/1.1 reading (RFC 9112) refuses is an error at every split, never an answer. */
+Test(http_response, strict_framing_at_every_split)
+{
+    static const struct {
+        const char *name;
+        const char *in;
+    } cases[] = {
+        {"obs-fold", "HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\nok"},
+        {"obs-fold with a tab", "HTTP/1.1 200 OK\r\nX:\r\n\tb\r\nContent-Length: 2\r\n\r\nok"},
+        {"obs-fold of Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n 3\r\n\r\nok"},
+        {"bare CR in a value", "HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 2\r\n\r\nok"},
+        {"bare CR ending a line", "HTTP/1.1 200 OK\rContent-Length: 2\r\n\r\nok"},
+        {"bare LF", "HTTP/1.1 200 OK\nContent-Length: 2\n\nok"},
+        {"two Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!"},
+        {"two equal Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"},
+        {"a Content-Length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok"},
+        {"a signed Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok"},
+        {"Content-Length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                       "2\r\nok\r\n0\r\n\r\n"},
+        {"a space before the colon", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"},
+        {"a bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nz\r\nok\r\n0\r\n\r\n"},
+        {"a chunk without its CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n"},
+        {"a bad version", "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"a bare LF ending the status line", "HTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nok"},
+        {"a bare LF ending the head", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\nok"},
+        {"a bare LF as the whole head's end", "HTTP/1.1 200 OK\r\n\nbody", },
+        {"a control byte in the reason", "HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok"},
+        {"a DEL in a value", "HTTP/1.1 200 OK\r\nX: a\x7f\r\nContent-Length: 2\r\n\r\nok"},
+        {"a 204 with a length", "HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\nok"},
+        {"a 204 chunked", "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"},
+        {"a 100 with a length", "HTTP/1.1 100 Continue\r\nContent-Length: 2\r\n\r\nok"},
+        {"a status of two digits", "HTTP/1.1 50\r\nContent-Length: 2\r\n\r\nok"},
+        {"a status of four digits", "HTTP/1.1 0502 Bad Gateway\r\nContent-Length: 2\r\n\r\nok"},
+        {"two spaces before the status", "HTTP/1.1  200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"an empty Transfer-Encoding beside a length",
+         "HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\nContent-Length: 2\r\n\r\nok"},
+        {"a blank Transfer-Encoding", "HTTP/1.1 200 OK\r\nTRANSFER-ENCODING: \t \r\n\r\nok"},
+        {"a status over 599", "HTTP/1.1 600 X\r\nContent-Length: 2\r\n\r\nok"},
+        {"a line without a name", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n: v\r\n\r\nok"},
+        {"an empty line without a name", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n:\r\n\r\nok"},
+        {"a bare LF after a chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n"},
+        {"a bare LF after chunk data", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\n0\r\n\r\n"},
+        {"a bare LF ending the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\n"},
+        {"a bare LF in a trailer", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nT: t\n\r\n"},
+        {"a control byte in a chunk extension", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;\x01\r\nok\r\n0\r\n\r\n"},
+        {"an empty line first", "\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"an empty line after a 100", "HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+        {"an obs-fold of whitespace only", "HTTP/1.1 200 OK\r\nX:\r\n \r\nContent-Length: 2\r\n\r\nok"},
+        {"whitespace before the first header", "HTTP/1.1 200 OK\r\n Content-Length: 2\r\n\r\nok"},
+        {"an obs-fold in the trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: a\r\n b\r\n\r\n"},
+        {"a bare LF after a 100", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nok"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = strlen(cases[i].in);
+        for (size_t chunk = 1; chunk <= len; chunk++) {
+            char body[32];
+            struct http_response r;
+            enum http_response_status st = feed(&r, body, sizeof(body), cases[i].in, len, chunk, true);
+            cr_assert_eq(st, HRESP_ERROR, "%s, chunk %zu: status %d", cases[i].name, chunk, st);
+        }
+    }
+    /* the same heads without the fault are answers at every split: the check is not over-eager;
+     * a 304 ends at its empty line, its Content-Length the representation's */
+    static const struct {
+        const char *in;
+        uint16_t status;
+        size_t body_len;
+    } fine[] = {
+        {"HTTP/1.1 200 OK\r\nX: a b\r\nContent-Length: 2\r\n\r\nok", 200, 2},
+        {"HTTP/1.1 200 OK\r\nX:  \t a \t b \t \r\nY:\r\nContent-Length: 2\r\n\r\nok", 200, 2},
+        {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\nok\r\n0\r\nT: t\r\n\r\n", 200, 2},
+        {"HTTP/1.1 304 Not Modified\r\nContent-Length: 2\r\n\r\nHTTP/1.1 200 OK\r\n", 304, 0},
+    };
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        size_t len = strlen(fine[i].in);
+        for (size_t chunk = 1; chunk <= len; chunk++) {
+            char body[32];
+            struct http_response r;
+            cr_assert_eq(feed(&r, body, sizeof(body), fine[i].in, len, chunk, false), HRESP_DONE, "%s, chunk %zu: %s",
+                         fine[i].in, chunk, r.why ? r.why : "");
+            cr_assert_eq(r.status, fine[i].status);
+            cr_assert_eq(r.body_len, fine[i].body_len);
+        }
+    }
+}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "log.h"
 
 static const struct {
@@ -44,56 +45,29 @@ void catalog_builtin(struct catalog *c)
 }
 
 /* Well-formed UTF-8 without control characters (RFC 3629: no overlongs, no
- * surrogates, nothing past U+10FFFF). */
+ * surrogates, nothing past U+10FFFF: json_utf8_len). */
 static bool text_ok(const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        unsigned char b = s[i];
-        if (b < 0x20 || b == 0x7f)
-            return false;
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
         uint32_t cp;
-        if (b >= 0xc2 && b <= 0xdf) {
-            len = 2;
-            cp = b & 0x1f;
-        } else if (b >= 0xe0 && b <= 0xef) {
-            len = 3;
-            cp = b & 0x0f;
-        } else if (b >= 0xf0 && b <= 0xf4) {
-            len = 4;
-            cp = b & 0x07;
-        } else {
-            return false;
-        }
-        if (i + len > n)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + k] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        /* C1 controls (U+0080..U+009F) are control characters too */
-        if (cp >= 0x80 && cp <= 0x9f)
+        size_t len = json_utf8_len(s + i, n - i, &cp);
+        /* C0, DEL and the C1 controls (U+0080..U+009F) */
+        if (!len || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
             return false;
         i += len;
     }
     return true;
 }
 
-/* digits, optionally '.' and one or two digits; at most 9 before the point */
+/* digits without a leading zero (but "0"), optionally '.' and one or two
+ * digits; at most 9 before the point: a JSON number as written */
 static bool price_ok(const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9')
         i++;
-    if (i == 0 || i > 9)
+    if (i == 0 || i > 9 || (i > 1 && s[0] == '0')) /* "011" is not a JSON number */
         return false;
     if (i == n)
         return true;
@@ -148,7 +122,7 @@ static const char *parse_line(const char *line, size_t n, struct catalog_item *i
     if (fl[2] > CATALOG_DESC_MAX || !text_ok((const unsigned char *)f[2], fl[2]))
         return "the description must be at most 256 bytes of UTF-8 text";
     if (fl[3] > CATALOG_PRICE_MAX || !price_ok(f[3], fl[3]))
-        return "the price must be a decimal like 34.99 (at most 2 decimals, under 10^9)";
+        return "the price must be a decimal like 34.99 (no leading zero, at most 2 decimals, under 10^9)";
     memset(it, 0, sizeof(*it));
     if (!qty_parse(f[4], fl[4], &it->quantity))
         return "the quantity must be a whole number from 0 to 1000000000";

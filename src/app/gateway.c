@@ -196,9 +196,21 @@ static void on_catalog_done(struct upstream_call *call, enum upstream_result res
     int n = json_objects(body, len, r->objs, GATEWAY_ITEMS_MAX);
     if (n < 0) {
         snprintf(why, sizeof(why), "catalog %s: %s", g->up->ups[g->catalog_up].name,
-                 n == -E2BIG ? "more than 64 products" : "not a JSON array of objects");
+                 n == -E2BIG ? "more than 64 products" : "not a JSON array of objects (UTF-8, RFC 8259)");
         finish_error(r, 502, why);
         return;
+    }
+    for (int i = 0; i < n; i++) {
+        /* the contract (docs/gateway.md): a string id, and no "availability" of its own (the answer
+         * would hold the name twice, and a reader that takes the first would take the catalog's) */
+        const char *broken = r->objs[i].id_not_string      ? "itemId is not a string"
+                             : r->objs[i].has_availability ? "has an availability of its own"
+                                                           : NULL;
+        if (broken) {
+            snprintf(why, sizeof(why), "catalog %s: product %d's %s", g->up->ups[g->catalog_up].name, i + 1, broken);
+            finish_error(r, 502, why);
+            return;
+        }
     }
     size_t plen = strlen(g->inventory_path) + ROUTE_ITEM_MAX + 1;
     r->text = malloc(len ? len : 1);

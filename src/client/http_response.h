@@ -16,7 +16,7 @@
 enum http_response_status {
     HRESP_MORE = 0,  /* consumed everything; the response needs more bytes */
     HRESP_DONE = 1,  /* the response is complete (status, body, keep_alive) */
-    HRESP_ERROR = 2, /* malformed, head over HTTP_RESPONSE_HEAD_MAX, or body over the buffer */
+    HRESP_ERROR = 2, /* malformed (read strictly), head over HTTP_RESPONSE_HEAD_MAX, or body over the buffer */
 };
 
 struct http_response {
@@ -30,7 +30,22 @@ struct http_response {
     bool keep_alive; /* valid once DONE: the connection can carry another request */
     bool done;
     const char *why; /* with HRESP_ERROR: a short static reason */
+    size_t name_len;      /* bytes of the header name being read */
+    bool name_other;      /* it is not Transfer-Encoding */
+    bool in_te, te_value; /* reading a Transfer-Encoding value; a byte of it not whitespace */
+    /* the lines read before llhttp (http_response.c, framing_ok) */
+    uint8_t phase;       /* HPH_* */
+    uint8_t crlfs;       /* CRLFs in a row */
+    bool prev_cr;        /* the last byte was a CR */
+    bool head_started;   /* a byte of this head was read */
+    uint8_t status_col;  /* bytes of its status line read, up to 13 */
+    bool size_done;      /* a chunk size's digits are over */
+    uint64_t chunk_left; /* a chunk's data bytes still to come */
 };
+
+/* Where framing_ok is: a head, llhttp's verdict on the body, a body it does
+ * not read, a chunk's size line, data, the CRLF after it, trailers, done. */
+enum { HPH_HEAD, HPH_WAIT, HPH_BODY, HPH_SIZE, HPH_DATA, HPH_DATA_CR, HPH_DATA_LF, HPH_TRAILER, HPH_END };
 
 /* Prepares r for one response into body[0, body_cap). */
 void http_response_init(struct http_response *r, char *body, size_t body_cap);

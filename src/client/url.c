@@ -11,7 +11,13 @@
 
 static int bad(char *err, size_t errlen, const char *s, const char *why)
 {
-    snprintf(err, errlen, "'%.200s': %s", s, why);
+    /* the URL as given, its control bytes as '?': the reason stays one line */
+    char shown[201];
+    size_t n = 0;
+    for (; s[n] && n < sizeof(shown) - 1; n++)
+        shown[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+    shown[n] = '\0';
+    snprintf(err, errlen, "'%s': %s", shown, why);
     return -EINVAL;
 }
 
@@ -90,11 +96,12 @@ int url_parse(const char *s, struct url *u, char *err, size_t errlen)
     for (size_t i = 0; i < plen; i++)
         if (!path_char((unsigned char)rest[i]))
             return bad(err, errlen, s, "space or control character in the path");
-    if (plen > URL_PATH_MAX)
+    bool slash = plen == 0 || rest[0] == '?'; /* a '/' goes first, and counts */
+    if (plen + slash > URL_PATH_MAX)
         return bad(err, errlen, s, "path longer than 1024 characters");
-    if (plen == 0 || rest[0] == '?') {
+    if (slash) {
         u->path[0] = '/';
-        memcpy(u->path + 1, rest, plen < URL_PATH_MAX ? plen : URL_PATH_MAX - 1);
+        memcpy(u->path + 1, rest, plen);
     } else {
         memcpy(u->path, rest, plen);
     }

@@ -85,6 +85,85 @@ def closed_port():
     return s.getsockname()[1]
 
 
+class Load:
+    """clients keep-alive connections asking paths in turn (10 ms apart), and a /healthz prober
+    (every 20 ms); every answer recorded in .rec as (start, end, path, status or None), every
+    probe in .health as (start, status or None, ms). stop() ends them (bounded)."""
+
+    def __init__(self, port, clients, paths):
+        self.port = port
+        self.paths = list(paths)
+        self.stop_ev = threading.Event()
+        self.lock = threading.Lock()
+        self.rec = []
+        self.health = []
+        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True) for i in range(clients)]
+        self.threads.append(threading.Thread(target=self._prober, daemon=True))
+        for t in self.threads:
+            t.start()
+
+    def _client(self, i):
+        sock = None
+        k = i
+        while not self.stop_ev.is_set():
+            path = self.paths[k % len(self.paths)]
+            k += 1
+            t0 = time.monotonic()
+            try:
+                if sock is None:
+                    sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                r = req(self.port, path, sock=sock, timeout=5)
+            except OSError as e:
+                r = Resp(None, {}, "", 0, str(e))
+            with self.lock:
+                self.rec.append((t0, time.monotonic(), path, r.status))
+            if r.status is None or r.headers.get("connection", "").lower() == "close":
+                if sock is not None:
+                    sock.close()
+                sock = None
+            time.sleep(0.01)
+        if sock is not None:
+            sock.close()
+
+    def _prober(self):
+        while not self.stop_ev.is_set():
+            t0 = time.monotonic()
+            r = req(self.port, "/healthz", timeout=5)
+            with self.lock:
+                self.health.append((t0, r.status, r.ms))
+            time.sleep(0.02)
+
+    def stop(self):
+        self.stop_ev.set()
+        for t in self.threads:
+            t.join(10)
+
+
+def wait_port_free(port, host="127.0.0.1", timeout=10.0):
+    """Waits until host:port can be bound again (a SIGKILLed primed's io_uring lets go of its
+    listener after the process is reaped, not at once). Returns whether it could."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        finally:
+            s.close()
+
+
+def fd_count(pid):
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return -1
+
+
 class HostileProc:
     """tests/upstream/hostile.py as a subprocess (its own interpreter: its endless and drip
     threads never share a GIL with the suite's timing)."""
