@@ -122,11 +122,13 @@ static const char *abort_codes(char *out, size_t cap)
     X(ZIPKIN_URL, "zipkin-url", "PRIMED_ZIPKIN_URL", "", "none",                                                  \
       "Zipkin v2 collector for the sampled spans (`/api/v2/spans`)")                                              \
     X(DB, "db", "PRIMED_DB", ":memory:", NULL,                                                                    \
-      "event store: in memory, or a SQLite file (WAL); a route that stores an event answers once it is "          \
+      "event store: in memory, a SQLite file (WAL), or PostgreSQL (`postgresql://user@host:port/db` or a libpq " \
+      "keyword string; the password from `PGPASSWORD`); a route that stores an event answers once it is "       \
       "committed (docs/chain.md)")                                                                                \
     X(DB_SYNC, "db-sync", "PRIMED_DB_SYNC", "normal", NULL,                                                       \
-      "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode), "    \
-      "`full` also a lost machine (`synchronous=FULL`: an fsync per commit)")                                     \
+      "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
+      "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
+      "commit; `synchronous_commit=on`)")                                                                         \
     X(CATALOG, "catalog", "PRIMED_CATALOG", "", "built-in",                                                       \
       "products of /api/catalog and /api/inventory: a file of "                                                   \
       "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \
