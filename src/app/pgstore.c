@@ -246,6 +246,9 @@ static void set_ready(struct pgstore *p, bool ready)
 static void disconnect(struct pgstore *p, const char *why)
 {
     bool was_ready = p->ready;
+    /* why is often PQerrorMessage(): copied before PQfinish() frees it */
+    char msg[200];
+    snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(why, "\n"), why);
     forget_socket(p);
     if (p->conn)
         PQfinish(p->conn);
@@ -257,7 +260,7 @@ static void disconnect(struct pgstore *p, const char *why)
         p->backoff_ms = PGSTORE_RETRY_MAX_MS;
     p->retry_ms = *p->o.now_ms + p->backoff_ms;
     if (was_ready || !p->logged_down) {
-        log_msg("worker %u: event store %s: %s; retrying every %u ms at most", p->o.worker, p->name, why,
+        log_msg("worker %u: event store %s: %s; retrying every %u ms at most", p->o.worker, p->name, msg,
                 PGSTORE_RETRY_MAX_MS);
         p->logged_down = true;
     }
