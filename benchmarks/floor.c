@@ -1,7 +1,7 @@
 /* floor.c - plaintext_floor: the least an io_uring HTTP/1.1 responder can do.
  *
  * The floor that primed's /healthz is compared with (benchmarks/modes
- * plaintext, issue 19): one thread, one ring set up as src/io_uring.c sets up
+ * plaintext, issue 19): one thread, one ring set up as src/core/io_uring.c sets up
  * its own (same queue depth, same flag fallbacks, registered ring fd,
  * multishot accept, single-shot receive into the connection's own buffer).
  * It parses nothing: every "\r\n\r\n" received is one request, and each
@@ -157,7 +157,7 @@ static void on_accept(int lfd, int res, bool more)
             close(res);
         } else {
             int one = 1;
-            setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* as src/io.c does */
+            setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* as src/core/io.c does */
             struct conn *c = &conns[res];
             c->open = true;
             c->recv_on = c->send_on = c->closing = false;
@@ -205,7 +205,7 @@ static void on_send(int fd, int res)
     flush(fd);
 }
 
-/* src/io_uring.c's set-up (src/uring_setup.h): the most a >= 6.1 kernel gives, flag by flag on EINVAL. */
+/* src/core/io_uring.c's set-up (src/core/uring_setup.h): the most a >= 6.1 kernel gives, flag by flag on EINVAL. */
 static int ring_init(void)
 {
     int r = -EINVAL;

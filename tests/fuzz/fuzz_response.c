@@ -1,4 +1,4 @@
-/* fuzz_response.c - libFuzzer target over src/http_response.c, an upstream's
+/* fuzz_response.c - libFuzzer target over src/client/http_response.c, an upstream's
  * answer as the client reads it.
  *
  * Input: one byte of options (bit 0: the upstream closes after the bytes;

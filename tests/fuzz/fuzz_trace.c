@@ -1,4 +1,4 @@
-/* fuzz_trace.c - libFuzzer target over src/trace.c, the trace headers that
+/* fuzz_trace.c - libFuzzer target over src/client/trace.c, the trace headers that
  * arrive from anyone: traceparent, b3 and the X-B3-* set.
  *
  * Input: a selector byte (% 3: 0 traceparent, 1 b3, 2 X-B3-TraceId, -SpanId,

@@ -1,4 +1,4 @@
-/* fuzz_url.c - libFuzzer target over src/url.c, the upstream URLs primed is
+/* fuzz_url.c - libFuzzer target over src/client/url.c, the upstream URLs primed is
  * given (--callme-url, --catalog-url, --inventory-url, --zipkin-url).
  *
  * Input: the URL text (cut at a NUL). Checks on a URL taken: the host, the

@@ -1,5 +1,5 @@
 /* strict_json.h - an RFC 8259 decoder for the fuzz targets' oracles, written
- * apart from src/json.c on purpose: it decodes every string to code points
+ * apart from src/app/json.c on purpose: it decodes every string to code points
  * (UTF-8 by the well-formed byte ranges of Unicode's table 3-7, escapes with
  * surrogate pairs joined) instead of scanning them, so a bug the two shared
  * would have to be made twice. Header-only, static, no allocation.
