@@ -103,10 +103,14 @@ static inline unsigned v8_digits(size_t bits)
 static bool v8_supported(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int ok = -1;
-    if (ok < 0)
-        ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
-    return ok;
+    /* every worker asks at start-up, at once: relaxed atomics (each computes the same answer) */
+    static _Atomic int ok = -1;
+    int v = atomic_load_explicit(&ok, memory_order_relaxed);
+    if (v < 0) {
+        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+        atomic_store_explicit(&ok, v, memory_order_relaxed);
+    }
+    return v;
 #else
     return false;
 #endif
