@@ -622,8 +622,3 @@ uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
 {
     return p->state == PG_IDLE && p->retry_ms < none ? p->retry_ms : none;
 }
-
-unsigned pgstore_pending(const struct pgstore *p)
-{
-    return p->queued + p->nbatch;
-}

@@ -67,8 +67,6 @@ void pgstore_on_event(struct pgstore *p, const struct io_event *ev);
 void pgstore_poll(struct pgstore *p);
 /* The next reconnect, or none. */
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
-/* Events queued or in flight. */
-unsigned pgstore_pending(const struct pgstore *p);
 
 /* Whether db names a PostgreSQL database (a postgres:// or postgresql://
  * URI, or a keyword string such as "host=... dbname=..."). */

@@ -29,12 +29,11 @@
 struct store {
     pthread_mutex_t mu;
     pthread_cond_t work; /* events queued, a stats or catalog request, or stop */
-    pthread_cond_t done; /* a batch committed, stats answered, or the catalog written */
+    pthread_cond_t done; /* stats answered, or the catalog written */
     struct store_req **ring;  /* owned, cap entries; the events are their submitters' */
     struct store_req **batch; /* owned, BATCH_MAX entries: the store thread's copy */
     unsigned cap, head, len;
     uint64_t next_id;      /* the id the next event gets */
-    uint64_t committed_id; /* every id up to this one is written (or dropped) */
     uint64_t dropped;      /* queue full, or a commit failed */
     bool stop;
     bool stats_wanted, stats_ready;
@@ -237,16 +236,14 @@ static void *store_main(void *arg)
                 exec(s->db, "ROLLBACK");
                 ok = false;
             }
-            uint64_t last = batch[n - 1]->id;
             for (unsigned i = 0; i < n; i++)
                 batch[i]->err = ok ? 0 : -EIO;
             hand_back(batch, n); /* the events are their workers' again: not touched after this */
-            pthread_mutex_lock(&s->mu);
-            if (!ok)
+            if (!ok) {
+                pthread_mutex_lock(&s->mu);
                 s->dropped += n;
-            s->committed_id = last;
-            pthread_cond_broadcast(&s->done);
-            pthread_mutex_unlock(&s->mu);
+                pthread_mutex_unlock(&s->mu);
+            }
         }
         if (stats)
             answer_stats(s);
@@ -305,7 +302,6 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
         sqlite3_step(q) == SQLITE_ROW)
         s->next_id = (uint64_t)sqlite3_column_int64(q, 0) + 1; /* ids go on increasing across restarts */
     sqlite3_finalize(q);
-    s->committed_id = s->next_id - 1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->done, NULL);
@@ -342,25 +338,6 @@ int store_submit(struct store *s, struct store_req *r)
     pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->mu);
     return 0;
-}
-
-int store_sync(struct store *s, int timeout_ms)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    pthread_mutex_lock(&s->mu);
-    uint64_t want = s->next_id - 1;
-    int r = 0;
-    while (s->committed_id < want && r == 0)
-        r = pthread_cond_timedwait(&s->done, &s->mu, &until);
-    pthread_mutex_unlock(&s->mu);
-    return r == 0 ? 0 : -ETIMEDOUT;
 }
 
 int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id)

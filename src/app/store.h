@@ -70,12 +70,8 @@ int store_submit(struct store *s, struct store_req *r);
  * they were committed. Returns how many. */
 unsigned store_inbox_poll(struct store_inbox *in);
 
-/* Waits until every event queued so far is committed, up to timeout_ms.
- * Returns 0 or -ETIMEDOUT. Cold: tests and shutdown. */
-int store_sync(struct store *s, int timeout_ms);
-
-/* Rows in the database and their largest id, read by the store thread after
- * a sync. Returns 0 or -errno. Cold: tests and diagnostics. */
+/* Rows in the database and their largest id, read by the store thread once
+ * what was queued before is written. Returns 0 or -errno. Cold: tests and diagnostics. */
 int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id);
 
 struct catalog;
