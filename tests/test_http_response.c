@@ -120,6 +120,9 @@ Test(http_response, strict_framing_at_every_split)
         {"two equal Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"},
         {"a Content-Length list", "HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok"},
         {"a signed Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok"},
+        {"a Content-Length of 19 digits", "HTTP/1.1 200 OK\r\nContent-Length: 0000000000000000002\r\n\r\nok"},
+        {"a Content-Length of 62 zeros (fuzz_response, 2026-12-03)",
+         "HTTP/1.1 200 OK\r\nContent-Length:00000000000000000000000000000000000000000000000000000000000000\r\n\r\n"},
         {"Content-Length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
                                        "2\r\nok\r\n0\r\n\r\n"},
         {"a space before the colon", "HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"},

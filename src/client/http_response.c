@@ -32,13 +32,17 @@ static int on_header_any(llhttp_t *p, const char *at, size_t len)
 }
 
 static const char te_name[] = "transfer-encoding";
+static const char cl_name[] = "content-length";
 
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     struct http_response *r = of(p);
-    for (size_t i = 0; i < len; i++, r->name_len++)
+    for (size_t i = 0; i < len; i++, r->name_len++) {
         if (r->name_len >= sizeof(te_name) - 1 || (at[i] | 0x20) != te_name[r->name_len])
             r->name_other = true;
+        if (r->name_len >= sizeof(cl_name) - 1 || (at[i] | 0x20) != cl_name[r->name_len])
+            r->name_not_cl = true;
+    }
     return on_header_any(p, at, len);
 }
 
@@ -50,9 +54,12 @@ static int on_header_field_complete(llhttp_t *p)
         return -1;
     }
     r->in_te = !r->name_other && r->name_len == sizeof(te_name) - 1;
+    r->in_cl = !r->name_not_cl && r->name_len == sizeof(cl_name) - 1;
     r->te_value = false;
+    r->cl_digits = 0;
     r->name_len = 0;
     r->name_other = false;
+    r->name_not_cl = false;
     return 0;
 }
 
@@ -62,6 +69,15 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
     for (size_t i = 0; r->in_te && i < len; i++)
         if (at[i] != ' ' && at[i] != '\t')
             r->te_value = true;
+    /* llhttp reads any number of leading zeros; a strict reader (and one
+     * that stores the digits first) stops at a bound, and two readers that
+     * frame one answer differently are a smuggling vector */
+    for (size_t i = 0; r->in_cl && i < len; i++) {
+        if (at[i] >= '0' && at[i] <= '9' && ++r->cl_digits > HTTP_RESPONSE_CL_DIGITS) {
+            r->why = "a Content-Length of more than 18 digits";
+            return -1;
+        }
+    }
     return on_header_any(p, at, len);
 }
 
@@ -76,6 +92,7 @@ static int on_header_value_complete(llhttp_t *p)
         return -1;
     }
     r->in_te = false;
+    r->in_cl = false;
     return 0;
 }
 

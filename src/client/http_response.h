@@ -26,13 +26,17 @@ struct http_response {
     size_t body_len; /* bytes of the body kept (all of it, once DONE) */
     size_t head_len; /* bytes of the head seen so far */
     uint16_t status; /* valid once the head is complete */
+#define HTTP_RESPONSE_CL_DIGITS 18 /* a longer Content-Length (even 0000...) is refused */
     bool head_done;
     bool keep_alive; /* valid once DONE: the connection can carry another request */
     bool done;
     const char *why; /* with HRESP_ERROR: a short static reason */
     size_t name_len;      /* bytes of the header name being read */
     bool name_other;      /* it is not Transfer-Encoding */
+    bool name_not_cl;     /* it is not Content-Length */
     bool in_te, te_value; /* reading a Transfer-Encoding value; a byte of it not whitespace */
+    bool in_cl;           /* reading a Content-Length value */
+    uint8_t cl_digits;    /* its digits so far (more than HTTP_RESPONSE_CL_DIGITS: refused) */
     /* the lines read before llhttp (http_response.c, framing_ok) */
     uint8_t phase;       /* HPH_* */
     uint8_t crlfs;       /* CRLFs in a row */

@@ -58,6 +58,8 @@ RESPONSE = {
     "bad_101": (0x0e, resp(b"Upgrade: h2c\r\nConnection: upgrade\r\n", status=b"101 Switching Protocols")),
     "bad_status": (0x0e, b"HTTP/1.1 2x0 OK\r\nContent-Length: 2\r\n\r\nok"),
     "bad_status_4digits": (0x0e, b"HTTP/1.1 0502 Bad Gateway\r\nContent-Length: 2\r\n\r\nok"),
+    # found by the 30-minute run of 2026-12-03: llhttp reads any number of leading zeros
+    "bad_cl_19_digits": (0x00, b"HTTP/1.1 200 OK\r\nContent-Length:" + b"0" * 62 + b"\r\n\r\n"),
     "bad_garbage": (0x0f, b"\x00\xffnot http\r\n\r\n"),
     "bad_cut_mid_body": (0x0f, resp(b"Content-Length: 10\r\n", b"abc")),
 }
