@@ -33,6 +33,36 @@ static int on_header_any(llhttp_t *p, const char *at, size_t len)
 
 static const char te_name[] = "transfer-encoding";
 static const char cl_name[] = "content-length";
+static const char conn_name[] = "connection";
+
+/* The Connection token being read ends (a comma, or the end of the value). */
+static void conn_token_end(struct http_response *r)
+{
+    if (!r->tok_other && r->tok_len == 5 && memcmp(r->tok, "close", 5) == 0)
+        r->conn_close = true;
+    r->tok_len = 0;
+    r->tok_ws = r->tok_other = false;
+}
+
+/* llhttp 8 misses "close" in some lists a strict reading takes it from (a
+ * tab after it: "close \t , x"), and would keep a connection the upstream
+ * is about to close: the tokens are read here too, as RFC 9110 7.6.1 lists
+ * them (commas, optional whitespace around each). */
+static void conn_value(struct http_response *r, const char *at, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = at[i];
+        if (c == ',') {
+            conn_token_end(r);
+        } else if (c == ' ' || c == '\t') {
+            r->tok_ws = r->tok_len > 0 || r->tok_other;
+        } else if (r->tok_ws || r->tok_len == 5) {
+            r->tok_other = true; /* whitespace inside it, or longer than "close" */
+        } else {
+            r->tok[r->tok_len++] = (char)(c | 0x20);
+        }
+    }
+}
 
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
@@ -42,6 +72,8 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
             r->name_other = true;
         if (r->name_len >= sizeof(cl_name) - 1 || (at[i] | 0x20) != cl_name[r->name_len])
             r->name_not_cl = true;
+        if (r->name_len >= sizeof(conn_name) - 1 || (at[i] | 0x20) != conn_name[r->name_len])
+            r->name_not_conn = true;
     }
     return on_header_any(p, at, len);
 }
@@ -55,11 +87,13 @@ static int on_header_field_complete(llhttp_t *p)
     }
     r->in_te = !r->name_other && r->name_len == sizeof(te_name) - 1;
     r->in_cl = !r->name_not_cl && r->name_len == sizeof(cl_name) - 1;
+    r->in_conn = !r->name_not_conn && r->name_len == sizeof(conn_name) - 1;
     r->te_value = false;
     r->cl_digits = 0;
     r->name_len = 0;
     r->name_other = false;
     r->name_not_cl = false;
+    r->name_not_conn = false;
     return 0;
 }
 
@@ -78,6 +112,8 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
             return -1;
         }
     }
+    if (r->in_conn)
+        conn_value(r, at, len);
     return on_header_any(p, at, len);
 }
 
@@ -93,6 +129,9 @@ static int on_header_value_complete(llhttp_t *p)
     }
     r->in_te = false;
     r->in_cl = false;
+    if (r->in_conn)
+        conn_token_end(r);
+    r->in_conn = false;
     return 0;
 }
 
@@ -160,9 +199,10 @@ static int on_message_complete(llhttp_t *p)
          * that feed sees where its status line starts */
         r->head_done = false;
         r->head_len = 0;
+        r->conn_close = false; /* the final response's fields decide */
         return HPE_PAUSED;
     }
-    r->keep_alive = llhttp_should_keep_alive(p);
+    r->keep_alive = llhttp_should_keep_alive(p) && !r->conn_close;
     r->done = true;
     return HPE_PAUSED;
 }

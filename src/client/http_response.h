@@ -36,6 +36,12 @@ struct http_response {
     bool name_not_cl;     /* it is not Content-Length */
     bool in_te, te_value; /* reading a Transfer-Encoding value; a byte of it not whitespace */
     bool in_cl;           /* reading a Content-Length value */
+    bool name_not_conn;   /* it is not Connection */
+    bool in_conn;         /* reading a Connection value: its tokens, for "close" */
+    bool conn_close;      /* a Connection field of this response has the token "close" */
+    bool tok_ws, tok_other; /* the token being read: whitespace after it; it cannot be "close" */
+    uint8_t tok_len;        /* its bytes so far (up to 5, in tok) */
+    char tok[5];
     uint8_t cl_digits;    /* its digits so far (more than HTTP_RESPONSE_CL_DIGITS: refused) */
     /* the lines read before llhttp (http_response.c, framing_ok) */
     uint8_t phase;       /* HPH_* */

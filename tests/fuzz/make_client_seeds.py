@@ -60,6 +60,8 @@ RESPONSE = {
     "bad_status_4digits": (0x0e, b"HTTP/1.1 0502 Bad Gateway\r\nContent-Length: 2\r\n\r\nok"),
     # found by the 30-minute run of 2026-12-03: llhttp reads any number of leading zeros
     "bad_cl_19_digits": (0x00, b"HTTP/1.1 200 OK\r\nContent-Length:" + b"0" * 62 + b"\r\n\r\n"),
+    # and llhttp 8 misses "close" followed by a tab in a Connection list (same run)
+    "close_after_tab": (0x0e, resp(CL2 + b"Connection: close \t , ,  0\r\n", b"ok")),
     "bad_garbage": (0x0f, b"\x00\xffnot http\r\n\r\n"),
     "bad_cut_mid_body": (0x0f, resp(b"Content-Length: 10\r\n", b"abc")),
 }
