@@ -62,6 +62,31 @@ static int s_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, un
     return 0;
 }
 
+static int s_recv_select(struct io *io, int fd, uint64_t tag, unsigned hints)
+{
+    int r = s_recv(io, fd, tag, NULL, io->select_len, hints);
+    of(io)->selects++;
+    return r;
+}
+
+static void s_buf_put(struct io *io, char *buf)
+{
+    struct io_script *s = of(io);
+    for (int fd = 0; fd < IO_SCRIPT_FDS; fd++) {
+        if (buf == s->fd[fd].land) {
+            if (!s->fd[fd].land_lent) {
+                fprintf(stderr, "io_script: landing buffer of fd %d put back twice\n", fd);
+                abort();
+            }
+            s->fd[fd].land_lent = false;
+            s->lent--;
+            return;
+        }
+    }
+    fprintf(stderr, "io_script: io_buf_put of a buffer that is not a landing buffer\n");
+    abort();
+}
+
 static int s_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
 {
     struct io_script *s = of(io);
@@ -116,6 +141,7 @@ static const struct io_ops script_ops = {
     .conn_close = s_conn_close,
     .recv = s_recv,
     .send = s_send,
+    .buf_put = s_buf_put,
     .wait = s_wait,
     .fini = s_fini,
     .shutdown = s_shutdown,
@@ -131,9 +157,23 @@ void io_script_init(struct io_script *s)
     snprintf(s->io.desc, sizeof(s->io.desc), "scripted");
 }
 
+void io_script_select(struct io_script *s, unsigned len)
+{
+    static struct io_ops with_select;
+    with_select = script_ops;
+    with_select.recv_select = s_recv_select;
+    s->io.ops = len ? &with_select : &script_ops;
+    s->io.select_len = len < IO_SCRIPT_LAND ? len : IO_SCRIPT_LAND;
+}
+
 void io_script_reset_fd(struct io_script *s, int fd)
 {
-    memset(slot(s, fd), 0, sizeof(s->fd[0]));
+    struct io_script_fd *f = slot(s, fd);
+    if (f->land_lent) {
+        fprintf(stderr, "io_script: fd %d reset with its landing buffer still lent\n", fd);
+        abort();
+    }
+    memset(f, 0, sizeof(*f));
 }
 
 void io_script_push(struct io_script *s, uint8_t op, uint64_t tag, int res)
@@ -152,9 +192,21 @@ int io_script_data(struct io_script *s, int fd, const char *data, size_t len)
         return -1;
     if (len > f->recv_len)
         len = f->recv_len;
-    memcpy(f->recv_buf, data, len);
+    char *land = NULL;
+    if (!f->recv_buf && len > 0) {
+        if (f->land_lent) {
+            fprintf(stderr, "io_script: fd %d lands data while its landing buffer is lent\n", fd);
+            abort();
+        }
+        land = f->land;
+        f->land_lent = true;
+        s->lent++;
+    }
+    if (len)
+        memcpy(land ? land : f->recv_buf, data, len);
     f->recv_armed = false;
     io_script_push(s, IO_OP_RECV, f->recv_tag, (int)len);
+    s->q[s->nq - 1].buf = land;
     return (int)len;
 }
 

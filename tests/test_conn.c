@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "build_info.h"
@@ -14,6 +15,7 @@
 
 static struct pool_fixture F;
 static void (*tweak)(void); /* a test's changes to the config and the app before the pool starts */
+static unsigned select_len;  /* a test's select receives (0: CONN_SELECT from the environment, else none) */
 
 /* The fixture's parts under the names the tests use. */
 #define S (F.s)
@@ -34,6 +36,11 @@ static void setup_mode(enum dispatch_mode mode, unsigned queue_max, unsigned max
     C.prime_split = false;
     if (tweak)
         tweak();
+    /* meson's conn-select runs this whole suite again with select receives */
+    const char *env = getenv("CONN_SELECT");
+    unsigned sel = select_len ? select_len : env ? (unsigned)atoi(env) : 0;
+    if (sel)
+        io_script_select(&S, sel);
     cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
 }
 
@@ -259,7 +266,8 @@ Test(conn, stale_completions_are_dropped)
     cr_assert_neq(S.fd[5].recv_tag, old, "with a new generation");
     /* a late completion of the first connection: must not reach the second */
     static char late[] = GET("/healthz");
-    memcpy(S.fd[5].recv_buf, late, sizeof(late) - 1);
+    if (S.fd[5].recv_buf) /* a select receive (conn-select) has none of the connection's */
+        memcpy(S.fd[5].recv_buf, late, sizeof(late) - 1);
     io_script_push(&S, IO_OP_RECV, old, (int)sizeof(late) - 1);
     io_script_push(&S, IO_OP_SEND, old, 10);
     pump();
@@ -527,4 +535,102 @@ Test(conn, catalog_body_goes_out_intact_across_short_sends, .init = setup_catalo
     cr_assert_eq(cat.json[0], '[', "nor to free: still the catalog's");
     pool_fixture_stop(&F);
     catalog_free(&cat); /* after the pool: nothing points into it any more */
+}
+
+/* ---- select receives: an idle connection holds no buffer -------------------- */
+
+static void setup_select(void)
+{
+    select_len = 64; /* smaller than most heads here: some run on into the connection's buffer */
+    setup_mode(DISPATCH_INLINE, 4, 1024);
+}
+
+static void teardown_select(void)
+{
+    cr_assert_eq(S.lent, 0u, "every landing buffer was put back");
+    teardown();
+    select_len = 0;
+}
+
+TestSuite(conn_select, .init = setup_select, .fini = teardown_select);
+
+#define SHORT_GET "GET / HTTP/1.1\r\nHost: t\r\n\r\n" /* 27 bytes: fits one landing */
+
+Test(conn_select, idle_connection_holds_no_buffer)
+{
+    cr_assert(P.select);
+    conn_start(&P, 5);
+    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
+    cr_assert(S.fd[5].recv_armed && S.fd[5].recv_buf == NULL, "a select receive");
+    cr_assert_null(c->rbuf, "nothing lent before a byte arrives");
+    feed(5, SHORT_GET);
+    cr_assert(S.fd[5].send_armed && c->rbuf, "lent while the answer goes out");
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 "), "%s", S.fd[5].out);
+    cr_assert(S.fd[5].recv_armed && S.fd[5].recv_buf == NULL, "waits by select again");
+    cr_assert_null(c->rbuf, "and gives its pair back");
+    cr_assert_eq(P.nbuf_free, 1u);
+}
+
+Test(conn_select, a_head_longer_than_a_landing_reads_on_into_its_own_buffer)
+{
+    conn_start(&P, 5);
+    const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Pad: 0123456789abcdef0123456789\r\n\r\n";
+    size_t len = strlen(req);
+    cr_assert_gt(len, 64u);
+    cr_assert_eq(io_script_data(&S, 5, req, len), 64, "a landing holds 64 bytes");
+    pump();
+    cr_assert(S.fd[5].recv_armed && S.fd[5].recv_buf != NULL, "the rest goes after the first 64 bytes");
+    feed(5, req + 64);
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "\r\n\r\nok\n"));
+}
+
+Test(conn_select, no_buffer_free_is_asked_again_and_loses_nothing)
+{
+    conn_start(&P, 5);
+    unsigned before = S.selects;
+    cr_assert_eq(io_script_recv_res(&S, 5, -ENOBUFS), 0);
+    pump();
+    cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "armed again, open");
+    cr_assert_eq(S.selects, before + 1);
+    feed(5, SHORT_GET);
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "HTTP/1.1 "), "%s", S.fd[5].out);
+}
+
+Test(conn_select, pairs_are_reused_most_recent_first)
+{
+    for (int round = 0; round < 3; round++) {
+        int fd = 5 + round;
+        conn_start(&P, fd);
+        feed(fd, SHORT_GET);
+        drain_sends(fd);
+    }
+    cr_assert_eq(P.buf_fresh, 1u, "three connections one after another used one pair");
+    cr_assert_eq(P.nopen, 3u);
+}
+
+Test(conn_select, pipelined_requests_in_one_landing_all_answered)
+{
+    conn_start(&P, 5);
+    feed(5, "GET / HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\n"); /* 43 + the head of a second */
+    feed(5, "Host: t\r\n\r\n");
+    drain_sends(5);
+    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 2, "%s", S.fd[5].out);
+    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
+    cr_assert_null(c->rbuf);
+}
+
+Test(conn_select, a_client_gone_mid_select_frees_everything)
+{
+    conn_start(&P, 5);
+    feed(5, SHORT_GET);
+    cr_assert_eq(io_script_recv_res(&S, 5, -ECONNRESET), 0);
+    pump();
+    drain_sends(5);
+    cr_assert_eq(P.nopen, 0u);
+    cr_assert(S.fd[5].closed);
+    cr_assert_eq(P.nbuf_free, 1u, "its pair is back");
 }

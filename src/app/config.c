@@ -105,6 +105,11 @@ static const char *abort_codes(char *out, size_t cap)
       "`SENDMSG` where it is missing); `off` keeps `SENDMSG` for comparison. On since 2026-12-02: lower server "  \
       "CPU per `/healthz` than `SENDMSG` in two quiet runs (docs/benchmarks.md). io_uring only, the epoll "       \
       "backend accepts it and ignores it")                                                                        \
+    X(URING_PROVIDED, "uring-provided-buffers", "PRIMED_URING_PROVIDED_BUFFERS", "on", NULL,                      \
+      "a connection between requests waits with a receive whose bytes land in a buffer the kernel takes "         \
+      "from a ring when they arrive (kernel ≥ 5.19; 128 buffers of 1 KiB per worker), so an idle keep-alive "     \
+      "connection holds no buffer; `off`: each connection keeps its own 8 KiB read and 4 KiB write buffers, "     \
+      "as the epoll backend does (docs/architecture.md)")                                                         \
     X(ACCESS_LOG, "access-log", "PRIMED_ACCESS_LOG", "0", NULL,                                                   \
       "`1`: one logfmt line per request on stdout, buffered per worker, never blocking it (lines stdout cannot "  \
       "take are dropped and counted on stderr)")                                                                  \
@@ -460,8 +465,11 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             return log_einval(err, errlen, "%s: '%s' is not an I/O backend (uring, epoll or auto)", src, v);
         return 0;
     case OPT_URING_POLL_FIRST:
-    case OPT_URING_SINGLE_SEND: {
-        bool *dst = o->id == OPT_URING_POLL_FIRST ? &c->uring_poll_first : &c->uring_single_send;
+    case OPT_URING_SINGLE_SEND:
+    case OPT_URING_PROVIDED: {
+        bool *dst = o->id == OPT_URING_POLL_FIRST    ? &c->uring_poll_first
+                    : o->id == OPT_URING_PROVIDED ? &c->uring_provided
+                                                  : &c->uring_single_send;
         if (parse_onoff(v, dst))
             return log_einval(err, errlen, "%s: '%s' is not on or off", src, v);
         return 0;

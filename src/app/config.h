@@ -39,6 +39,7 @@ struct config {
     enum io_kind io;
     bool uring_poll_first;  /* --uring-poll-first: IORING_RECVSEND_POLL_FIRST behind a response */
     bool uring_single_send; /* --uring-single-send (default on): IORING_OP_SEND for a one-buffer response */
+    bool uring_provided;    /* --uring-provided-buffers (default on): idle connections wait by select receive */
     bool access_log;
 
     /* the chain (upstream.h, store.h, spans.h); a URL with host[0] == '\0' is unset */

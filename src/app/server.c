@@ -317,7 +317,8 @@ static void plan_workers(struct server *s)
     unsigned listening = cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n;
     s->opts = (struct worker_opts){
         .io = cfg->io,
-        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0),
+        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0) |
+                   (cfg->uring_provided ? 0 : IO_TUNE_OWN_BUFFERS),
         /* a receive and a send per upstream connection */
         .app_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns,
         .max_open = (cfg->max_conns + listening - 1) / listening,

@@ -56,6 +56,26 @@ static void paused_unlink(struct conn_pool *p, struct conn *c)
     }
 }
 
+/* Lends c a buffer pair, the most recently returned first. Never fails: a
+ * connection holds at most one, and there are as many as slots. */
+static void buf_take(struct conn_pool *p, struct conn *c)
+{
+    if (c->rbuf)
+        return;
+    uint32_t i = p->nbuf_free ? p->buf_free[--p->nbuf_free] : p->buf_fresh++;
+    c->rbuf = p->arena + (size_t)i * ((size_t)p->lim.max_header + CONN_WBUF_SIZE);
+    c->wbuf = c->rbuf + p->lim.max_header;
+}
+
+static void buf_give(struct conn_pool *p, struct conn *c)
+{
+    if (!c->rbuf)
+        return;
+    size_t per = (size_t)p->lim.max_header + CONN_WBUF_SIZE;
+    p->buf_free[p->nbuf_free++] = (uint32_t)((size_t)(c->rbuf - p->arena) / per);
+    c->rbuf = c->wbuf = NULL;
+}
+
 /* Gives c's outside body back, once sent or when c closes. */
 static void ext_release(struct conn *c)
 {
@@ -81,6 +101,7 @@ static void conn_release(struct conn_pool *p, struct conn *c)
     io_conn_close(p->io, c->fd);
     io_close(p->io, c->fd);
     ext_release(c);
+    buf_give(p, c);
     c->fd = -1;
     c->state = CONN_DEAD;
     c->flags = 0;
@@ -110,12 +131,32 @@ static void conn_abort(struct conn_pool *p, struct conn *c)
     conn_release(p, c);
 }
 
-static void arm_recv(struct conn_pool *p, struct conn *c, char *buf, size_t len, unsigned hints)
+/* Arms c's receive: a select receive when nothing of a request is in its
+ * buffer (its bytes land in the backend's buffer), else into the free end
+ * of its own. */
+static void arm_recv(struct conn_pool *p, struct conn *c, unsigned hints)
 {
-    if (io_recv(p->io, c->fd, conn_tag(c), buf, len, hints) == 0)
-        c->flags |= CONN_F_RECV;
-    else
+    int r;
+    if (p->select && c->rlen == 0) {
+        r = io_recv_select(p->io, c->fd, conn_tag(c), hints);
+        if (r == 0)
+            c->flags |= CONN_F_RECV | CONN_F_SELECT;
+    } else {
+        buf_take(p, c);
+        r = io_recv(p->io, c->fd, conn_tag(c), c->rbuf + c->rlen, p->lim.max_header - c->rlen, hints);
+        if (r == 0)
+            c->flags |= CONN_F_RECV;
+    }
+    if (r != 0)
         conn_abort(p, c);
+}
+
+/* Between requests: gives c's pair back when nothing of it is in use. */
+static void buf_idle(struct conn_pool *p, struct conn *c)
+{
+    if (p->select && c->rbuf && c->rlen == 0 && c->wlen == 0 && !c->ext.data && c->state != CONN_WAITING &&
+        !(c->flags & CONN_F_SEND) && (!(c->flags & CONN_F_RECV) || (c->flags & CONN_F_SELECT)))
+        buf_give(p, c);
 }
 
 /* After the last response of a connection: shut our side, then read and
@@ -131,8 +172,11 @@ static void conn_linger(struct conn_pool *p, struct conn *c)
     }
     io_shutdown(p->io, c->fd, SHUT_WR);
     timer_add(&p->linger, &c->timer, p->now_ms + CONN_LINGER_MS);
+    c->rlen = c->rpos = c->msg_start = 0; /* what is left is dropped */
     if (!(c->flags & CONN_F_RECV))
-        arm_recv(p, c, c->rbuf, p->lim.max_header, 0);
+        arm_recv(p, c, 0);
+    if (!gone(c))
+        buf_idle(p, c);
 }
 
 static void conn_flush(struct conn_pool *p, struct conn *c)
@@ -161,6 +205,7 @@ static void queue_response(struct conn_pool *p, struct conn *c, struct resp *r, 
                            enum bad_reason refused)
 {
     uint64_t dur = clock_mono_ns() - c->req_start_ns;
+    buf_take(p, c);
     r->extra = NULL;
     r->head = refused == BAD_NONE && c->http.req.head; /* a refusal's body goes out, even to HEAD */
     p->app.finish(p->app.ctx, c, r, dur, refused);
@@ -319,7 +364,8 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
     if (!(c->flags & CONN_F_RECV)) {
         /* Compact: keep the current message's unparsed head (the URL is an
          * offset into it); everything before is answered or dropped body. */
-        http_compact(&c->http, c->rbuf, &c->rlen, &c->rpos, &c->msg_start);
+        if (c->rbuf)
+            http_compact(&c->http, c->rbuf, &c->rlen, &c->rpos, &c->msg_start);
         bool throttled = p->throttle && *p->throttle;
         if (c->rlen == p->lim.max_header) {
             if (c->http.in_message && !c->http.head_done && c->rpos == c->rlen) {
@@ -335,11 +381,12 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
             p->paused = c;
         } else if (!throttled) {
             /* behind a response (unsent), the client is rarely sending yet */
-            arm_recv(p, c, c->rbuf + c->rlen, p->lim.max_header - c->rlen, unsent ? IO_RECV_LATER : 0);
+            arm_recv(p, c, unsent ? IO_RECV_LATER : 0);
             if (gone(c))
                 return;
         }
     }
+    buf_idle(p, c);
 
     if (busy || (!unsent && (c->flags & CONN_F_PAUSED))) {
         /* the server is working, or holding the client back (backpressure):
@@ -379,10 +426,8 @@ void conn_start(struct conn_pool *p, int fd)
         /* set up on first use, so that start-up touches none of the table
          * or the arena (start-up time and idle RSS do not grow with
          * --max-conns) */
-        size_t per = (size_t)p->lim.max_header + CONN_WBUF_SIZE;
         c->pool = p;
-        c->rbuf = p->arena + (size_t)conn_index(c) * per;
-        c->wbuf = c->rbuf + p->lim.max_header;
+        c->rbuf = c->wbuf = NULL;
     }
     c->fd = fd;
     c->state = CONN_READING;
@@ -406,32 +451,62 @@ void conn_start(struct conn_pool *p, int fd)
     conn_rearm(p, c);
 }
 
-static void on_recv(struct conn_pool *p, uint64_t tag, int res)
+/* A select receive's bytes go to the end of c's own buffer (lent now if
+ * it has none); the backend's buffer goes straight back. False: they do not
+ * fit (cannot happen: a select receive is armed only on an empty buffer,
+ * and the backend lands at most select_len <= max_header bytes). */
+static bool take_landed(struct conn_pool *p, struct conn *c, const struct io_event *ev)
 {
-    struct conn *c = conn_of(p, tag);
-    if (!c)
+    buf_take(p, c);
+    bool fits = (size_t)ev->res <= p->lim.max_header - c->rlen;
+    if (fits) {
+        memcpy(c->rbuf + c->rlen, ev->buf, (size_t)ev->res);
+        c->rlen += (uint32_t)ev->res;
+    }
+    io_buf_put(p->io, ev->buf);
+    return fits;
+}
+
+static void on_recv(struct conn_pool *p, const struct io_event *ev)
+{
+    struct conn *c = conn_of(p, ev->tag);
+    int res = ev->res;
+    if (!c) {
+        io_buf_put(p->io, ev->buf);
         return;
-    c->flags &= (uint8_t)~CONN_F_RECV;
+    }
+    c->flags &= (uint8_t)~(CONN_F_RECV | CONN_F_SELECT);
     if (gone(c)) {
+        io_buf_put(p->io, ev->buf);
         conn_release(p, c);
         return;
     }
     if (c->state == CONN_LINGER) {
-        if (res <= 0)
+        io_buf_put(p->io, ev->buf); /* dropped */
+        if (res <= 0 && res != -ENOBUFS) {
             conn_abort(p, c);
-        else
-            arm_recv(p, c, c->rbuf, p->lim.max_header, 0);
+            return;
+        }
+        arm_recv(p, c, 0);
+        if (!gone(c))
+            buf_idle(p, c);
         return;
     }
     if (res == 0) {
         c->flags |= CONN_F_EOF;
     } else if (res < 0) {
-        if (res == -EAGAIN || res == -EINTR) {
+        if (res == -EAGAIN || res == -EINTR || res == -ENOBUFS) {
             conn_rearm(p, c);
             return;
         }
         conn_abort(p, c);
         return;
+    } else if (ev->buf) {
+        if (!take_landed(p, c, ev)) {
+            log_msg("worker %u: a select receive overran the read buffer; closing", p->id);
+            conn_abort(p, c);
+            return;
+        }
     } else {
         c->rlen += (uint32_t)res;
     }
@@ -475,7 +550,7 @@ static void on_send(struct conn_pool *p, uint64_t tag, int res)
 void conn_on_event(struct conn_pool *p, const struct io_event *ev)
 {
     if (ev->op == IO_OP_RECV)
-        on_recv(p, ev->tag, ev->res);
+        on_recv(p, ev);
     else if (ev->op == IO_OP_SEND)
         on_send(p, ev->tag, ev->res);
 }
@@ -555,7 +630,10 @@ int conn_pool_init(struct conn_pool *p)
     p->conns = calloc(p->nslots, sizeof(*p->conns));
     /* calloc of this size is mmap'd: pages are touched only by connections in use */
     p->arena = calloc(p->nslots, (size_t)p->lim.max_header + CONN_WBUF_SIZE);
-    if (!p->conns || !p->arena) {
+    p->buf_free = calloc(p->nslots, sizeof(*p->buf_free));
+    p->nbuf_free = p->buf_fresh = 0;
+    p->select = p->io->select_len > 0 && p->io->select_len <= p->lim.max_header;
+    if (!p->conns || !p->arena || !p->buf_free) {
         conn_pool_fini(p);
         return -ENOMEM;
     }
@@ -569,6 +647,8 @@ void conn_pool_fini(struct conn_pool *p)
         ext_release(&p->conns[i]);
     free(p->conns);
     free(p->arena);
+    free(p->buf_free);
     p->conns = NULL;
     p->arena = NULL;
+    p->buf_free = NULL;
 }

@@ -39,6 +39,7 @@ enum conn_state {
 #define CONN_F_SEND   0x02u /* a send is in flight */
 #define CONN_F_EOF    0x04u /* the client shut its write side */
 #define CONN_F_PAUSED 0x08u /* receive not armed while the pool is throttled (on the paused list) */
+#define CONN_F_SELECT 0x10u /* the receive in flight is a select receive (no buffer of c's) */
 
 /* An inline body (copied into the write buffer) is at most CONN_BODY_MAX
  * bytes; a longer one goes out from a struct conn_body. The parser runs only
@@ -101,8 +102,8 @@ struct conn {
     bool answering;                 /* inside app->request(): an answer must not re-enter conn_process */
     uint32_t rlen, rpos, msg_start; /* read buffer: filled, parsed, current message start */
     uint32_t wlen, woff;            /* response buffer: filled, sent */
-    char *rbuf;                     /* pool-owned arena slice, limits.max_header bytes */
-    char *wbuf;                     /* pool-owned arena slice, CONN_WBUF_SIZE bytes */
+    char *rbuf;                     /* lent arena slice, limits.max_header bytes, or NULL (idle) */
+    char *wbuf;                     /* lent with rbuf: CONN_WBUF_SIZE bytes after it, or NULL */
     struct conn_body ext;           /* a body after wbuf (ext.data != NULL), released when sent */
     size_t ext_len, ext_off;
     struct msghdr msg; /* owned by the kernel while CONN_F_SEND */
@@ -135,7 +136,10 @@ struct conn_pool {
     bool drain_seen; /* conn_pool_drain() ran */
 
     struct conn *conns; /* owned table of nslots */
-    char *arena;        /* owned: read and write buffers of all slots */
+    char *arena;        /* owned: nslots read + write buffer pairs, lent to connections */
+    uint32_t *buf_free; /* owned stack of free pair indexes (most recently returned on top) */
+    uint32_t nbuf_free, buf_fresh; /* on the stack; pairs never lent yet (from buf_fresh on) */
+    bool select;        /* the backend lands receives (io->select_len): idle connections hold no pair */
     struct slot_table slots;
     unsigned nopen; /* slots in use */
     struct timer_list idle, header, linger;
@@ -143,7 +147,12 @@ struct conn_pool {
     struct http_limits limits; /* the parser's view of lim */
 };
 
-/* Allocates the table and the arena (untouched until used). Returns 0 or -ENOMEM. */
+/* Allocates the table and the arena (untouched until used). A connection
+ * holds a buffer pair only while it has bytes to parse or to send, or an
+ * answer to wait for; between requests it gives it back, when the backend
+ * has select receives (io->select_len), so that an idle keep-alive
+ * connection costs its table entry alone and the pairs reused are the
+ * recently used (warm) ones. Returns 0 or -ENOMEM. */
 int conn_pool_init(struct conn_pool *p);
 /* Frees the table, the arena and the bodies left (no connection in use). */
 void conn_pool_fini(struct conn_pool *p);

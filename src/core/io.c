@@ -119,6 +119,17 @@ int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned
     return io->ops->recv(io, fd, tag, buf, len, hints);
 }
 
+int io_recv_select(struct io *io, int fd, uint64_t tag, unsigned hints)
+{
+    return io->ops->recv_select ? io->ops->recv_select(io, fd, tag, hints) : -ENOTSUP;
+}
+
+void io_buf_put(struct io *io, char *buf)
+{
+    if (buf && io->ops->buf_put)
+        io->ops->buf_put(io, buf);
+}
+
 int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
 {
     return io->ops->send(io, fd, tag, msg);

@@ -9,6 +9,11 @@
  * Ownership: a buffer or msghdr handed to io_recv()/io_send() belongs to the
  * backend (the kernel, for io_uring) until its completion is returned.
  * At most one receive and one send are in flight per fd.
+ *
+ * A select receive (io_recv_select) takes no buffer: the backend lands the
+ * bytes in one of its own (io_uring: a provided-buffer ring), so a
+ * connection that waits for its next request holds no read buffer. The
+ * completion's buf is lent to the caller until io_buf_put().
  */
 #ifndef PRIMED_IO_H
 #define PRIMED_IO_H
@@ -24,7 +29,7 @@ enum io_kind { IO_AUTO, IO_URING, IO_EPOLL };
 
 enum io_op {
     IO_OP_ACCEPT = 1, /* res: new fd or -errno; more=false: accepting stopped, re-arm */
-    IO_OP_RECV,       /* res: bytes, 0 at EOF, or -errno */
+    IO_OP_RECV,       /* res: bytes, 0 at EOF, or -errno (-ENOBUFS: a select receive found no buffer) */
     IO_OP_SEND,       /* res: bytes sent (maybe short) or -errno */
     IO_OP_WAKE,       /* io_wake() was called (possibly several times) */
     IO_OP_CONNECT,    /* res: 0 connected, or -errno (ECONNREFUSED, ...) */
@@ -43,12 +48,15 @@ enum io_op {
  * epoll backend accepts them and ignores them. */
 #define IO_TUNE_POLL_FIRST  1u /* IO_RECV_LATER receives go IORING_RECVSEND_POLL_FIRST */
 #define IO_TUNE_SINGLE_SEND 2u /* a one-iovec send goes IORING_OP_SEND, not SENDMSG */
+#define IO_TUNE_OWN_BUFFERS 4u /* no select receive: every connection keeps its own read buffer */
 
 struct io_event {
     uint8_t op;
     bool more;
     int32_t res;
     uint64_t tag; /* the caller's tag of the op (IO_TAG_BITS wide), echoed back */
+    char *buf;    /* IO_OP_RECV of a select receive with res > 0: where the res bytes
+                     are, lent until io_buf_put(); NULL otherwise */
 };
 
 /* Tags are the caller's: slots.h packs owner, slot and generation. */
@@ -64,6 +72,9 @@ struct io_ops {
     int (*conn_open)(struct io *io, int fd);
     void (*conn_close)(struct io *io, int fd);
     int (*recv)(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints);
+    /* NULL where the backend has no select receive (io->select_len 0) */
+    int (*recv_select)(struct io *io, int fd, uint64_t tag, unsigned hints);
+    void (*buf_put)(struct io *io, char *buf);
     int (*send)(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
     int (*connect)(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, socklen_t len);
     int (*poll)(struct io *io, int fd, uint64_t tag, unsigned events);
@@ -82,6 +93,7 @@ struct io {
     int wake_fd;       /* eventfd, owned; written by io_wake() from any thread */
     uint64_t wake_buf; /* read target for wake_fd (io_uring) */
     void *be;          /* backend state, owned by the backend */
+    unsigned select_len; /* the most a select receive returns at once; 0: no select receive */
     char desc[160];    /* what runs and with which features, for the ready line */
 };
 
@@ -125,6 +137,14 @@ int io_connect(struct io *io, int fd, uint64_t tag, const struct sockaddr *sa, s
 /* Receives up to len bytes into buf; hints: IO_RECV_* (0: none), which a
  * backend may use or ignore. Returns 0 or -errno (then no completion comes). */
 int io_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, unsigned hints);
+/* Receives up to io->select_len bytes into a buffer the backend picks when
+ * they arrive (the completion's buf, lent until io_buf_put()); nothing is
+ * held while the fd is idle. At EOF or on an error no buffer is lent; with
+ * none free the completion is -ENOBUFS (nothing lost: ask again). Returns 0
+ * or -errno (-ENOTSUP: io->select_len is 0). */
+int io_recv_select(struct io *io, int fd, uint64_t tag, unsigned hints);
+/* Gives a select receive's buffer back (ev->buf). */
+void io_buf_put(struct io *io, char *buf);
 /* Sends msg (iovecs stay valid until the completion). Returns 0 or -errno. */
 int io_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg);
 

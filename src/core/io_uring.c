@@ -7,10 +7,12 @@
  * nothing. No SQPOLL: it burns a core per ring, and we have 2.
  * user_data packs the op in its top 8 bits and the caller's tag below.
  * Accepts are multishot (>= 5.19) with a single-shot fallback. Receives are
- * single-shot into the connection's own buffer: that is what lets the worker
- * apply backpressure by simply not arming the next one (a multishot receive
- * over a provided-buffer ring would keep delivering, and need a copy plus a
- * cancel to stop) and parse in place without copying.
+ * single-shot: that is what lets the worker apply backpressure by simply not
+ * arming the next one (a multishot receive would keep delivering, and need a
+ * cancel to stop). A receive lands in the caller's buffer, or, for a select
+ * receive, in one the kernel takes from a provided-buffer ring (>= 5.19) when
+ * the bytes arrive: LAND_COUNT small buffers per ring, lent to the worker
+ * until io_buf_put(), so an idle connection holds no read buffer.
  * Two switches of issue 19 (IO_TUNE_*): a receive armed behind a response
  * polls first (off unless asked: it did not show), and a one-buffer send is a
  * SEND (on by default: less CPU per /healthz than SENDMSG, docs/benchmarks.md).
@@ -26,6 +28,16 @@
 
 #include "uring_setup.h"
 
+/* The landing ring: a power of two of buffers, each the most one select
+ * receive returns (a longer request is read on into the connection's own
+ * buffer). All of them are touched as the ring turns: LAND_COUNT x LAND_LEN
+ * resident per worker, whatever the number of connections. Each is back in
+ * the ring before the next submit, so only more than LAND_COUNT receives
+ * completing in one batch meet -ENOBUFS (and are armed again). */
+#define LAND_COUNT 128
+#define LAND_LEN   1024
+#define LAND_GROUP 0
+
 struct uring_be {
     struct io_uring ring;
     unsigned flags;        /* setup flags granted */
@@ -35,6 +47,8 @@ struct uring_be {
     bool nodrop;         /* IORING_FEAT_NODROP: an overflowed completion is kept */
     bool poll_first;     /* IO_TUNE_POLL_FIRST asked and the kernel has it */
     bool single_send;    /* IO_TUNE_SINGLE_SEND asked and the kernel has IORING_OP_SEND */
+    struct io_uring_buf_ring *land_ring; /* owned, registered; NULL: no select receive */
+    char *land;                          /* owned: LAND_COUNT x LAND_LEN */
 };
 
 static inline uint64_t pack(enum io_op op, uint64_t tag)
@@ -116,6 +130,34 @@ static int u_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, un
         sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     io_uring_sqe_set_data64(sqe, pack(IO_OP_RECV, tag));
     return 0;
+}
+
+static int u_recv_select(struct io *io, int fd, uint64_t tag, unsigned hints)
+{
+    struct uring_be *u = io->be;
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    io_uring_prep_recv(sqe, fd, NULL, LAND_LEN, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = LAND_GROUP;
+    if ((hints & IO_RECV_LATER) && u->poll_first)
+        sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+    io_uring_sqe_set_data64(sqe, pack(IO_OP_RECV, tag));
+    return 0;
+}
+
+static void land_add(struct uring_be *u, unsigned bid, int offset)
+{
+    io_uring_buf_ring_add(u->land_ring, u->land + (size_t)bid * LAND_LEN, LAND_LEN, (unsigned short)bid,
+                          io_uring_buf_ring_mask(LAND_COUNT), offset);
+}
+
+static void u_buf_put(struct io *io, char *buf)
+{
+    struct uring_be *u = io->be;
+    land_add(u, (unsigned)((buf - u->land) / LAND_LEN), 0);
+    io_uring_buf_ring_advance(u->land_ring, 1);
 }
 
 static int u_send(struct io *io, int fd, uint64_t tag, struct msghdr *msg)
@@ -218,7 +260,17 @@ static int u_wait(struct io *io, struct io_event *evs, int max, int timeout_ms)
                 .more = (cqe->flags & IORING_CQE_F_MORE) != 0,
             };
             break;
-        case IO_OP_RECV:
+        case IO_OP_RECV: {
+            char *buf = NULL;
+            if (cqe->flags & IORING_CQE_F_BUFFER)
+                buf = u->land + (size_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT) * LAND_LEN;
+            if (buf && cqe->res <= 0) { /* a buffer taken for nothing: straight back */
+                u_buf_put(io, buf);
+                buf = NULL;
+            }
+            evs[n++] = (struct io_event){.op = IO_OP_RECV, .res = cqe->res, .tag = ud & IO_TAG_MASK, .buf = buf};
+            break;
+        }
         case IO_OP_SEND:
         case IO_OP_CONNECT:
             evs[n++] = (struct io_event){.op = (uint8_t)op, .res = cqe->res, .tag = ud & IO_TAG_MASK};
@@ -244,7 +296,9 @@ static void u_fini(struct io *io)
     struct uring_be *u = io->be;
     if (!u)
         return;
-    io_uring_queue_exit(&u->ring);
+    io_uring_queue_exit(&u->ring); /* unregisters the landing ring too */
+    free(u->land_ring);
+    free(u->land);
     free(u);
     io->be = NULL;
 }
@@ -256,12 +310,37 @@ static const struct io_ops uring_ops = {
     .conn_close = u_conn_close,
     .recv = u_recv,
     .send = u_send,
+    .recv_select = u_recv_select,
+    .buf_put = u_buf_put,
     .connect = u_connect,
     .poll = u_poll,
     .poll_cancel = u_poll_cancel,
     .wait = u_wait,
     .fini = u_fini,
 };
+
+/* Registers the landing ring (>= 5.19); without it select receives are
+ * off (io->select_len stays 0) and connections keep their own buffer. */
+static void land_init(struct io *io, struct uring_be *u)
+{
+    void *ring = NULL;
+    if (posix_memalign(&ring, 4096, LAND_COUNT * sizeof(struct io_uring_buf)) != 0)
+        return;
+    u->land = aligned_alloc(64, (size_t)LAND_COUNT * LAND_LEN);
+    struct io_uring_buf_reg reg = {.ring_addr = (unsigned long)ring, .ring_entries = LAND_COUNT, .bgid = LAND_GROUP};
+    if (!u->land || io_uring_register_buf_ring(&u->ring, &reg, 0) != 0) {
+        free(ring);
+        free(u->land);
+        u->land = NULL;
+        return;
+    }
+    u->land_ring = ring;
+    io_uring_buf_ring_init(u->land_ring);
+    for (unsigned i = 0; i < LAND_COUNT; i++)
+        land_add(u, i, (int)i);
+    io_uring_buf_ring_advance(u->land_ring, LAND_COUNT);
+    io->select_len = LAND_LEN;
+}
 
 static void describe_flags(unsigned f, char *out, size_t len)
 {
@@ -320,13 +399,15 @@ int io_uring_backend_init(struct io *io, unsigned entries, unsigned max_ops, uns
     }
     /* Registered ring fd (>= 5.18): io_uring_enter skips the fd lookup. */
     u->ring_fd_registered = io_uring_register_ring_fd(&u->ring) == 1;
+    if (!(tune & IO_TUNE_OWN_BUFFERS))
+        land_init(io, u);
     io->be = u;
     io->ops = &uring_ops;
     io->kind = IO_URING;
     char flags[96];
     describe_flags(u->flags, flags, sizeof(flags));
-    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s,cq=%u%s%s%s)", flags,
-             u->ring_fd_registered ? "registered" : "plain", u->cq_entries,
+    snprintf(io->desc, sizeof(io->desc), "io_uring(flags=%s,ring_fd=%s,cq=%u,recv=%s%s%s%s)", flags,
+             u->ring_fd_registered ? "registered" : "plain", u->cq_entries, u->land_ring ? "provided" : "own",
              u->cq_entries < max_ops ? (u->nodrop ? ",cq_overflow=kept" : ",cq_overflow=DROPPED") : "",
              tuned(tune & IO_TUNE_POLL_FIRST, u->poll_first, ",poll_first", ",poll_first=unsupported"),
              tuned(tune & IO_TUNE_SINGLE_SEND, u->single_send, ",single_send", ",single_send=unsupported"));

@@ -252,7 +252,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* byte 0: limits; byte 1: number of split sizes; then the sizes (1..256) */
+    /* byte 0: limits (bit 0x80: select receives of 64 bytes, as io_uring's
+     * provided buffers land them); byte 1: number of split sizes; then the
+     * sizes (1..256) */
     if (size < 2)
         return 0;
     uint8_t cfg = data[0];
@@ -270,6 +272,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_trace(&t, trace_parse_b3(in, tl, &t), "raw b3");
 
     pool_fixture_init(&F);
+    if (cfg & 0x80)
+        io_script_select(&S, 64);
     struct config *C = &F.cfg;
     C->max_header = max_headers[cfg & 3];
     C->max_url = max_urls[(cfg >> 2) & 3];
@@ -326,6 +330,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (atomic_load(&M.conn.in_flight) != 0)
         FAIL("%lld requests never answered (or answered twice)", (long long)atomic_load(&M.conn.in_flight));
+    if (S.lent != 0)
+        FAIL("%u landing buffers never put back", S.lent);
     check_output(S.fd[fd].out, S.fd[fd].out_len, A->buf, A->len);
     pool_fixture_stop(&F);
     return 0;
