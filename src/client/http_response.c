@@ -31,9 +31,15 @@ static int on_header_any(llhttp_t *p, const char *at, size_t len)
     return 0;
 }
 
-static const char te_name[] = "transfer-encoding";
-static const char cl_name[] = "content-length";
-static const char conn_name[] = "connection";
+/* The header names read here as well as by llhttp; name_miss has bit k set
+ * once the name being read cannot be known[k]. */
+enum { NAME_TE, NAME_CL, NAME_CONN, NAME__COUNT };
+static const char *const known[NAME__COUNT] = {"transfer-encoding", "content-length", "connection"};
+
+static bool name_is(const struct http_response *r, int k)
+{
+    return !(r->name_miss & (1u << k)) && r->name_len == strlen(known[k]);
+}
 
 /* The Connection token being read ends (a comma, or the end of the value). */
 static void conn_token_end(struct http_response *r)
@@ -67,14 +73,10 @@ static void conn_value(struct http_response *r, const char *at, size_t len)
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     struct http_response *r = of(p);
-    for (size_t i = 0; i < len; i++, r->name_len++) {
-        if (r->name_len >= sizeof(te_name) - 1 || (at[i] | 0x20) != te_name[r->name_len])
-            r->name_other = true;
-        if (r->name_len >= sizeof(cl_name) - 1 || (at[i] | 0x20) != cl_name[r->name_len])
-            r->name_not_cl = true;
-        if (r->name_len >= sizeof(conn_name) - 1 || (at[i] | 0x20) != conn_name[r->name_len])
-            r->name_not_conn = true;
-    }
+    for (size_t i = 0; i < len; i++, r->name_len++)
+        for (int k = 0; k < NAME__COUNT; k++)
+            if (r->name_len >= strlen(known[k]) || (at[i] | 0x20) != known[k][r->name_len])
+                r->name_miss |= (uint8_t)(1u << k);
     return on_header_any(p, at, len);
 }
 
@@ -85,15 +87,13 @@ static int on_header_field_complete(llhttp_t *p)
         r->why = "a header line without a name";
         return -1;
     }
-    r->in_te = !r->name_other && r->name_len == sizeof(te_name) - 1;
-    r->in_cl = !r->name_not_cl && r->name_len == sizeof(cl_name) - 1;
-    r->in_conn = !r->name_not_conn && r->name_len == sizeof(conn_name) - 1;
+    r->in_te = name_is(r, NAME_TE);
+    r->in_cl = name_is(r, NAME_CL);
+    r->in_conn = name_is(r, NAME_CONN);
     r->te_value = false;
     r->cl_digits = 0;
     r->name_len = 0;
-    r->name_other = false;
-    r->name_not_cl = false;
-    r->name_not_conn = false;
+    r->name_miss = 0;
     return 0;
 }
 

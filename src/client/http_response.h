@@ -32,11 +32,9 @@ struct http_response {
     bool done;
     const char *why; /* with HRESP_ERROR: a short static reason */
     size_t name_len;      /* bytes of the header name being read */
-    bool name_other;      /* it is not Transfer-Encoding */
-    bool name_not_cl;     /* it is not Content-Length */
+    uint8_t name_miss;    /* bit k: it is not http_response.c's known[k] */
     bool in_te, te_value; /* reading a Transfer-Encoding value; a byte of it not whitespace */
     bool in_cl;           /* reading a Content-Length value */
-    bool name_not_conn;   /* it is not Connection */
     bool in_conn;         /* reading a Connection value: its tokens, for "close" */
     bool conn_close;      /* a Connection field of this response has the token "close" */
     bool tok_ws, tok_other; /* the token being read: whitespace after it; it cannot be "close" */
