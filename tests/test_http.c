@@ -143,6 +143,26 @@ Test(http, trace_headers_are_captured_case_insensitively)
     cr_assert_eq(q.xb3_trace_len, 16);
 }
 
+/* Each request of a keep-alive connection has its own trace headers: the
+ * first's values neither carry over to a second that has none nor make a
+ * second's own value overlong. */
+Test(http, trace_headers_belong_to_their_own_request)
+{
+    const char *tp = "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n";
+    char r[512];
+    snprintf(r, sizeof(r), "GET /a HTTP/1.1\r\nHost: h\r\n%sb3: 463ac35c9f6413ad-e457b5a2e4d86bd1-1\r\n\r\n"
+                           "GET /b HTTP/1.1\r\nHost: h\r\n\r\n", tp);
+    struct http_req q;
+    for (size_t chunk = 1; chunk <= strlen(r); chunk *= 3) {
+        cr_assert_eq(feed_all(r, strlen(r), chunk, &q), 2);
+        cr_assert_eq(q.traceparent_len, 0, "chunk %zu: the first request's traceparent carried over", chunk);
+        cr_assert_eq(q.b3_len, 0, "chunk %zu: the first request's b3 carried over", chunk);
+    }
+    snprintf(r, sizeof(r), "GET /a HTTP/1.1\r\nHost: h\r\n%s\r\nGET /b HTTP/1.1\r\nHost: h\r\n%s\r\n", tp, tp);
+    cr_assert_eq(feed_all(r, strlen(r), 4096, &q), 2);
+    cr_assert_eq(q.traceparent_len, 55, "the second traceparent was appended to the first");
+}
+
 Test(http, b3_forms_get_their_own_buffers)
 {
     /* a 16-hex X-B3-TraceId beside a single b3 header: both kept apart */

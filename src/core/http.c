@@ -62,7 +62,7 @@ static int on_message_begin(llhttp_t *p)
     h->hosts = 0;
     h->expect = EXPECT_NONE;
     h->expect_len = 0;
-    memset(&h->req, 0, offsetof(struct http_req, traceparent_len));
+    memset(&h->req, 0, offsetof(struct http_req, traceparent)); /* the values are read up to their lengths */
     return 0;
 }
 

@@ -54,7 +54,8 @@ struct http_limits {
 #define HTTP_B3_FLAG_MAX     8  /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
 
 /* What the worker needs of one request, filled when its head is complete.
- * Everything before traceparent_len is cleared at each message start. */
+ * Everything before traceparent (the flags and the lengths of the values)
+ * is cleared at each message start. */
 struct http_req {
     uint8_t method;  /* llhttp_method_t, valid when has_method */
     bool has_method; /* the request line got as far as its method */
