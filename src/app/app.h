@@ -152,7 +152,8 @@ void example_fini(struct app_worker *aw);
 /* events.c: stores q's event (now, the pod); then(aw, q, id, err) runs once
  * it is committed (err 0) or failed (-errno: nothing was stored), on this
  * worker, maybe before this returns. Returns 0, or -EAGAIN / -ENOMEM when it
- * cannot be queued (then does not run). */
+ * cannot be queued, -EIO when an inline insert failed (then does not run;
+ * nothing was stored). */
 typedef void events_done_fn(struct app_worker *aw, struct app_req *q, uint64_t id, int err);
 int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then);
 /* q's client went away: its event is still stored, then does not run. */

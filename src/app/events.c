@@ -8,8 +8,10 @@
  * worker's own, not from the connection's record, so the slot is reused at
  * once; a late commit finds its event cancelled and frees it. The pool grows
  * in chunks when empty (cold: up to the most events in flight at once) and
- * the worker does not exit while any event is out. Without a store built in,
- * ids come from a process-wide counter and the answer is immediate.
+ * the worker does not exit while any event is out. An in-memory SQLite
+ * store that is idle takes the event on the worker itself
+ * (store_insert_now) and the answer is immediate, as it is without a store
+ * built in, where ids come from a process-wide counter.
  */
 #include "app.h"
 
@@ -102,16 +104,29 @@ int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
 {
 #if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
     if (aw->app->store || aw->pg) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+#if PRIMED_HAVE_STORE
+        if (!aw->pg) {
+            struct store_req now = {.time_ms = time_ms, .pod = aw->env.pod};
+            int r = store_insert_now(aw->app->store, &now);
+            if (r != -EBUSY) {
+                if (r)
+                    return r;
+                then(aw, q, now.id, 0);
+                return 0;
+            }
+        }
+#endif
         struct event_job *j = job_get(aw);
         if (!j)
             return -ENOMEM;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
         j->q = q;
         j->then = then;
         j->req.done = on_committed;
         j->req.inbox = &aw->inbox;
-        j->req.time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        j->req.time_ms = time_ms;
         j->req.pod = aw->env.pod;
         int r = submit(aw, &j->req);
         if (r) {

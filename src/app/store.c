@@ -1,11 +1,15 @@
 /* store.c - the event store (store.h): a bounded FIFO of events under one
  * mutex, drained by a store thread that owns the SQLite connection.
  *
- * Invariants: only the store thread calls SQLite; a worker holds the mutex
- * for a pointer into the ring and an id increment, never across a syscall
- * other than a futex wake. Events commit in batches (one transaction each:
- * whatever queued while the previous commit ran), in id order, and go back to
- * their workers only after the COMMIT returned. Rejected: a connection per
+ * Invariants: SQLite is called by the store thread, or, for an in-memory
+ * database, by one worker at a time that found nothing queued and no one
+ * writing (store_insert_now: `inline_busy` set under the mutex, so the store
+ * thread waits for it and no two threads are ever inside SQLite). A worker
+ * holds the mutex for a pointer into the ring and an id increment, never
+ * across a syscall other than a futex wake. Events commit in id order: in
+ * batches (one transaction each: whatever queued while the previous commit
+ * ran), or one at a time inline, and go back to their workers only after
+ * the COMMIT returned. Rejected: a connection per
  * worker on a WAL file (writers serialise on SQLite's write lock and a busy
  * worker would wait for another's commit), and shared-cache in-memory
  * databases (table locks, SQLITE_LOCKED).
@@ -36,6 +40,9 @@ struct store {
     uint64_t next_id;      /* the id the next event gets */
     uint64_t dropped;      /* queue full, or a commit failed */
     bool stop;
+    bool mem;          /* ":memory:": nothing to wait for on a disk, so workers may insert inline */
+    bool writing;      /* the store thread is inside SQLite (a batch, stats, the catalog) */
+    bool inline_busy;  /* a worker is inside SQLite (store_insert_now) */
     bool stats_wanted, stats_ready;
     int stats_err;
     uint64_t stats_rows, stats_max;
@@ -212,8 +219,10 @@ static void *store_main(void *arg)
     pthread_setname_np(pthread_self(), "primed-store");
     for (;;) {
         pthread_mutex_lock(&s->mu);
-        while (!s->len && !s->stop && !s->stats_wanted && !s->catalog)
+        s->writing = false;
+        while ((!s->len && !s->stop && !s->stats_wanted && !s->catalog) || s->inline_busy)
             pthread_cond_wait(&s->work, &s->mu);
+        s->writing = true;
         unsigned n = s->len < BATCH_MAX ? s->len : BATCH_MAX;
         for (unsigned i = 0; i < n; i++)
             batch[i] = s->ring[(s->head + i) % s->cap];
@@ -276,6 +285,7 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
         goto out;
     }
     bool mem = strcmp(path, ":memory:") == 0;
+    s->mem = mem;
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
         r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -338,6 +348,37 @@ int store_submit(struct store *s, struct store_req *r)
     pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->mu);
     return 0;
+}
+
+int store_insert_now(struct store *s, struct store_req *r)
+{
+    if (!s->mem)
+        return -EBUSY;
+    pthread_mutex_lock(&s->mu);
+    if (s->len || s->writing || s->inline_busy) {
+        pthread_mutex_unlock(&s->mu);
+        return -EBUSY;
+    }
+    s->inline_busy = true;
+    r->id = s->next_id++;
+    pthread_mutex_unlock(&s->mu);
+
+    /* one statement, its own transaction: committed when it returns */
+    sqlite3_bind_int64(s->insert, 1, (sqlite3_int64)r->id);
+    sqlite3_bind_int64(s->insert, 2, r->time_ms);
+    sqlite3_bind_text(s->insert, 3, r->pod, -1, SQLITE_STATIC);
+    bool ok = sqlite3_step(s->insert) == SQLITE_DONE;
+    sqlite3_reset(s->insert);
+
+    pthread_mutex_lock(&s->mu);
+    s->inline_busy = false;
+    if (!ok)
+        s->dropped++;
+    if (s->len || s->stop || s->stats_wanted || s->catalog)
+        pthread_cond_signal(&s->work); /* the store thread waited for us */
+    pthread_mutex_unlock(&s->mu);
+    r->err = ok ? 0 : -EIO;
+    return r->err;
 }
 
 int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id)
