@@ -2,7 +2,7 @@
 """benchmarks/chain - what a hop costs: caller -> callme over loopback.
 
     benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual|none]
-                     [--baseline PATH]
+                     [--baseline PATH] [--no-nginx]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
 default 0: the whole chain on one core) and runs wrk pinned to --load-cpu (default 1) against, in turn
@@ -14,20 +14,32 @@ difference of the medians: p50/p99 of /caller/ping minus /callme/ping. Also prin
 caller's upstream counters (every call must be ok). The event store's cost per insert is
 benchmarks/store_bench's (docs/benchmarks.md).
 
+nginx (Debian's, 1 worker, benchmarks/peers/nginx-proxy.conf: a reverse proxy with upstream
+keep-alive) in front of the same callme, pinned to the same CPU, measured in the same rounds:
+row "nginx -> callme". Its hop beside primed's is the question a caller's cost answers: what
+a primed caller adds against what a plain proxy adds (--no-nginx leaves it out).
+
 --java (default fixed) adds seed 000's pair on JDK 21 (benchmarks/peers/java/Chain.java:
 HttpServer + HttpClient, the event in H2 in memory through JDBC, B3 forwarded), per
 THREAD_TYPE, pinned to the same CPU, measured in the same rounds: rows "java21-fixed callme
 direct" and "java21-fixed caller -> callme"; a Java peer that does not start or answers
 another body than primed's fails the run (benchmarks/peers/java/chain21.py).
 
+--counts (with perf) adds what a request costs in events that hypervisor steal does not bend:
+context switches and system calls per request of the server processes (callme; caller and
+callme; nginx's master and worker and callme), counted by `perf stat -p` over a -c1 wrk run
+of each target after the timed rounds.
+
 Takes the measurement lock and refuses to publish a contaminated run (benchmarks/lib/quiet.py).
 Prints a Markdown table on stdout; progress on stderr. Needs wrk and taskset.
 """
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,6 +57,82 @@ log = bench.logger("chain")
 
 def start(binary, cpu, args, env):
     return bench.start_pinned(binary, cpu, args, env)
+
+
+class NginxProxy:
+    """Debian's nginx, one worker, as a reverse proxy to 127.0.0.1:upstream_port, pinned to
+    cpu, in its own process group: .port; stop()."""
+
+    def __init__(self, cpu, upstream_port):
+        self.port = spawn.free_port()
+        env = dict(os.environ, PORT=str(self.port), NGINX_WORKERS="1", UPSTREAM_PORT=str(upstream_port),
+                   NGINX_CONF=os.path.join(HERE, "peers", "nginx-proxy.conf"))
+        cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        self.err = tempfile.TemporaryFile()  # nginx's error log, read if it does not start
+        self.proc = subprocess.Popen(bench.taskset(cpu) + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.err, start_new_session=True)
+        deadline = time.time() + 10
+        while True:
+            try:
+                if spawn.http_get(self.port, "/healthz", 1)[0] == 200:
+                    return
+            except OSError:
+                pass
+            if time.time() > deadline or self.proc.poll() is not None:
+                self.stop()
+                self.err.seek(0)
+                raise RuntimeError("nginx (proxy) did not answer /healthz on port %d: %s" % (
+                    self.port, self.err.read().decode(errors="replace")[-300:]))
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(15)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def group_pids(pgid):
+    """The live processes of process group pgid (nginx's master and worker)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[2]) == pgid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+COUNTED = ("context-switches", "raw_syscalls:sys_enter")
+
+
+def counts(pids, port, path, secs, load_cpu):
+    """perf stat's COUNTED events of pids (every thread) over one wrk -c1 run of secs: a dict
+    event -> per request, plus "requests"."""
+    with tempfile.NamedTemporaryFile("r", suffix=".csv") as out:
+        perf = subprocess.Popen(["perf", "stat", "-x,", "-o", out.name, "-e", ",".join(COUNTED),
+                                 "-p", ",".join(map(str, pids))], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)  # attached
+        st = wrk(port, path, 1, secs, load_cpu)
+        perf.send_signal(signal.SIGINT)
+        perf.wait(15)
+        got = {}
+        for line in out.read().splitlines():
+            f = line.split(",")
+            if len(f) > 2 and f[2] in COUNTED and f[0].strip().isdigit():
+                got[f[2]] = int(f[0])
+    n = max(int(st["requests"]), 1)
+    res = {k: got.get(k, 0) / n for k in COUNTED}
+    res["requests"] = n
+    return res
 
 
 def wrk(port, path, conns, secs, load_cpu):
@@ -67,7 +155,14 @@ def main():
     ap.add_argument("--baseline", metavar="PATH",
                     help="another primed (an older build): its callme and caller measured in the same rounds, "
                          "rows 'baseline callme direct' and 'baseline caller -> callme'")
+    ap.add_argument("--counts", action="store_true",
+                    help="context switches and system calls per request of each target (perf stat)")
+    ap.add_argument("--no-nginx", action="store_true", help="leave out nginx as a reverse proxy in front of callme")
     a = ap.parse_args()
+    if a.counts and subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode:
+        sys.exit("chain: --counts needs perf (apt-get install linux-perf)")
+    if not a.no_nginx and not os.access("/usr/sbin/nginx", os.X_OK):
+        sys.exit("chain: /usr/sbin/nginx is missing (apt-get install nginx, or --no-nginx)")
     a.java = [] if a.java == "none" else a.java.split(",")
     if a.baseline and not os.access(a.baseline, os.X_OK):
         sys.exit("chain: --baseline %s is not an executable" % a.baseline)
@@ -86,7 +181,8 @@ def main():
     callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme"))
     caller = start(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
                    dict(env, APP_NAME="caller"))
-    res = {}
+    res, proxied = {}, []
+    pids = {"callme direct": lambda: [callme.pid], "caller -> callme": lambda: [caller.pid, callme.pid]}
     jpeers, pairs = [], [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
     try:
         if a.baseline:
@@ -95,10 +191,20 @@ def main():
             bcaller = start(a.baseline, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % bcallme.port],
                             dict(env, APP_NAME="caller"))
             jpeers.append(bcaller)
+            pids["baseline callme direct"] = lambda: [bcallme.pid]
+            pids["baseline caller -> callme"] = lambda: [bcaller.pid, bcallme.pid]
             pairs += [("baseline callme direct", bcallme.port, "/callme/ping"),
                       ("baseline caller -> callme", bcaller.port, "/caller/ping")]
             for _ in range(2):
                 spawn.http_get(bcaller.port, "/caller/ping")
+        if not a.no_nginx:
+            nginx = NginxProxy(a.cpu, callme.port)
+            jpeers.append(nginx)
+            proxied = [("nginx -> callme", nginx.port, "/callme/ping")]
+            pids["nginx -> callme"] = lambda: group_pids(nginx.proc.pid) + [callme.pid]
+            st, body = spawn.http_get(nginx.port, "/callme/ping")[:2]
+            if st != 200:
+                raise RuntimeError("nginx -> callme answered %d: %r" % (st, body[:200]))
         if a.java:
             jp, jrows = chain21.start(a, env)
             jpeers += jp
@@ -111,9 +217,15 @@ def main():
         wrk(caller.port, "/caller/ping", 4, 1, a.load_cpu)
         for r in range(a.rounds):
             for conns in (1, 32):
-                for name, port, path in pairs:
+                for name, port, path in pairs[:2] + proxied + pairs[2:]:
                     log("round %d: %s -c%d" % (r + 1, name, conns))
                     res.setdefault((conns, name), []).append(wrk(port, path, conns, a.duration, a.load_cpu))
+        cnt = {}
+        if a.counts:
+            for name, port, path in pairs[:2] + proxied + pairs[2:]:
+                if name in pids:
+                    log("counts: %s -c1" % name)
+                    cnt[name] = counts(pids[name](), port, path, a.duration, a.load_cpu)
         m = spawn.parse_metrics(spawn.http_get(caller.port, "/metrics")[1])
     finally:
         for p in jpeers:
@@ -128,7 +240,7 @@ def main():
     print("| load | target | req/s | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|---|---|")
     for conns in (1, 32):
-        for name, _, _ in pairs:
+        for name, _, _ in pairs[:2] + proxied + pairs[2:]:
             rs = res[(conns, name)]
             print("| -c%d | %s | %.0f | %.3f | %.3f | %d |" % (conns, name, med(rs, "rps"), med(rs, "p50_us") / 1e3,
                                                                 med(rs, "p99_us") / 1e3, sum(x["errors"] for x in rs)))
@@ -141,6 +253,16 @@ def main():
                                                           if cn.startswith(("java", "baseline")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
                                                           (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
                                                           med(c, "rps") / med(d, "rps")))
+        for cn, _, _ in proxied:
+            d, c = res[(conns, pairs[0][0])], res[(conns, cn)]
+            print("| -c%d | nginx (proxy) | %.3f | %.3f | %.2f |" % (
+                conns, (med(c, "p50_us") - med(d, "p50_us")) / 1e3, (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
+                med(c, "rps") / med(d, "rps")))
+    if cnt:
+        print("\n| target (-c1, perf stat) | requests | context switches / request | system calls / request |")
+        print("|---|---|---|---|")
+        for name, c in cnt.items():
+            print("| %s | %d | %.2f | %.2f |" % (name, c["requests"], c[COUNTED[0]], c[COUNTED[1]]))
     calls = {k: v for k, v in m.items() if k.startswith("primed_upstream_calls_total") and v}
     print("\ncaller's upstream calls: %s" % ", ".join("%s %d" % (k.split("result=")[1].rstrip("}"), v)
                                                        for k, v in sorted(calls.items())))
