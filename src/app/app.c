@@ -288,6 +288,7 @@ static void app_fini(struct worker *w)
 #endif
     example_fini(aw);
     events_fini(aw);
+    objpool_fini(&aw->calls); /* after the client's fini: no call is out */
     free(aw->reqs);
     /* aw stays: server.c reads its metrics after the join (drain report) */
 }

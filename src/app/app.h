@@ -26,6 +26,7 @@
 #include "handlers.h"
 #include "log.h"
 #include "metrics.h"
+#include "objpool.h"
 #include "resolver.h"
 #include "route.h"
 #include "spans.h"
@@ -65,7 +66,7 @@ struct app {
 
 struct example_job;
 struct event_job;
-struct event_chunk;
+struct chain_call;
 
 /* One connection's current request, as the app sees it: its route, its
  * trace, and the state of whatever it waits on. Indexed by conn_index(). */
@@ -78,9 +79,8 @@ struct app_req {
     uint64_t wall_us;  /* when it began, epoch microseconds (spans) */
     /* an event stored before the answer (events.c) */
     struct event_job *event;
-    /* /caller/ping (chain.c) */
-    struct upstream_call call;
-    uint64_t event_id, client_span, call_wall_us;
+    /* /caller/ping (chain.c): its call to callme, lent while it runs */
+    struct chain_call *call;
     /* /api/products (products.c) */
     struct gateway_req *fan;
     /* --fault-delay (hold.c) */
@@ -89,6 +89,9 @@ struct app_req {
     /* /example (example.c) */
     struct example_job *job;
 };
+
+/* One per connection slot: lent per request is what only some routes need. */
+_Static_assert(sizeof(struct app_req) <= 256, "struct app_req grew past 256 bytes: lend the new part per request");
 
 /* One worker's app. Owned by its worker's thread. */
 struct app_worker {
@@ -113,8 +116,8 @@ struct app_worker {
     struct example_job *job_free;
     struct store_inbox inbox;  /* events committed for this worker (store.h) */
     struct pgstore *pg;        /* owned: this worker's PostgreSQL connection, or NULL */
-    struct event_chunk *event_chunks; /* owned: the pool of events (events.c) */
-    struct event_job *event_free;
+    struct objpool events;     /* owned: events until their commit (events.c) */
+    struct objpool calls;      /* owned: /caller/ping's calls until their answer (chain.c) */
     unsigned events_out; /* events submitted and not yet back */
 };
 

@@ -6,24 +6,44 @@
  * transaction has committed (events.c), and says 503, nothing stored, when
  * it cannot be. The call runs on the worker's upstream client
  * (client/upstream.h) and is answered from its done callback, on the same
- * worker.
+ * worker. The call's record (an upstream call is some 400 bytes) is lent
+ * from the worker's pool for the call's life only, so that an idle
+ * connection's request record stays small.
  */
 #include "app.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "clock.h"
 
-static void answer(struct app_worker *aw, struct app_req *q, int res, int err, const char *why, int status,
-                   const char *up_body, size_t up_len)
+#define CALLS_PER_CHUNK 16
+
+/* /caller/ping's call to callme, lent from aw->calls while it runs. */
+struct chain_call {
+    struct upstream_call call; /* first: the client hands it back */
+    struct app_req *q;
+    uint64_t event_id;     /* the caller's event */
+    uint64_t client_span;  /* the CLIENT span's id */
+    uint64_t call_wall_us; /* when the call began (spans) */
+};
+
+static void answer(struct app_worker *aw, struct app_req *q, uint64_t event_id, int res, int err, const char *why,
+                   int status, const char *up_body, size_t up_len)
 {
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    handlers_caller(&aw->env, &q->conn->http, q->event_id, res, err, why, status, up_body, up_len, &r, body,
+    handlers_caller(&aw->env, &q->conn->http, event_id, res, err, why, status, up_body, up_len, &r, body,
                     sizeof(body));
     app_answer(q, &r);
+}
+
+static void call_put(struct app_worker *aw, struct app_req *q)
+{
+    objpool_put(&aw->calls, q->call);
+    q->call = NULL;
 }
 
 /* upstream_done_fn of the call. */
@@ -31,15 +51,19 @@ static void on_call_done(struct upstream_call *call, enum upstream_result res, i
                          const char *up_body, size_t up_len)
 {
     struct app_worker *aw = call->ctx;
-    struct app_req *q = (struct app_req *)((char *)call - offsetof(struct app_req, call));
+    struct chain_call *cc = (struct chain_call *)call;
+    struct app_req *q = cc->q;
     if (aw->spans && q->tr.valid && (q->tr.flags & 1)) {
         char parent[17];
         snprintf(parent, sizeof(parent), "%016" PRIx64, q->span ? q->span : 1);
         uint64_t dur = (clock_mono_ns() - call->start_ns) / 1000;
-        app_span(aw, q, ZIPKIN_CLIENT, q->client_span, parent, q->call_wall_us, dur, res == UPSTREAM_OK ? status : 0,
-                 res == UPSTREAM_OK ? NULL : upstream_result_text(res));
+        app_span(aw, q, ZIPKIN_CLIENT, cc->client_span, parent, cc->call_wall_us, dur,
+                 res == UPSTREAM_OK ? status : 0, res == UPSTREAM_OK ? NULL : upstream_result_text(res));
     }
-    answer(aw, q, res, err, call->why, status, up_body, up_len);
+    uint64_t event_id = cc->event_id;
+    const char *why = call->why; /* static */
+    call_put(aw, q);
+    answer(aw, q, event_id, res, err, why, status, up_body, up_len);
 }
 
 /* conn_cancel_fn: the client went away; the call (or the event, until it
@@ -48,10 +72,12 @@ static void on_cancel(struct conn *c, void *arg)
 {
     struct app_req *q = arg;
     struct app_worker *aw = app_of(c);
-    if (q->event)
+    if (q->event) {
         events_cancel(aw, q);
-    else
-        upstream_cancel(&aw->up, &q->call);
+    } else if (q->call) {
+        upstream_cancel(&aw->up, &q->call->call);
+        call_put(aw, q);
+    }
 }
 
 static void answer_store_error(struct app_worker *aw, struct app_req *q, int err)
@@ -69,23 +95,33 @@ static void caller_stored(struct app_worker *aw, struct app_req *q, uint64_t id,
         answer_store_error(aw, q, err);
         return;
     }
-    q->event_id = id;
-    struct upstream_call *call = &q->call;
+    if (!aw->calls.size)
+        objpool_init(&aw->calls, sizeof(struct chain_call), CALLS_PER_CHUNK);
+    struct chain_call *cc = objpool_get(&aw->calls);
+    if (!cc) {
+        answer(aw, q, id, UPSTREAM_ERROR, -ENOMEM, NULL, 0, NULL, 0);
+        return;
+    }
+    q->call = cc;
+    cc->q = q;
+    cc->event_id = id;
+    struct upstream_call *call = &cc->call;
     enum upstream_result res = UPSTREAM_ERROR;
-    q->client_span = handlers_rand(&aw->rng);
+    cc->client_span = handlers_rand(&aw->rng);
     call->method = "GET";
     call->path = NULL;
     call->deadline_ms = 0;
     call->ctype = NULL;
     call->body = NULL;
     call->body_len = 0;
-    trace_format_outbound(&q->tr, q->span, q->client_span, call->extra, sizeof(call->extra));
+    trace_format_outbound(&q->tr, q->span, cc->client_span, call->extra, sizeof(call->extra));
     call->done = on_call_done;
     call->ctx = aw;
-    q->call_wall_us = aw->spans ? clock_wall_us() : 0;
+    cc->call_wall_us = aw->spans ? clock_wall_us() : 0;
     if (upstream_start(&aw->up, (unsigned)aw->callme_up, call, &res))
-        return; /* answered in on_call_done(), maybe already */
-    answer(aw, q, res, 0, NULL, 0, NULL, 0);
+        return; /* answered in on_call_done(), maybe already: cc is not ours any more */
+    call_put(aw, q);
+    answer(aw, q, id, res, 0, NULL, 0, NULL, 0);
 }
 
 /* /caller/ping: store the caller's event; once it is committed, call callme

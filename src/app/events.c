@@ -5,10 +5,9 @@
  *
  * An event outlives its request when the client goes away before the commit
  * (a queued event cannot be recalled): events come from a pool of the
- * worker's own, not from the connection's record, so the slot is reused at
- * once; a late commit finds its event cancelled and frees it. The pool grows
- * in chunks when empty (cold: up to the most events in flight at once) and
- * the worker does not exit while any event is out. An in-memory SQLite
+ * worker's own (objpool.h), not from the connection's record, so the slot is
+ * reused at once; a late commit finds its event cancelled and frees it. The
+ * worker does not exit while any event is out. An in-memory SQLite
  * store that is idle takes the event on the worker itself
  * (store_insert_now) and the answer is immediate, as it is without a store
  * built in, where ids come from a process-wide counter.
@@ -29,42 +28,21 @@
 
 struct event_job {
     struct store_req req; /* first: the store hands it back */
-    struct event_job *next_free;
-    struct app_req *q; /* its request, or NULL once cancelled */
+    struct app_req *q;    /* its request, or NULL once cancelled */
     events_done_fn *then;
-};
-
-/* A whole chunk, linked through next_free for the worker's fini. */
-struct event_chunk {
-    struct event_chunk *next;
-    struct event_job jobs[CHUNK];
 };
 
 #if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
 static struct event_job *job_get(struct app_worker *aw)
 {
-    if (!aw->event_free) {
-        /* cold: the pool grows to the most events in flight at once */
-        struct event_chunk *ch = calloc(1, sizeof(*ch));
-        if (!ch)
-            return NULL;
-        ch->next = aw->event_chunks;
-        aw->event_chunks = ch;
-        for (int i = CHUNK; i-- > 0;) {
-            ch->jobs[i].next_free = aw->event_free;
-            aw->event_free = &ch->jobs[i];
-        }
-    }
-    struct event_job *j = aw->event_free;
-    aw->event_free = j->next_free;
-    return j;
+    if (!aw->events.size)
+        objpool_init(&aw->events, sizeof(struct event_job), CHUNK);
+    return objpool_get(&aw->events);
 }
 
 static void job_put(struct app_worker *aw, struct event_job *j)
 {
-    j->q = NULL;
-    j->next_free = aw->event_free;
-    aw->event_free = j;
+    objpool_put(&aw->events, j);
 }
 
 /* store_req.done, on this worker: the event is committed (or failed). */
@@ -163,10 +141,5 @@ unsigned events_poll(struct app_worker *aw)
 
 void events_fini(struct app_worker *aw)
 {
-    while (aw->event_chunks) {
-        struct event_chunk *ch = aw->event_chunks;
-        aw->event_chunks = ch->next;
-        free(ch);
-    }
-    aw->event_free = NULL;
+    objpool_fini(&aw->events);
 }
