@@ -634,3 +634,42 @@ Test(conn_select, a_client_gone_mid_select_frees_everything)
     cr_assert(S.fd[5].closed);
     cr_assert_eq(P.nbuf_free, 1u, "its pair is back");
 }
+
+/* Feeds s whole, a landing (select_len) or a receive at a time. */
+static void feed_on(int fd, const char *s)
+{
+    size_t len = strlen(s), off = 0;
+    while (off < len) {
+        int n = io_script_data(&S, fd, s + off, len - off);
+        cr_assert_gt(n, 0, "fd %d: no receive armed", fd);
+        off += (size_t)n;
+        pump();
+    }
+}
+
+/* The trace values a request carried live in the pair it was parsed into:
+ * each request of a connection answers with its own context, also when its
+ * pair was given back in between and another one lent. */
+Test(conn_select, each_request_keeps_its_own_trace_across_pairs)
+{
+    conn_start(&P, 5);
+    feed_on(5, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
+            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
+    drain_sends(5);
+    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
+    cr_assert_null(c->rbuf, "the pair went back between the requests");
+    conn_start(&P, 6); /* takes the pair 5 gave back */
+    feed_on(6, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
+            "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\n\r\n");
+    feed_on(5, "GET /healthz HTTP/1.1\r\nHost: t\r\nb3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1\r\n\r\n");
+    drain_sends(5);
+    feed_on(5, SHORT_GET);
+    drain_sends(5);
+    drain_sends(6);
+    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 3, "%s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-"), "%s", S.fd[5].out);
+    cr_assert(strstr(S.fd[5].out, "traceparent: 00-80f198ee56343ba864fe8b2a57d3eff7-"), "%s", S.fd[5].out);
+    cr_assert_eq(count(S.fd[5].out, "traceparent: "), 2, "the third request carried none: %s", S.fd[5].out);
+    cr_assert(strstr(S.fd[6].out, "traceparent: 00-0af7651916cd43dd8448eb211c80319c-"), "%s", S.fd[6].out);
+    cr_assert_null(strstr(S.fd[6].out, "4bf92f35"), "%s", S.fd[6].out);
+}

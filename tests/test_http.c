@@ -25,8 +25,10 @@ static const struct http_limits lim = {.max_url = 64, .max_body = 100, .on_head 
 static int feed_all(const char *in, size_t len, size_t chunk, struct http_req *last)
 {
     static char buf[4096];
+    static struct http_trace_values tv; /* lent as conn.c lends it with a buffer pair */
     struct http h;
     http_init(&h, &lim);
+    http_lend(&h, &tv);
     size_t have = 0, pos = 0;
     int n = 0;
     while (have < len || pos < have) {
@@ -138,7 +140,7 @@ Test(http, trace_headers_are_captured_case_insensitively)
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 5, &q), 1);
     cr_assert_eq(q.traceparent_len, 55);
-    cr_assert(memcmp(q.traceparent, "00-4bf92f", 9) == 0);
+    cr_assert(memcmp(q.tv->traceparent, "00-4bf92f", 9) == 0);
     cr_assert_eq(q.b3_len, 0, "X-B3-TraceId must not land in the b3 buffer");
     cr_assert_eq(q.xb3_trace_len, 16);
 }
@@ -163,6 +165,26 @@ Test(http, trace_headers_belong_to_their_own_request)
     cr_assert_eq(q.traceparent_len, 55, "the second traceparent was appended to the first");
 }
 
+/* Without storage lent the values are not kept (no length without its
+ * bytes); lending clears the lengths kept. */
+Test(http, trace_values_need_lent_storage)
+{
+    const char *r = "GET /a HTTP/1.1\r\nHost: h\r\nb3: 463ac35c9f6413ad-e457b5a2e4d86bd1-1\r\n\r\n";
+    struct http h;
+    http_init(&h, &lim);
+    size_t pos = 0;
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
+    cr_assert_eq(h.req.b3_len, 0);
+    struct http_trace_values tv;
+    http_lend(&h, &tv);
+    pos = 0;
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
+    cr_assert_eq(h.req.b3_len, 35);
+    http_lend(&h, NULL);
+    cr_assert_eq(h.req.b3_len, 0);
+    cr_assert_null(h.req.tv);
+}
+
 Test(http, b3_forms_get_their_own_buffers)
 {
     /* a 16-hex X-B3-TraceId beside a single b3 header: both kept apart */
@@ -172,11 +194,11 @@ Test(http, b3_forms_get_their_own_buffers)
     struct http_req q;
     cr_assert_eq(feed_all(r, strlen(r), 3, &q), 1);
     cr_assert_eq(q.b3_len, 68);
-    cr_assert(memcmp(q.b3, "80f198ee", 8) == 0);
+    cr_assert(memcmp(q.tv->b3, "80f198ee", 8) == 0);
     cr_assert_eq(q.xb3_trace_len, 16);
     cr_assert_eq(q.xb3_span_len, 16);
     cr_assert_eq(q.xb3_sampled_len, 1);
-    cr_assert_eq(q.xb3_sampled[0], '0');
+    cr_assert_eq(q.tv->xb3_sampled[0], '0');
     /* an overlong value is marked (cap + 1), never truncated */
     const char *o = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad463ac35c9f6413ad00\r\n\r\n";
     cr_assert_eq(feed_all(o, strlen(o), 4096, &q), 1);

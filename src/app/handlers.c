@@ -240,15 +240,18 @@ void handlers_metrics(const struct handler_env *env, const struct http *h, const
 static void request_trace(const struct http_req *rq, struct trace *tr)
 {
     memset(tr, 0, sizeof(*tr));
-    if (rq->traceparent_len && rq->traceparent_len <= sizeof(rq->traceparent))
-        trace_parse_traceparent(rq->traceparent, rq->traceparent_len, tr);
-    if (!tr->valid && rq->b3_len && rq->b3_len <= sizeof(rq->b3))
-        trace_parse_b3(rq->b3, rq->b3_len, tr);
-    if (!tr->valid && rq->xb3_trace_len && rq->xb3_trace_len <= sizeof(rq->xb3_trace) &&
-        rq->xb3_span_len <= sizeof(rq->xb3_span) && rq->xb3_sampled_len <= sizeof(rq->xb3_sampled) &&
-        rq->xb3_flags_len <= sizeof(rq->xb3_flags))
-        trace_parse_b3_multi(rq->xb3_trace, rq->xb3_trace_len, rq->xb3_span, rq->xb3_span_len, rq->xb3_sampled,
-                             rq->xb3_sampled_len, rq->xb3_flags, rq->xb3_flags_len, tr);
+    const struct http_trace_values *v = rq->tv;
+    if (!v)
+        return; /* the values were not kept */
+    if (rq->traceparent_len && rq->traceparent_len <= sizeof(v->traceparent))
+        trace_parse_traceparent(v->traceparent, rq->traceparent_len, tr);
+    if (!tr->valid && rq->b3_len && rq->b3_len <= sizeof(v->b3))
+        trace_parse_b3(v->b3, rq->b3_len, tr);
+    if (!tr->valid && rq->xb3_trace_len && rq->xb3_trace_len <= sizeof(v->xb3_trace) &&
+        rq->xb3_span_len <= sizeof(v->xb3_span) && rq->xb3_sampled_len <= sizeof(v->xb3_sampled) &&
+        rq->xb3_flags_len <= sizeof(v->xb3_flags))
+        trace_parse_b3_multi(v->xb3_trace, rq->xb3_trace_len, v->xb3_span, rq->xb3_span_len, v->xb3_sampled,
+                             rq->xb3_sampled_len, v->xb3_flags, rq->xb3_flags_len, tr);
 }
 
 uint64_t handlers_rand(uint64_t *state)

@@ -56,24 +56,33 @@ static void paused_unlink(struct conn_pool *p, struct conn *c)
     }
 }
 
+/* One pair of the arena: the read buffer, the write buffer, and the
+ * parser's storage for the request's trace values. */
+static size_t pair_size(const struct conn_pool *p)
+{
+    return (size_t)p->lim.max_header + CONN_WBUF_SIZE + sizeof(struct http_trace_values);
+}
+
 /* Lends c a buffer pair, the most recently returned first. Never fails: a
- * connection holds at most one, and there are as many as slots. */
+ * connection holds at most one, and there are as many as slots. Lent
+ * between messages only (buf_idle keeps the pair while one is parsed). */
 static void buf_take(struct conn_pool *p, struct conn *c)
 {
     if (c->rbuf)
         return;
     uint32_t i = p->nbuf_free ? p->buf_free[--p->nbuf_free] : p->buf_fresh++;
-    c->rbuf = p->arena + (size_t)i * ((size_t)p->lim.max_header + CONN_WBUF_SIZE);
+    c->rbuf = p->arena + (size_t)i * pair_size(p);
     c->wbuf = c->rbuf + p->lim.max_header;
+    http_lend(&c->http, (struct http_trace_values *)(c->wbuf + CONN_WBUF_SIZE));
 }
 
 static void buf_give(struct conn_pool *p, struct conn *c)
 {
     if (!c->rbuf)
         return;
-    size_t per = (size_t)p->lim.max_header + CONN_WBUF_SIZE;
-    p->buf_free[p->nbuf_free++] = (uint32_t)((size_t)(c->rbuf - p->arena) / per);
+    p->buf_free[p->nbuf_free++] = (uint32_t)((size_t)(c->rbuf - p->arena) / pair_size(p));
     c->rbuf = c->wbuf = NULL;
+    http_lend(&c->http, NULL);
 }
 
 /* Gives c's outside body back, once sent or when c closes. */
@@ -155,6 +164,7 @@ static void arm_recv(struct conn_pool *p, struct conn *c, unsigned hints)
 static void buf_idle(struct conn_pool *p, struct conn *c)
 {
     if (p->select && c->rbuf && c->rlen == 0 && c->wlen == 0 && !c->ext.data && c->state != CONN_WAITING &&
+        !c->http.in_message &&
         !(c->flags & CONN_F_SEND) && (!(c->flags & CONN_F_RECV) || (c->flags & CONN_F_SELECT)))
         buf_give(p, c);
 }
@@ -629,7 +639,7 @@ int conn_pool_init(struct conn_pool *p)
     timer_list_init(&p->linger, TIMER_LINGER);
     p->conns = calloc(p->nslots, sizeof(*p->conns));
     /* calloc of this size is mmap'd: pages are touched only by connections in use */
-    p->arena = calloc(p->nslots, (size_t)p->lim.max_header + CONN_WBUF_SIZE);
+    p->arena = calloc(p->nslots, pair_size(p));
     p->buf_free = calloc(p->nslots, sizeof(*p->buf_free));
     p->nbuf_free = p->buf_fresh = 0;
     p->select = p->io->select_len > 0 && p->io->select_len <= p->lim.max_header;

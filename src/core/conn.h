@@ -111,6 +111,10 @@ struct conn {
     struct http http;
 };
 
+/* What an idle keep-alive connection costs the worker (with select
+ * receives): its slot. Growing it is a decision, not an accident. */
+_Static_assert(sizeof(struct conn) <= 512, "struct conn grew past 512 bytes: see docs/architecture.md#ownership");
+
 /* The pool's view of the configuration. */
 struct conn_limits {
     unsigned max_header; /* read buffer per connection = request head limit */

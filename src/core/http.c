@@ -62,7 +62,7 @@ static int on_message_begin(llhttp_t *p)
     h->hosts = 0;
     h->expect = EXPECT_NONE;
     h->expect_len = 0;
-    memset(&h->req, 0, offsetof(struct http_req, traceparent)); /* the values are read up to their lengths */
+    memset(&h->req, 0, offsetof(struct http_req, tv)); /* the values are read up to their lengths */
     return 0;
 }
 
@@ -161,24 +161,27 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
     struct http_req *q = &h->req;
+    struct http_trace_values *v = q->tv;
+    if (!v && h->hdr != HDR_EXPECT)
+        return 0; /* nowhere to keep it */
     switch (h->hdr) {
     case HDR_TRACEPARENT:
-        append(q->traceparent, &q->traceparent_len, sizeof(q->traceparent), at, len);
+        append(v->traceparent, &q->traceparent_len, sizeof(v->traceparent), at, len);
         break;
     case HDR_B3:
-        append(q->b3, &q->b3_len, sizeof(q->b3), at, len);
+        append(v->b3, &q->b3_len, sizeof(v->b3), at, len);
         break;
     case HDR_B3_TRACEID:
-        append(q->xb3_trace, &q->xb3_trace_len, sizeof(q->xb3_trace), at, len);
+        append(v->xb3_trace, &q->xb3_trace_len, sizeof(v->xb3_trace), at, len);
         break;
     case HDR_B3_SPANID:
-        append(q->xb3_span, &q->xb3_span_len, sizeof(q->xb3_span), at, len);
+        append(v->xb3_span, &q->xb3_span_len, sizeof(v->xb3_span), at, len);
         break;
     case HDR_B3_SAMPLED:
-        append(q->xb3_sampled, &q->xb3_sampled_len, sizeof(q->xb3_sampled), at, len);
+        append(v->xb3_sampled, &q->xb3_sampled_len, sizeof(v->xb3_sampled), at, len);
         break;
     case HDR_B3_FLAGS:
-        append(q->xb3_flags, &q->xb3_flags_len, sizeof(q->xb3_flags), at, len);
+        append(v->xb3_flags, &q->xb3_flags_len, sizeof(v->xb3_flags), at, len);
         break;
     case HDR_EXPECT:
         append(h->expect_val, &h->expect_len, sizeof(h->expect_val), at, len);
@@ -305,6 +308,14 @@ void http_init(struct http *h, const struct http_limits *lim)
     h->lim = lim;
     llhttp_init(&h->p, HTTP_REQUEST, &settings);
     h->p.data = h;
+}
+
+void http_lend(struct http *h, struct http_trace_values *tv)
+{
+    struct http_req *q = &h->req;
+    q->tv = tv;
+    q->traceparent_len = q->b3_len = 0;
+    q->xb3_trace_len = q->xb3_span_len = q->xb3_sampled_len = q->xb3_flags_len = 0;
 }
 
 void http_shift(struct http *h, size_t n)

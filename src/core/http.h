@@ -53,9 +53,22 @@ struct http_limits {
 #define HTTP_B3_ID_MAX       32 /* X-B3-TraceId (16 or 32 hex), X-B3-SpanId (16) */
 #define HTTP_B3_FLAG_MAX     8  /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
 
+/* The values of the trace headers of the current request, not
+ * NUL-terminated (their lengths are in struct http_req). Storage the owner
+ * lends the parser with its read buffer (http_lend), so that a connection
+ * between requests holds none of it. */
+struct http_trace_values {
+    char traceparent[HTTP_TRACEPARENT_MAX];
+    char b3[HTTP_B3_MAX];               /* the single b3 header */
+    char xb3_trace[HTTP_B3_ID_MAX];     /* X-B3-TraceId */
+    char xb3_span[HTTP_B3_ID_MAX];      /* X-B3-SpanId */
+    char xb3_sampled[HTTP_B3_FLAG_MAX]; /* X-B3-Sampled */
+    char xb3_flags[HTTP_B3_FLAG_MAX];   /* X-B3-Flags */
+};
+
 /* What the worker needs of one request, filled when its head is complete.
- * Everything before traceparent (the flags and the lengths of the values)
- * is cleared at each message start. */
+ * Everything before tv (the flags and the lengths of the values) is cleared
+ * at each message start. */
 struct http_req {
     uint8_t method;  /* llhttp_method_t, valid when has_method */
     bool has_method; /* the request line got as far as its method */
@@ -66,12 +79,7 @@ struct http_req {
     uint8_t traceparent_len;
     uint8_t b3_len;
     uint8_t xb3_trace_len, xb3_span_len, xb3_sampled_len, xb3_flags_len;
-    char traceparent[HTTP_TRACEPARENT_MAX]; /* values, not NUL-terminated */
-    char b3[HTTP_B3_MAX];                   /* the single b3 header */
-    char xb3_trace[HTTP_B3_ID_MAX];         /* X-B3-TraceId */
-    char xb3_span[HTTP_B3_ID_MAX];          /* X-B3-SpanId */
-    char xb3_sampled[HTTP_B3_FLAG_MAX];     /* X-B3-Sampled */
-    char xb3_flags[HTTP_B3_FLAG_MAX];       /* X-B3-Flags */
+    struct http_trace_values *tv; /* lent (http_lend); NULL: the values are not kept */
 };
 
 /* Line framing of a head or a trailer section, checked byte by byte beside
@@ -119,8 +127,13 @@ struct http {
     struct http_req req;
 };
 
-/* Prepares a parser for a new connection. */
+/* Prepares a parser for a new connection (no storage lent yet). */
 void http_init(struct http *h, const struct http_limits *lim);
+
+/* Lends the parser storage for the trace values (tv), or takes it back
+ * (NULL), between messages only: the lengths kept are cleared with it, so a
+ * value is never read from storage it was not written to. */
+void http_lend(struct http *h, struct http_trace_values *tv);
 
 /* Parses buf[*pos, len) until one request completes (HTTP_MSG), the bytes run
  * out (HTTP_MORE) or the input is refused (HTTP_ERROR). *pos advances past what
