@@ -81,24 +81,27 @@ def report(table, a, rows):
         table.write("**Quick smoke run (--quick): these figures are not to be quoted.**\n\n")
     table.write("Each gateway on CPU %d alone (primed `--threads 1`; the JVM pinned with taskset); `--upstream-timeout %g` "
                 "for all; the servlet model's pool %d threads. CPU s: the gateway's user + system CPU during its "
-                "siege; RSS: its peak resident memory (VmHWM) by then.\n\n" % (a.cpu, a.upstream_timeout, a.java_pool))
+                "siege; CPU µs / product: that CPU over the products answered (each one inventory call of the fan-out, the "
+                "catalog call shared by the answer's products); RSS: its peak resident memory (VmHWM) by then.\n\n" % (a.cpu, a.upstream_timeout, a.java_pool))
     table.write("| setting | gateway | availability | transactions | trans/s | response time s "
-                "| longest transaction s | failed | fallback share | CPU s | peak RSS MiB |\n")
-    table.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
+                "| longest transaction s | failed | fallback share | CPU s | CPU µs / product | peak RSS MiB |\n")
+    table.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     for r in rows:
         g = gateway_name(r)
         fs = "-" if r.get("fallback_share") is None else "%.1f %% (%d of %d)" % (
             r["fallback_share"], r["fallbacks"], r["answered_200"] * r["products"])
         cpu = "-" if r.get("cpu_s") is None else "%.2f" % r["cpu_s"]
         rss = "-" if r.get("rss_mib") is None else "%.1f" % r["rss_mib"]
+        nprod = (r.get("answered_200") or 0) * (r.get("products") or 0)
+        per = "-" if r.get("cpu_s") is None or not nprod else "%.1f" % (r["cpu_s"] * 1e6 / nprod)
         if "error" in r:
-            table.write("| %s | %s | failed: %s | | | | | | %s | %s | %s |\n" % (
-                r["scenario"], g, r["error"].replace("|", "/")[:80], fs, cpu, rss))
+            table.write("| %s | %s | failed: %s | | | | | | %s | %s | %s | %s |\n" % (
+                r["scenario"], g, r["error"].replace("|", "/")[:80], fs, cpu, per, rss))
             continue
         rate = "%.2f" % r["transaction_rate"] if r["elapsed_time"] > 0 else "n/a (run < 10 ms)"
-        table.write("| %s | %s | %.2f %% | %d | %s | %.3f | %.3f | %d | %s | %s | %s |\n" % (
+        table.write("| %s | %s | %.2f %% | %d | %s | %.3f | %.3f | %d | %s | %s | %s | %s |\n" % (
             r["scenario"], g, r["availability"], r["transactions"], rate, r["response_time"],
-            r["longest_transaction"], r["failed_transactions"], fs, cpu, rss))
+            r["longest_transaction"], r["failed_transactions"], fs, cpu, per, rss))
     table.flush()
     if a.out:
         with open(os.path.join(a.out, "gateway-java.csv"), "w", newline="") as f:
