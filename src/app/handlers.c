@@ -16,6 +16,7 @@
 #include "build_info.h"
 #include "catalog.h"
 #include "route.h"
+#include "strout.h"
 #include "upstream.h"
 
 static const char TEXT[] = "text/plain; charset=utf-8";
@@ -138,10 +139,26 @@ void handlers_store_error(const struct handler_env *env, const struct http *h, i
     text(r, NULL, 503, body, handlers_keep_alive(env, h));
 }
 
+/* "APP(id=ID): POD in NS", the chain's answers (each name cut as the seed's
+ * bounds say). */
+static void put_who(struct strout *o, const struct handler_env *env, uint64_t id)
+{
+    strout_strn(o, env->app, 64);
+    STROUT_LIT(o, "(id=");
+    strout_uint(o, id);
+    STROUT_LIT(o, "): ");
+    strout_strn(o, env->pod, 128);
+    STROUT_LIT(o, " in ");
+    strout_strn(o, env->ns, 64);
+}
+
 void handlers_callme(const struct handler_env *env, const struct http *h, uint64_t id, struct resp *r, char *body,
                      size_t cap)
 {
-    snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s\n", env->app, id, env->pod, env->ns);
+    struct strout o = strout_init(body, cap);
+    put_who(&o, env, id);
+    STROUT_LIT(&o, "\n");
+    strout_end(&o);
     text(r, NULL, 200, body, handlers_keep_alive(env, h));
 }
 
@@ -151,9 +168,11 @@ void handlers_caller(const struct handler_env *env, const struct http *h, uint64
 {
     bool ka = handlers_keep_alive(env, h);
     if (res == UPSTREAM_OK && status >= 200 && status < 300) {
-        int n = snprintf(body, cap, "%.64s(id=%" PRIu64 "): %.128s in %.64s is calling ", env->app, id, env->pod,
-                         env->ns);
-        if (n > 0 && (size_t)n + up_len < cap) {
+        struct strout o = strout_init(body, cap);
+        put_who(&o, env, id);
+        STROUT_LIT(&o, " is calling ");
+        size_t n = strout_end(&o);
+        if (n > 0 && n + up_len < cap) {
             memcpy(body + n, up_body, up_len);
             body[(size_t)n + up_len] = '\0';
             *r = (struct resp){.status = 200, .ctype = TEXT, .body = body, .body_len = (size_t)n + up_len, .keep_alive = ka};
@@ -202,12 +221,15 @@ void handlers_example(const struct handler_env *env, const struct http *h, int r
         return;
     }
     uint64_t n = atomic_fetch_add_explicit(env->example_n, 1, memory_order_relaxed) + 1;
-    int len = snprintf(body, cap, "Hello_%" PRIu64, n);
+    struct strout o = strout_init(body, cap);
+    STROUT_LIT(&o, "Hello_");
+    strout_uint(&o, n);
+    size_t len = strout_end(&o);
     *r = (struct resp){
         .status = 200,
         .ctype = "text/plain",
         .body = body,
-        .body_len = (size_t)len,
+        .body_len = len,
         .keep_alive = handlers_keep_alive(env, h),
     };
 }
@@ -277,15 +299,17 @@ void handlers_trace(const struct http_req *rq, uint64_t *rng, bool start, struct
 
 void handlers_headers(const struct handler_env *env, const struct trace *tr, uint64_t span, char *extra, size_t cap)
 {
-    size_t elen = 0;
-    extra[0] = '\0';
+    struct strout o = strout_init(extra, cap);
     if (tr->valid) {
         char tp[56];
-        trace_format_traceparent(tr, span, tp);
-        elen = (size_t)snprintf(extra, cap, "traceparent: %s\r\n", tp);
+        size_t n = (size_t)trace_format_traceparent(tr, span, tp);
+        STROUT_LIT(&o, "traceparent: ");
+        strout_put(&o, tp, n);
+        STROUT_LIT(&o, "\r\n");
     }
     if (env->revision_hdr && env->revision_hdr[0])
-        snprintf(extra + elen, cap - elen, "%s", env->revision_hdr);
+        strout_str(&o, env->revision_hdr);
+    strout_end(&o);
 }
 
 void handlers_access_log(struct alog *a, const char *iso_time, unsigned worker, const struct http_req *rq,

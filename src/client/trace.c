@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "strout.h"
+
 static bool is_lhex(char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
@@ -161,11 +163,24 @@ bool trace_parse_b3_multi(const char *trace_id, size_t trace_len, const char *sp
     return true;
 }
 
-int trace_format_traceparent(const struct trace *t, uint64_t span, char out[56])
+/* traceparent's value: 00-TRACE-SPAN-FLAGS. */
+static void put_traceparent(struct strout *o, const struct trace *t, uint64_t span)
 {
     if (span == 0)
         span = 1; /* an all-zero span id is invalid */
-    return snprintf(out, 56, "00-%.32s-%016llx-%02x", t->trace_id, (unsigned long long)span, t->flags);
+    STROUT_LIT(o, "00-");
+    strout_strn(o, t->trace_id, 32);
+    STROUT_LIT(o, "-");
+    strout_hex(o, span, 16);
+    STROUT_LIT(o, "-");
+    strout_hex(o, t->flags, 2);
+}
+
+int trace_format_traceparent(const struct trace *t, uint64_t span, char out[56])
+{
+    struct strout o = strout_init(out, 56);
+    put_traceparent(&o, t, span);
+    return (int)strout_end(&o);
 }
 
 void trace_start(struct trace *t, uint64_t hi, uint64_t lo)
@@ -174,7 +189,10 @@ void trace_start(struct trace *t, uint64_t hi, uint64_t lo)
         lo = 1; /* an all-zero trace id is invalid */
     memset(t, 0, sizeof(*t));
     t->valid = true;
-    snprintf(t->trace_id, sizeof(t->trace_id), "%016llx%016llx", (unsigned long long)hi, (unsigned long long)lo);
+    struct strout o = strout_init(t->trace_id, sizeof(t->trace_id));
+    strout_hex(&o, hi, 16);
+    strout_hex(&o, lo, 16);
+    strout_end(&o);
     t->flags = 1;
 }
 
@@ -182,12 +200,17 @@ size_t trace_format_outbound(const struct trace *t, uint64_t parent, uint64_t sp
 {
     if (span == 0)
         span = 1;
-    char tp[56];
-    trace_format_traceparent(t, span, tp);
-    int n = snprintf(out, cap,
-                     "traceparent: %s\r\nX-B3-TraceId: %.32s\r\nX-B3-SpanId: %016llx\r\nX-B3-ParentSpanId: "
-                     "%016llx\r\nX-B3-Sampled: %c\r\n",
-                     tp, t->trace_id, (unsigned long long)span, (unsigned long long)parent,
-                     (t->flags & 1) ? '1' : '0');
-    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+    struct strout o = strout_init(out, cap);
+    STROUT_LIT(&o, "traceparent: ");
+    put_traceparent(&o, t, span);
+    STROUT_LIT(&o, "\r\nX-B3-TraceId: ");
+    strout_strn(&o, t->trace_id, 32);
+    STROUT_LIT(&o, "\r\nX-B3-SpanId: ");
+    strout_hex(&o, span, 16);
+    STROUT_LIT(&o, "\r\nX-B3-ParentSpanId: ");
+    strout_hex(&o, parent, 16);
+    STROUT_LIT(&o, "\r\nX-B3-Sampled: ");
+    strout_put(&o, (t->flags & 1) ? "1" : "0", 1);
+    STROUT_LIT(&o, "\r\n");
+    return strout_end(&o);
 }

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "strout.h"
 
 enum { TIMER_CALL = 1, TIMER_IDLE };
 
@@ -231,21 +232,30 @@ static void carry(struct upstream_client *c, struct up_conn *u, struct upstream_
     call->where = UPCALL_ACTIVE;
     timer_remove(&u->timer);
     http_response_init(&u->resp, u->body, sizeof(u->body));
-    int n;
-    if (call->body)
-        n = snprintf(
-            u->whead, sizeof(u->whead),
-            "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%sContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-            call->method, call->path ? call->path : up->url->path, up->url->authority, c->user_agent, call->extra,
-            call->ctype ? call->ctype : "application/octet-stream", call->body_len);
-    else
-        n = snprintf(u->whead, sizeof(u->whead), "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n%s\r\n", call->method,
-                     call->path ? call->path : up->url->path, up->url->authority, c->user_agent, call->extra);
-    if (n < 0 || (size_t)n >= sizeof(u->whead)) {
+    struct strout o = strout_init(u->whead, sizeof(u->whead));
+    strout_str(&o, call->method);
+    STROUT_LIT(&o, " ");
+    strout_str(&o, call->path ? call->path : up->url->path);
+    STROUT_LIT(&o, " HTTP/1.1\r\nHost: ");
+    strout_str(&o, up->url->authority);
+    STROUT_LIT(&o, "\r\nUser-Agent: ");
+    strout_str(&o, c->user_agent);
+    STROUT_LIT(&o, "\r\n");
+    strout_str(&o, call->extra);
+    if (call->body) {
+        STROUT_LIT(&o, "Content-Type: ");
+        strout_str(&o, call->ctype ? call->ctype : "application/octet-stream");
+        STROUT_LIT(&o, "\r\nContent-Length: ");
+        strout_uint(&o, call->body_len);
+        STROUT_LIT(&o, "\r\n");
+    }
+    STROUT_LIT(&o, "\r\n");
+    size_t n = strout_end(&o);
+    if (n == 0) {
         fail(c, u, UPSTREAM_ERROR, -ENOSPC); /* cannot happen: url.h and extra are bounded */
         return;
     }
-    u->wlen = (size_t)n + (call->body ? call->body_len : 0);
+    u->wlen = n + (call->body ? call->body_len : 0);
     u->woff = 0;
     if (u->state == UPC_BUSY && !(u->flags & UPC_F_CONNECT)) {
         flush(c, u);

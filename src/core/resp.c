@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "strout.h"
+
 const char *resp_reason(int status)
 {
     switch (status) {
@@ -25,76 +27,41 @@ const char *resp_reason(int status)
     }
 }
 
-/* An append-only view of buf: ok goes false, for good, at the first piece that
- * does not fit with one byte to spare. */
-struct out {
-    char *buf;
-    size_t cap, len;
-    bool ok;
-};
-
-static void put(struct out *o, const char *s, size_t n)
-{
-    if (!o->ok || n >= o->cap - o->len) {
-        o->ok = false;
-        return;
-    }
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-}
-
-#define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
-
-static void put_str(struct out *o, const char *s)
-{
-    put(o, s, strlen(s));
-}
-
-static void put_uint(struct out *o, unsigned long long v)
-{
-    char d[24];
-    size_t i = sizeof(d);
-    do
-        d[--i] = (char)('0' + v % 10);
-    while (v /= 10);
-    put(o, d + i, sizeof(d) - i);
-}
-
 size_t resp_format(char *buf, size_t cap, const struct resp *r, const char *date, bool with_body)
 {
     if (cap == 0)
         return 0;
-    struct out o = {.buf = buf, .cap = cap, .len = 0, .ok = true};
-    PUT_LIT(&o, "HTTP/1.1 ");
+    struct strout o = strout_init(buf, cap);
+    STROUT_LIT(&o, "HTTP/1.1 ");
     if (r->status < 0) {
-        PUT_LIT(&o, "-");
-        put_uint(&o, (unsigned long long)-(long long)r->status);
+        STROUT_LIT(&o, "-");
+        strout_uint(&o, (unsigned long long)-(long long)r->status);
     } else {
-        put_uint(&o, (unsigned long long)r->status);
+        strout_uint(&o, (unsigned long long)r->status);
     }
-    PUT_LIT(&o, " ");
-    put_str(&o, resp_reason(r->status));
-    PUT_LIT(&o, "\r\nServer: primed\r\nDate: ");
-    put(&o, date, strnlen(date, RESP_DATE_LEN));
-    PUT_LIT(&o, "\r\n");
+    STROUT_LIT(&o, " ");
+    strout_str(&o, resp_reason(r->status));
+    STROUT_LIT(&o, "\r\nServer: primed\r\nDate: ");
+    strout_put(&o, date, strnlen(date, RESP_DATE_LEN));
+    STROUT_LIT(&o, "\r\n");
     if (r->ctype) {
-        PUT_LIT(&o, "Content-Type: ");
-        put_str(&o, r->ctype);
-        PUT_LIT(&o, "\r\n");
+        STROUT_LIT(&o, "Content-Type: ");
+        strout_str(&o, r->ctype);
+        STROUT_LIT(&o, "\r\n");
     }
     if (r->allow) {
-        PUT_LIT(&o, "Allow: ");
-        put_str(&o, r->allow);
-        PUT_LIT(&o, "\r\n");
+        STROUT_LIT(&o, "Allow: ");
+        strout_str(&o, r->allow);
+        STROUT_LIT(&o, "\r\n");
     }
     if (r->extra)
-        put_str(&o, r->extra);
-    PUT_LIT(&o, "Content-Length: ");
-    put_uint(&o, r->body_len);
+        strout_str(&o, r->extra);
+    STROUT_LIT(&o, "Content-Length: ");
+    strout_uint(&o, r->body_len);
     if (r->keep_alive)
-        PUT_LIT(&o, "\r\nConnection: keep-alive\r\n\r\n");
+        STROUT_LIT(&o, "\r\nConnection: keep-alive\r\n\r\n");
     else
-        PUT_LIT(&o, "\r\nConnection: close\r\n\r\n");
+        STROUT_LIT(&o, "\r\nConnection: close\r\n\r\n");
     if (!o.ok)
         return 0;
     size_t len = o.len;
