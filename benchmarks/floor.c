@@ -8,7 +8,15 @@
  * receive is answered with that many copies of one fixed 200 in one send.
  * Never a benchmark of its own: only what the kernel costs per request.
  *
- *   plaintext_floor [--port P]   P = 0: an ephemeral port; prints port=N once listening
+ * Two switches try to move the floor (issue 40), alone or together (--lean):
+ * --fixed-files registers each connection's fd in the ring's file table
+ * (IOSQE_FIXED_FILE: no file lookup and reference per operation);
+ * --multishot-recv arms one multishot receive per connection that lands every
+ * request in a provided-buffer ring (no receive to re-arm per request, no read
+ * buffer touched by an idle connection). Same answers, same ring set-up.
+ *
+ *   plaintext_floor [--port P] [--fixed-files] [--multishot-recv] [--lean]
+ *   P = 0: an ephemeral port; prints port=N once listening
  * Listens on 127.0.0.1; SIGTERM or SIGINT: closes everything, exit 0; bad arguments: exit 2.
  */
 #include <errno.h>
@@ -32,6 +40,9 @@
 #define RBUF     8192  /* primed's default --max-header: its read buffer per connection */
 #define MAX_RESP 1024  /* responses per send; more requests in one receive wait for the next send */
 #define MAX_FD   16384 /* connections are indexed by fd; a higher fd is closed at once */
+#define LAND_COUNT 128 /* --multishot-recv: the provided-buffer ring, as src/core/io_uring.c's */
+#define LAND_LEN   1024
+#define LAND_GROUP 0
 
 /* About the size of primed's /healthz answer (status, Date, Server, length, type). */
 static const char RESP[] = "HTTP/1.1 200 OK\r\n"
@@ -59,6 +70,10 @@ static struct io_uring ring;
 static struct conn *conns; /* [MAX_FD], indexed by fd */
 static char *responses;    /* MAX_RESP copies of RESP */
 static bool multishot = true;
+static bool fixed;                         /* --fixed-files (or --lean) */
+static bool multi;                         /* --multishot-recv (or --lean) */
+static struct io_uring_buf_ring *land_ring; /* --multishot-recv: LAND_COUNT buffers of LAND_LEN */
+static char *land;
 
 static inline uint64_t pack(enum op op, int fd)
 {
@@ -89,10 +104,25 @@ static void arm_accept(int lfd)
     io_uring_sqe_set_data64(sqe, pack(OP_ACCEPT, lfd));
 }
 
+static void land_put(unsigned bid)
+{
+    io_uring_buf_ring_add(land_ring, land + (size_t)bid * LAND_LEN, LAND_LEN, (unsigned short)bid,
+                          io_uring_buf_ring_mask(LAND_COUNT), 0);
+    io_uring_buf_ring_advance(land_ring, 1);
+}
+
 static void arm_recv(int fd)
 {
     struct io_uring_sqe *sqe = sqe_get();
-    io_uring_prep_recv(sqe, fd, conns[fd].rbuf, RBUF, 0);
+    if (multi) {
+        io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+        sqe->flags |= IOSQE_BUFFER_SELECT;
+        sqe->buf_group = LAND_GROUP;
+    } else {
+        io_uring_prep_recv(sqe, fd, conns[fd].rbuf, RBUF, 0);
+    }
+    if (fixed) /* fd is also its slot in the file table */
+        sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, pack(OP_RECV, fd));
     conns[fd].recv_on = true;
 }
@@ -113,6 +143,8 @@ static void flush(int fd)
     }
     struct io_uring_sqe *sqe = sqe_get();
     io_uring_prep_send(sqe, fd, responses + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+    if (fixed)
+        sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, pack(OP_SEND, fd));
     c->send_on = true;
 }
@@ -128,6 +160,10 @@ static void finish(int fd)
     }
     if (!c->recv_on && !c->send_on) {
         c->open = false;
+        if (fixed) {
+            int none = -1;
+            io_uring_register_files_update(&ring, (unsigned)fd, &none, 1);
+        }
         close(fd);
     }
 }
@@ -158,6 +194,10 @@ static void on_accept(int lfd, int res, bool more)
         } else {
             int one = 1;
             setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)); /* as src/core/io.c does */
+            if (fixed && io_uring_register_files_update(&ring, (unsigned)res, &res, 1) != 1) {
+                close(res);
+                goto rearm;
+            }
             struct conn *c = &conns[res];
             c->open = true;
             c->recv_on = c->send_on = c->closing = false;
@@ -169,16 +209,27 @@ static void on_accept(int lfd, int res, bool more)
         multishot = false; /* kernel < 5.19 */
         more = false;
     }
+rearm:
     if (!more)
         arm_accept(lfd);
 }
 
-static void on_recv(int fd, int res)
+static void on_recv(int fd, int res, unsigned flags)
 {
     struct conn *c = &conns[fd];
-    c->recv_on = false;
+    const char *p = c->rbuf;
+    c->recv_on = multi && (flags & IORING_CQE_F_MORE);
+    if (flags & IORING_CQE_F_BUFFER) { /* counted at once, and straight back into the ring */
+        unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
+        if (res > 0 && !c->closing)
+            c->pending += count_requests(c, land + (size_t)bid * LAND_LEN, (size_t)res);
+        land_put(bid);
+        p = NULL;
+    }
     if (c->closing || res <= 0) {
-        if (res == -EAGAIN || res == -EINTR) {
+        if (res == -EAGAIN || res == -EINTR || res == -ENOBUFS) {
+            if (c->recv_on)
+                return;
             if (!c->closing) {
                 arm_recv(fd);
                 return;
@@ -187,9 +238,11 @@ static void on_recv(int fd, int res)
         finish(fd);
         return;
     }
-    c->pending += count_requests(c, c->rbuf, (size_t)res);
+    if (p)
+        c->pending += count_requests(c, p, (size_t)res);
     flush(fd);
-    arm_recv(fd);
+    if (!c->recv_on)
+        arm_recv(fd);
 }
 
 static void on_send(int fd, int res)
@@ -220,13 +273,33 @@ static int ring_init(void)
     }
     if (r == 0)
         io_uring_register_ring_fd(&ring);
+    if (r == 0 && fixed)
+        r = io_uring_register_files_sparse(&ring, MAX_FD);
+    if (r == 0 && multi) {
+        void *br = NULL;
+        land = aligned_alloc(64, (size_t)LAND_COUNT * LAND_LEN);
+        struct io_uring_buf_reg reg = {.ring_entries = LAND_COUNT, .bgid = LAND_GROUP};
+        if (!land || posix_memalign(&br, 4096, LAND_COUNT * sizeof(struct io_uring_buf)))
+            return -ENOMEM;
+        reg.ring_addr = (unsigned long)br;
+        r = io_uring_register_buf_ring(&ring, &reg, 0);
+        if (r)
+            return r;
+        land_ring = br;
+        io_uring_buf_ring_init(land_ring);
+        for (unsigned i = 0; i < LAND_COUNT; i++)
+            land_put(i);
+    }
     return r;
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: plaintext_floor [--port P]\n"
-               "  answers a fixed 200 to every request on 127.0.0.1:P (0: any free port, printed as port=N)\n");
+    fprintf(f, "usage: plaintext_floor [--port P] [--fixed-files] [--multishot-recv] [--lean]\n"
+               "  answers a fixed 200 to every request on 127.0.0.1:P (0: any free port, printed as port=N)\n"
+               "  --fixed-files: each connection's fd registered in the ring (IOSQE_FIXED_FILE)\n"
+               "  --multishot-recv: one multishot receive per connection into a provided-buffer ring\n"
+               "  --lean: both\n");
 }
 
 static int parse_port(int argc, char **argv)
@@ -237,6 +310,15 @@ static int parse_port(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             exit(0);
+        } else if (strcmp(argv[i], "--lean") == 0) {
+            fixed = multi = true;
+            continue;
+        } else if (strcmp(argv[i], "--fixed-files") == 0) {
+            fixed = true;
+            continue;
+        } else if (strcmp(argv[i], "--multishot-recv") == 0) {
+            multi = true;
+            continue;
         } else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
             v = argv[++i];
         } else if (strncmp(argv[i], "--port=", 7) == 0) {
@@ -327,7 +409,7 @@ int main(int argc, char **argv)
                 on_accept(fd, cqe->res, (cqe->flags & IORING_CQE_F_MORE) != 0);
                 break;
             case OP_RECV:
-                on_recv(fd, cqe->res);
+                on_recv(fd, cqe->res, cqe->flags);
                 break;
             case OP_SEND:
                 on_send(fd, cqe->res);
@@ -347,5 +429,7 @@ int main(int argc, char **argv)
     close(sfd);
     free(conns);
     free(responses);
+    free(land_ring);
+    free(land);
     return 0;
 }

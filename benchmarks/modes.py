@@ -8,7 +8,8 @@
     benchmarks/modes engine   [--duration S] [--rounds N] [--bin PATH]
     benchmarks/modes split    [--duration S] [--rounds N] [--bin PATH] [--baseline PATH] [--conns LIST]
     benchmarks/modes plaintext [--duration S] [--rounds N] [--bin PATH] [--floor PATH]
-                               [--primed-args ARGS]... [--candidates] [--no-nginx] [--no-h2o] [--baseline PATH]
+                               [--primed-args ARGS]... [--candidates] [--no-nginx] [--no-h2o] [--no-lean-floor]
+                               [--floor-switches] [--baseline PATH]
 
 dispatch  inline vs steal: /example at -c50 and -c200 (balanced), at -c2 and -c4 with
           every connection on worker 0 (--listeners 1: the skew SO_REUSEPORT hashing can
@@ -28,11 +29,14 @@ accept    SO_REUSEPORT listener per worker vs one shared listener: /healthz at -
           keep-alive connections and with a new connection per request (accept-bound).
 plaintext primed (--threads 1), nginx (1 worker, benchmarks/peers/nginx.conf), h2o (1
           thread, benchmarks/peers/h2o.conf; left out when not installed) and the floor
-          (build/benchmarks/plaintext_floor, benchmarks/floor.c), each pinned to CPU 0 with wrk
+          (build/benchmarks/plaintext_floor, benchmarks/floor.c) as primed sets up its ring, and
+          again with --lean (registered fds, one multishot receive per connection into a
+          provided-buffer ring; --no-lean-floor leaves it out; --floor-switches adds each of the
+          two alone), each pinned to CPU 0 with wrk
           (1 thread) pinned to CPU 1: /healthz at -c100 on keep-alive connections; per round
           req/s and the server's user and system CPU per request in µs (/proc/PID/stat of its
-          process group over the wrk run), and primed's CPU per request over the floor's,
-          nginx's and h2o's; then req/s again with PIPELINE requests per write (a second wrk
+          process group over the wrk run), and primed's CPU per request over the two floors',
+          nginx's and h2o's (and the lean floor's over the floor's); then req/s again with PIPELINE requests per write (a second wrk
           run; --pipeline 0 leaves it out). --primed-args ARGS (repeatable) adds a primed with those flags, e.g.
           --primed-args "--uring-poll-first on"; --candidates adds each io_uring switch away
           from its default (poll-first on, single send off), alone and together, beside the
@@ -232,7 +236,7 @@ class Pinned:
             self.primed = Server(pin[0], pin[1:] + [binary, "--threads", "1"] + list(args), {}, args_first=True)
             self.proc, self.port = self.primed.proc, self.primed.port
         elif kind == "floor":
-            self.proc = subprocess.Popen(pin + [binary, "--port", "0"], stdout=subprocess.PIPE,
+            self.proc = subprocess.Popen(pin + [binary, "--port", "0"] + list(args), stdout=subprocess.PIPE,
                                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
             line = self.proc.stdout.readline().decode().strip()
             if not line.startswith("port="):
@@ -313,6 +317,11 @@ def plaintext(a):
         else:
             targets.append(("h2o", "h2o", []))
     targets.append(("floor", "floor", []))
+    if not a.no_lean_floor:
+        if a.floor_switches:
+            targets += [("floor fixed files", "floor", ["--fixed-files"]),
+                        ("floor multishot recv", "floor", ["--multishot-recv"])]
+        targets.append(("floor lean", "floor", ["--lean"]))
     lua = None
     if a.pipeline > 0:
         lua = os.path.join("/tmp", "primed-modes-pipeline-%d.lua" % os.getpid())
@@ -364,12 +373,13 @@ def plaintext(a):
         for name, kind, _ in targets:
             m = rw[name]
             per.append([i + 1, name, "%.0f" % m["rps"], "%.2f" % m["user_us"], "%.2f" % m["sys_us"],
-                        "%.2f" % m["cpu_us"], fr(ratio(rw, name, "floor")) if kind == "primed" else "",
+                        "%.2f" % m["cpu_us"], fr(ratio(rw, name, "floor")) if kind == "primed" or name.startswith("floor ") else "",
+                        fr(ratio(rw, name, "floor lean")) if kind == "primed" else "",
                         fr(ratio(rw, name, "nginx")) if kind == "primed" else "",
                         fr(ratio(rw, name, "h2o")) if kind == "primed" else "",
                         "%.0f" % m["piped_rps"] if m["piped_rps"] else "n/a", m["errors"]])
     head = ["round", "server", "req/s", "user µs/req", "sys µs/req", "CPU µs/req", "CPU/req ÷ floor",
-            "CPU/req ÷ nginx", "CPU/req ÷ h2o", "pipelined req/s", "errors"]
+            "CPU/req ÷ lean floor", "CPU/req ÷ nginx", "CPU/req ÷ h2o", "pipelined req/s", "errors"]
     table("Plaintext /healthz -c%d, server on CPU %s, wrk on CPU %s: each round" % (PLAINTEXT_CONNS, SERVER_CPU, LOAD_CPU),
           head, per)
     meds = []
@@ -379,10 +389,10 @@ def plaintext(a):
         def mr(peer):
             xs = [ratio(rw, name, peer) for rw in rounds]
             xs = [x for x in xs if x is not None]
-            return fr(statistics.median(xs)) if xs and kind == "primed" else ""
+            return fr(statistics.median(xs)) if xs and (kind == "primed" or peer == "floor" and name.startswith("floor ")) else ""
         piped = [x["piped_rps"] for x in rs if x["piped_rps"]]
         meds.append([name, "%.0f" % med(rs, "rps"), "%.2f" % med(rs, "user_us"), "%.2f" % med(rs, "sys_us"),
-                     "%.2f" % med(rs, "cpu_us"), mr("floor"), mr("nginx"), mr("h2o"),
+                     "%.2f" % med(rs, "cpu_us"), mr("floor"), mr("floor lean"), mr("nginx"), mr("h2o"),
                      "%.0f" % statistics.median(piped) if piped else "n/a", sum(x["errors"] for x in rs)])
     table("Plaintext /healthz -c%d: medians over %d interleaved rounds (ratios: median of each round's)" % (
         PLAINTEXT_CONNS, len(rounds)), head[1:], meds)
@@ -412,6 +422,10 @@ def main():
                     help="plaintext: add primed with each --uring-* switch away from its default, and with all")
     ap.add_argument("--no-nginx", action="store_true", help="plaintext: leave nginx out")
     ap.add_argument("--no-h2o", action="store_true", help="plaintext: leave h2o out")
+    ap.add_argument("--no-lean-floor", action="store_true",
+                    help="plaintext: leave out the floor's --lean run (registered fds, multishot receive)")
+    ap.add_argument("--floor-switches", action="store_true",
+                    help="plaintext: add the floor with each of --fixed-files and --multishot-recv alone")
     ap.add_argument("--pipeline", type=int, default=PIPELINE, metavar="N",
                     help="plaintext: requests per write of the pipelined run (default %d; 0: no such run)" % PIPELINE)
     a = ap.parse_args()
