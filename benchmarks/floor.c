@@ -217,15 +217,13 @@ rearm:
 static void on_recv(int fd, int res, unsigned flags)
 {
     struct conn *c = &conns[fd];
-    const char *p = c->rbuf;
+    bool lent = (flags & IORING_CQE_F_BUFFER) != 0; /* --multishot-recv: the bytes are in a ring buffer */
+    unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
     c->recv_on = multi && (flags & IORING_CQE_F_MORE);
-    if (flags & IORING_CQE_F_BUFFER) { /* counted at once, and straight back into the ring */
-        unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
-        if (res > 0 && !c->closing)
-            c->pending += count_requests(c, land + (size_t)bid * LAND_LEN, (size_t)res);
-        land_put(bid);
-        p = NULL;
-    }
+    if (res > 0 && !c->closing)
+        c->pending += count_requests(c, lent ? land + (size_t)bid * LAND_LEN : c->rbuf, (size_t)res);
+    if (lent)
+        land_put(bid); /* counted: straight back into the ring */
     if (c->closing || res <= 0) {
         if (res == -EAGAIN || res == -EINTR || res == -ENOBUFS) {
             if (c->recv_on)
@@ -238,8 +236,6 @@ static void on_recv(int fd, int res, unsigned flags)
         finish(fd);
         return;
     }
-    if (p)
-        c->pending += count_requests(c, p, (size_t)res);
     flush(fd);
     if (!c->recv_on)
         arm_recv(fd);

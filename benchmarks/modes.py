@@ -32,11 +32,11 @@ plaintext primed (--threads 1), nginx (1 worker, benchmarks/peers/nginx.conf), h
           (build/benchmarks/plaintext_floor, benchmarks/floor.c) as primed sets up its ring, and
           again with --lean (registered fds, one multishot receive per connection into a
           provided-buffer ring; --no-lean-floor leaves it out; --floor-switches adds each of the
-          two alone), each pinned to CPU 0 with wrk
-          (1 thread) pinned to CPU 1: /healthz at -c100 on keep-alive connections; per round
-          req/s and the server's user and system CPU per request in µs (/proc/PID/stat of its
-          process group over the wrk run), and primed's CPU per request over the two floors',
-          nginx's and h2o's (and the lean floor's over the floor's); then req/s again with PIPELINE requests per write (a second wrk
+          two alone), each pinned to CPU 0 with wrk (1 thread) pinned to CPU 1: /healthz at
+          -c100 on keep-alive connections; per round req/s and the server's user and system CPU
+          per request in µs (/proc/PID/stat of its process group over the wrk run), and primed's
+          CPU per request over the two floors', nginx's and h2o's (and each switched floor's
+          over the floor's); then req/s again with PIPELINE requests per write (a second wrk
           run; --pipeline 0 leaves it out). --primed-args ARGS (repeatable) adds a primed with those flags, e.g.
           --primed-args "--uring-poll-first on"; --candidates adds each io_uring switch away
           from its default (poll-first on, single send off), alone and together, beside the

@@ -1,8 +1,10 @@
 """benchmarks/lib/tap.py - TAP lines for the Python test scripts (tests/knative/validate,
 tests/monitoring/*): `ok N - what`, `not ok N - what` with `#   ` detail lines, `# SKIP`, `# note`,
 and the `1..N` plan at the end; finish() returns the exit status meson's exit-code protocol reads.
+md_table() and md_rows() read back a Markdown table a benchmark printed (tests/bench/*).
 Lives next to spawn.py, the scripts' one shared library. Standard library only.
 """
+import re
 
 
 class Tap:
@@ -35,3 +37,19 @@ class Tap:
     def finish(self):
         print(f"1..{self.n}")
         return 1 if self.failed else 0
+
+
+def md_table(out, title):
+    """(header, rows) of the Markdown table under the heading `### title...` in out, each a list
+    of stripped cells, the |---| line left out; None when out has no such table."""
+    m = re.search(r"^### " + re.escape(title) + r".*\n\n((?:\|.*\n)+)", out, re.M)
+    if not m:
+        return None
+    lines = [[c.strip() for c in line.strip().strip("|").split("|")] for line in m.group(1).splitlines()]
+    return lines[0], lines[2:]
+
+
+def md_rows(out, title):
+    """The rows of md_table(out, title), or None."""
+    t = md_table(out, title)
+    return t[1] if t else None
