@@ -37,18 +37,13 @@ int pool_fixture_start(struct pool_fixture *f)
                 .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
         .dispatch = cfg->dispatch,
         .queue_max = cfg->queue_max,
-        .engine = cfg->engine,
     };
     f->started = true;
     w->all = &f->all;
     w->opts = &f->opts;
     w->lfd = -1;
     w->io = f->s.io;
-    w->prime = prime_state_create(f->prime_seed);
-    if (!w->prime)
-        return -ENOMEM;
-    w->dispatch.engine = cfg->engine;
-    w->dispatch.prime = w->prime;
+    f->app.prime_seed = f->prime_seed;
     w->dispatch.io = &f->s.io;
     int r = dispatch_init(&w->dispatch, cfg->dispatch, cfg->queue_max, false, 0, f->all.dispatch, 1);
     if (r)
@@ -80,9 +75,6 @@ void pool_fixture_stop(struct pool_fixture *f)
         f->w.app = NULL;
     }
     dispatch_fini(&f->w.dispatch);
-    if (f->w.prime)
-        prime_state_destroy(f->w.prime);
-    f->w.prime = NULL;
 }
 
 void pool_fixture_pump(struct pool_fixture *f)

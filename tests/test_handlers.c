@@ -33,14 +33,14 @@ static void on_head(void *ctx, const struct http_req *rq, const char *url, size_
 
 static struct http parsed(const char *req)
 {
-    static struct http_limits lim = {.max_url = 2048, .max_body = 1 << 20, .on_head = on_head};
+    static struct http_limits lim = {.max_url = 2048, .max_body = 1 << 20, .on_head = on_head, .keep = &trace_keep};
     static char buf[1024];
-    static struct http_trace_values tv; /* as conn.c lends it */
+    static char tv[512]; /* as conn.c lends it: the app's keep list's storage */
     struct http h;
     size_t len = strlen(req), pos = 0;
     memcpy(buf, req, len);
     http_init(&h, &lim);
-    http_lend(&h, &tv);
+    http_lend(&h, tv);
     cr_assert_eq(http_feed(&h, buf, &pos, len), HTTP_MSG, "%s", req);
     return h;
 }

@@ -1,6 +1,7 @@
 /* test_http.c - the llhttp glue: splits at every byte, pipelining, limits,
  * and each bad-input shape from a table. Pure: no sockets. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +18,22 @@ static void on_head(void *ctx, const struct http_req *rq, const char *url, size_
     heads++;
 }
 
-static const struct http_limits lim = {.max_url = 64, .max_body = 100, .on_head = on_head};
+/* The headers this test's owner keeps (an app gives its own list: the core
+ * knows none): the trace headers' shapes, and one name of the longest length. */
+enum { K_TP, K_B3, K_ID, K_SPAN, K_SAMPLED, K_LONG, K_N };
+static struct http_keep keep = {.n = K_N,
+                                .h = {{"traceparent", 64},
+                                      {"b3", 72},
+                                      {"x-b3-traceid", 32},
+                                      {"x-b3-spanid", 32},
+                                      {"x-b3-sampled", 8},
+                                      {"x-sixteen-chars1", 8}}};
+static const struct http_limits lim = {.max_url = 64, .max_body = 100, .on_head = on_head, .keep = &keep};
+
+static void lay_out(void)
+{
+    cr_assert_eq(http_keep_init(&keep), 0);
+}
 
 /* Feeds `in` in chunks of `chunk` bytes the way the worker does (appending to
  * one buffer, parsing from where it stopped), counting completed requests.
@@ -25,10 +41,11 @@ static const struct http_limits lim = {.max_url = 64, .max_body = 100, .on_head 
 static int feed_all(const char *in, size_t len, size_t chunk, struct http_req *last)
 {
     static char buf[4096];
-    static struct http_trace_values tv; /* lent as conn.c lends it with a buffer pair */
+    static char kept[512]; /* lent as conn.c lends it with a buffer pair */
     struct http h;
+    lay_out();
     http_init(&h, &lim);
-    http_lend(&h, &tv);
+    http_lend(&h, kept);
     size_t have = 0, pos = 0;
     int n = 0;
     while (have < len || pos < have) {
@@ -132,23 +149,61 @@ Test(http, keep_alive_semantics)
     cr_assert_not(q.keep_alive);
 }
 
-Test(http, trace_headers_are_captured_case_insensitively)
+Test(http, kept_headers_are_captured_case_insensitively)
 {
     const char *r =
         "GET /healthz HTTP/1.1\r\nHost: h\r\nTRACEPARENT: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n"
         "x-b3-traceid: 463ac35c9f6413ad\r\n\r\n";
     struct http_req q;
+    size_t len;
     cr_assert_eq(feed_all(r, strlen(r), 5, &q), 1);
-    cr_assert_eq(q.traceparent_len, 55);
-    cr_assert(memcmp(q.tv->traceparent, "00-4bf92f", 9) == 0);
-    cr_assert_eq(q.b3_len, 0, "X-B3-TraceId must not land in the b3 buffer");
-    cr_assert_eq(q.xb3_trace_len, 16);
+    cr_assert_eq(q.kept_len[K_TP], 55);
+    cr_assert(memcmp(http_kept(&q, &keep, K_TP, &len), "00-4bf92f", 9) == 0);
+    cr_assert_eq(len, 55);
+    cr_assert_eq(q.kept_len[K_B3], 0, "X-B3-TraceId must not land in the b3 buffer");
+    cr_assert_null(http_kept(&q, &keep, K_B3, &len), "absent");
+    cr_assert_eq(q.kept_len[K_ID], 16);
 }
 
-/* Each request of a keep-alive connection has its own trace headers: the
+/* A header name one longer than the longest kept name, with that name as its
+ * prefix, is not that header; a name of exactly the longest length is. */
+Test(http, a_longer_name_is_another_header)
+{
+    const char *r = "GET /a HTTP/1.1\r\nHost: h\r\nx-sixteen-chars12: no\r\n\r\n";
+    struct http_req q;
+    cr_assert_eq(feed_all(r, strlen(r), 4096, &q), 1);
+    cr_assert_eq(q.kept_len[K_LONG], 0);
+    r = "GET /a HTTP/1.1\r\nHost: h\r\nX-Sixteen-Chars1: yes\r\n\r\n";
+    cr_assert_eq(feed_all(r, strlen(r), 2, &q), 1);
+    cr_assert_eq(q.kept_len[K_LONG], 3);
+}
+
+/* The owner's list is checked: names lower-case, 1..HTTP_KEEP_NAME_MAX long,
+ * capacities in range, at most HTTP_KEEP_MAX; offsets laid end to end. */
+Test(http, keep_lists_are_checked_and_laid_out)
+{
+    struct http_keep k = {.n = 2, .h = {{"a", 3}, {"bb", 5}}};
+    cr_assert_eq(http_keep_init(&k), 0);
+    cr_assert_eq(k.off[0], 0);
+    cr_assert_eq(k.off[1], 3);
+    cr_assert_eq(k.size, 8);
+    struct http_keep bad[] = {
+        {.n = 1, .h = {{"Traceparent", 8}}},
+        {.n = 1, .h = {{"", 8}}},
+        {.n = 1, .h = {{NULL, 8}}},
+        {.n = 1, .h = {{"x-seventeen-chars", 8}}},
+        {.n = 1, .h = {{"a", 0}}},
+        {.n = 1, .h = {{"a", 255}}},
+        {.n = HTTP_KEEP_MAX + 1},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(http_keep_init(&bad[i]), -EINVAL, "case %zu", i);
+}
+
+/* Each request of a keep-alive connection has its own kept headers: the
  * first's values neither carry over to a second that has none nor make a
  * second's own value overlong. */
-Test(http, trace_headers_belong_to_their_own_request)
+Test(http, kept_headers_belong_to_their_own_request)
 {
     const char *tp = "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n";
     char r[512];
@@ -157,52 +212,56 @@ Test(http, trace_headers_belong_to_their_own_request)
     struct http_req q;
     for (size_t chunk = 1; chunk <= strlen(r); chunk *= 3) {
         cr_assert_eq(feed_all(r, strlen(r), chunk, &q), 2);
-        cr_assert_eq(q.traceparent_len, 0, "chunk %zu: the first request's traceparent carried over", chunk);
-        cr_assert_eq(q.b3_len, 0, "chunk %zu: the first request's b3 carried over", chunk);
+        cr_assert_eq(q.kept_len[K_TP], 0, "chunk %zu: the first request's traceparent carried over", chunk);
+        cr_assert_eq(q.kept_len[K_B3], 0, "chunk %zu: the first request's b3 carried over", chunk);
     }
     snprintf(r, sizeof(r), "GET /a HTTP/1.1\r\nHost: h\r\n%s\r\nGET /b HTTP/1.1\r\nHost: h\r\n%s\r\n", tp, tp);
     cr_assert_eq(feed_all(r, strlen(r), 4096, &q), 2);
-    cr_assert_eq(q.traceparent_len, 55, "the second traceparent was appended to the first");
+    cr_assert_eq(q.kept_len[K_TP], 55, "the second traceparent was appended to the first");
 }
 
 /* Without storage lent the values are not kept (no length without its
  * bytes); lending clears the lengths kept. */
-Test(http, trace_values_need_lent_storage)
+Test(http, kept_values_need_lent_storage)
 {
     const char *r = "GET /a HTTP/1.1\r\nHost: h\r\nb3: 463ac35c9f6413ad-e457b5a2e4d86bd1-1\r\n\r\n";
     struct http h;
+    lay_out();
     http_init(&h, &lim);
-    size_t pos = 0;
+    size_t pos = 0, len;
     cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
-    cr_assert_eq(h.req.b3_len, 0);
-    struct http_trace_values tv;
-    http_lend(&h, &tv);
+    cr_assert_eq(h.req.kept_len[K_B3], 0);
+    char kept[512];
+    http_lend(&h, kept);
     pos = 0;
     cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MSG);
-    cr_assert_eq(h.req.b3_len, 35);
+    cr_assert_eq(h.req.kept_len[K_B3], 35);
     http_lend(&h, NULL);
-    cr_assert_eq(h.req.b3_len, 0);
-    cr_assert_null(h.req.tv);
+    cr_assert_eq(h.req.kept_len[K_B3], 0);
+    cr_assert_null(h.req.kept);
+    cr_assert_null(http_kept(&h.req, &keep, K_B3, &len));
 }
 
-Test(http, b3_forms_get_their_own_buffers)
+Test(http, kept_headers_get_their_own_buffers)
 {
     /* a 16-hex X-B3-TraceId beside a single b3 header: both kept apart */
     const char *r =
         "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad\r\nX-B3-SpanId: e457b5a2e4d86bd1\r\n"
         "X-B3-Sampled: 0\r\nb3: 80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1-05e3ac9a4f6e3b90\r\n\r\n";
     struct http_req q;
+    size_t len;
     cr_assert_eq(feed_all(r, strlen(r), 3, &q), 1);
-    cr_assert_eq(q.b3_len, 68);
-    cr_assert(memcmp(q.tv->b3, "80f198ee", 8) == 0);
-    cr_assert_eq(q.xb3_trace_len, 16);
-    cr_assert_eq(q.xb3_span_len, 16);
-    cr_assert_eq(q.xb3_sampled_len, 1);
-    cr_assert_eq(q.tv->xb3_sampled[0], '0');
+    cr_assert_eq(q.kept_len[K_B3], 68);
+    cr_assert(memcmp(http_kept(&q, &keep, K_B3, &len), "80f198ee", 8) == 0);
+    cr_assert_eq(q.kept_len[K_ID], 16);
+    cr_assert_eq(q.kept_len[K_SPAN], 16);
+    cr_assert_eq(q.kept_len[K_SAMPLED], 1);
+    cr_assert_eq(http_kept(&q, &keep, K_SAMPLED, &len)[0], '0');
     /* an overlong value is marked (cap + 1), never truncated */
     const char *o = "GET /healthz HTTP/1.1\r\nHost: h\r\nX-B3-TraceId: 463ac35c9f6413ad463ac35c9f6413ad00\r\n\r\n";
     cr_assert_eq(feed_all(o, strlen(o), 4096, &q), 1);
-    cr_assert_eq(q.xb3_trace_len, HTTP_B3_ID_MAX + 1);
+    cr_assert_eq(q.kept_len[K_ID], 32 + 1);
+    cr_assert_null(http_kept(&q, &keep, K_ID, &len), "overlong: not handed out");
 }
 
 /* Every bare CR and every bare LF where RFC 9112 wants CRLF, and obs-fold:

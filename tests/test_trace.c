@@ -147,3 +147,46 @@ Test(trace, start_makes_a_sampled_root)
     cr_assert_eq(t.flags, 1);
     cr_assert_str_eq(t.parent_id, "");
 }
+
+/* The trace headers' keep list is laid out by hand (a const the parser
+ * shares across workers): it must be what http_keep_init() lays out. */
+Test(trace, keep_list_is_laid_out_as_the_parser_lays_it_out)
+{
+    struct http_keep k = trace_keep;
+    cr_assert_eq(http_keep_init(&k), 0);
+    cr_assert_eq(k.size, trace_keep.size);
+    for (unsigned i = 0; i < k.n; i++)
+        cr_assert_eq(k.off[i], trace_keep.off[i], "value %u", i);
+    cr_assert_eq(trace_keep.n, TRACE_KEEP_N);
+}
+
+/* From kept values to a context: traceparent first, then b3, then the
+ * X-B3-* headers; an overlong part of the multi form is no trace. */
+Test(trace, from_request_takes_the_forms_in_order)
+{
+    static char kept[512];
+    struct http_req q = {.kept = kept};
+    struct trace t;
+    const char *tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const char *b3 = "463ac35c9f6413ad463ac35c9f6413ad-e457b5a2e4d86bd1-1";
+    memcpy(kept + trace_keep.off[TRACE_KEEP_B3], b3, strlen(b3));
+    q.kept_len[TRACE_KEEP_B3] = (uint8_t)strlen(b3);
+    trace_from_request(&q, &t);
+    cr_assert(t.valid);
+    cr_assert_str_eq(t.trace_id, "463ac35c9f6413ad463ac35c9f6413ad");
+    memcpy(kept + trace_keep.off[TRACE_KEEP_TRACEPARENT], tp, strlen(tp));
+    q.kept_len[TRACE_KEEP_TRACEPARENT] = (uint8_t)strlen(tp);
+    trace_from_request(&q, &t);
+    cr_assert_str_eq(t.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736", "traceparent wins");
+    memset(q.kept_len, 0, sizeof(q.kept_len));
+    memcpy(kept + trace_keep.off[TRACE_KEEP_XB3_TRACE], "463ac35c9f6413ad", 16);
+    q.kept_len[TRACE_KEEP_XB3_TRACE] = 16;
+    trace_from_request(&q, &t);
+    cr_assert(t.valid, "the multi form alone");
+    q.kept_len[TRACE_KEEP_XB3_SAMPLED] = (uint8_t)(trace_keep.h[TRACE_KEEP_XB3_SAMPLED].cap + 1);
+    trace_from_request(&q, &t);
+    cr_assert_not(t.valid, "an overlong part: no trace");
+    q.kept = NULL;
+    trace_from_request(&q, &t);
+    cr_assert_not(t.valid, "nothing kept: no trace");
+}

@@ -222,6 +222,7 @@ int uphost_init(struct uphost *h, enum io_kind kind, unsigned conns, unsigned ti
     h->cl.max_conns = conns;
     h->cl.timeout_ms = timeout_ms;
     h->cl.user_agent = "primed/test";
+    h->cl.owner = 1; /* what the worker hands the first owner after its connections (worker_own) */
     h->now_ms = upstub_mono_ms();
     return 0;
 }
@@ -249,7 +250,7 @@ void uphost_turn(struct uphost *h, int wait_ms)
     int k = io_wait(&h->io, evs, 32, wait_ms);
     h->now_ms = upstub_mono_ms();
     for (int i = 0; i < k; i++)
-        if (slots_owner(evs[i].tag) == SLOTS_OWNER_UPSTREAM)
+        if (slots_owner(evs[i].tag) == h->cl.owner)
             upstream_on_event(&h->cl, &evs[i]);
     upstream_expire(&h->cl);
 }

@@ -193,9 +193,12 @@ static int open_upstreams(struct app_worker *aw)
         g->timeout_ms = cfg->upstream_timeout_ms;
         g->metrics = m;
     }
+    int owner = worker_own(aw->w, (worker_event_fn *)upstream_on_event, &aw->up);
+    if (owner < 0)
+        return fail(aw->w, owner, "the upstream client: no tag owner left");
+    aw->up.owner = (uint8_t)owner;
     if (upstream_client_init(&aw->up))
         return fail(aw->w, -ENOMEM, "allocate the upstream connections: out of memory");
-    worker_own(aw->w, SLOTS_OWNER_UPSTREAM, (worker_event_fn *)upstream_on_event, &aw->up);
     if (zipkin_up >= 0) {
         aw->spans = calloc(1, sizeof(*aw->spans));
         if (aw->spans) {
@@ -210,6 +213,16 @@ static int open_upstreams(struct app_worker *aw)
     }
     return 0;
 }
+
+#if PRIMED_HAVE_PG
+/* A completion of the PostgreSQL store's tags (its owner is handed out
+ * before the store exists). */
+static void on_store_event(void *ctx, const struct io_event *ev)
+{
+    struct app_worker *aw = ctx;
+    pgstore_on_event(aw->pg, ev);
+}
+#endif
 
 static int app_init(struct worker *w)
 {
@@ -236,6 +249,7 @@ static int app_init(struct worker *w)
         .gateway = a->catalog_target != NULL,
     };
     w->pool.app = (struct conn_app){.head = on_head, .request = on_request, .finish = on_finish, .ctx = aw};
+    w->pool.keep = &trace_keep; /* the parser keeps the trace headers, and no other */
     w->pool.stats = &aw->metrics.conn;
     w->dispatch.stats = &aw->metrics.dispatch;
     if (cfg->access_log && alog_init(&aw->alog, STDOUT_FILENO, 64 * 1024))
@@ -249,13 +263,15 @@ static int app_init(struct worker *w)
 #if PRIMED_HAVE_PG
     if (a->pg) {
         /* the first worker writes the catalog's tables; all share the schema */
+        int owner = worker_own(w, on_store_event, aw);
+        if (owner < 0)
+            return fail(w, owner, "the PostgreSQL store: no tag owner left");
         struct pgstore_opts po = {.conninfo = a->pg, .sync_full = cfg->db_sync_full,
                                   .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
-                                  .now_ms = &w->pool.now_ms, .worker = w->id, .owner = SLOTS_OWNER_STORE,
+                                  .now_ms = &w->pool.now_ms, .worker = w->id, .owner = (uint8_t)owner,
                                   .up = &a->pg_up};
         if (pgstore_create(&aw->pg, &po, w->init_why, sizeof(w->init_why)))
             return -EINVAL;
-        worker_own(w, SLOTS_OWNER_STORE, (worker_event_fn *)pgstore_on_event, aw->pg);
         aw->env.store_up = &a->pg_up;
         aw->env.store_need = (int)w->all->n;
     }
@@ -264,8 +280,10 @@ static int app_init(struct worker *w)
     if (getrandom(&aw->rng, sizeof(aw->rng), 0) != sizeof(aw->rng) || aw->rng == 0)
         aw->rng = clock_mono_ns() | 1;
     aw->reqs = calloc(w->opts->max_open, sizeof(*aw->reqs)); /* mmap'd: touched by the slots in use */
-    if (!aw->reqs || example_init(aw, w->opts->max_open + cfg->queue_max))
+    if (!aw->reqs)
         return fail(w, -ENOMEM, "allocate the request records: out of memory");
+    if (example_init(aw, w->opts->max_open + cfg->queue_max))
+        return fail(w, -ENOMEM, "the /example jobs and prime state: getrandom or allocation failed");
     return 0;
 }
 

@@ -62,6 +62,7 @@ struct app {
     struct resolver_target *callme_target, *zipkin_target;     /* in resolver, or NULL */
     struct resolver_target *catalog_target, *inventory_target; /* in resolver, or NULL (no gateway) */
     struct catalog *catalog;    /* the products of /api/catalog and /api/inventory, owned */
+    uint64_t prime_seed;        /* each worker's prime state: 0 random (tests give one: deterministic) */
 };
 
 struct example_job;
@@ -112,6 +113,7 @@ struct app_worker {
     unsigned scrapes_live;     /* /metrics bodies not yet sent (<= APP_SCRAPES_MAX) */
     struct app_req *reqs;      /* owned, one per connection slot */
     struct timer_list held;    /* requests held by --fault-delay */
+    struct prime_state *prime; /* owned: this thread's prime state, the dispatch's work state (example.c) */
     struct example_job *jobs;  /* owned pool of /example jobs (example.c) */
     struct example_job *job_free;
     struct store_inbox inbox;  /* events committed for this worker (store.h) */

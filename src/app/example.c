@@ -1,5 +1,8 @@
 /* example.c - GET /example: a prime on the worker's dispatch (inline, or a
- * task any worker may run), answered Hello_N when it is done.
+ * task any worker may run), answered Hello_N when it is done. The prime is
+ * the dispatch's work (struct dispatch_work): the core runs it knowing no
+ * prime; with the sieve engine and --prime-split a prime is shared with idle
+ * workers (prime.h's hunt).
  *
  * A job outlives its request when the client goes away while the job's task
  * is out (a task cannot be recalled once a worker runs it): jobs come from a
@@ -82,8 +85,44 @@ void example_serve(struct app_worker *aw, struct app_req *q)
     conn_wait(q->conn, on_cancel, j); /* answered in on_done() */
 }
 
+/* ---- the dispatch's work: a prime with this worker's state ---------------- */
+
+static int prime_run(void *state, unsigned bits)
+{
+    struct app_worker *aw = state;
+    return prime_generate(aw->prime, aw->cfg->engine, bits, NULL, 0);
+}
+
+static void *prime_share_create(void)
+{
+    return prime_hunt_create();
+}
+
+static int prime_run_shared(void *state, void *share, unsigned bits)
+{
+    struct app_worker *aw = state;
+    return prime_generate_shared(aw->prime, share, aw->cfg->engine, bits, NULL, 0);
+}
+
+static bool prime_help(void *state, void *share)
+{
+    struct app_worker *aw = state;
+    return prime_hunt_help(aw->prime, share);
+}
+
+/* FLINT's search is never split; the sieve's is, when --prime-split is on. */
+static const struct dispatch_work prime_work = {.run = prime_run};
+static const struct dispatch_work prime_work_split = {
+    .run = prime_run, .share_create = prime_share_create, .run_shared = prime_run_shared, .help = prime_help};
+
 int example_init(struct app_worker *aw, unsigned n)
 {
+    aw->prime = prime_state_create(aw->app->prime_seed);
+    if (!aw->prime)
+        return -1;
+    const struct dispatch_work *work = aw->cfg->engine == PRIME_ENGINE_SIEVE ? &prime_work_split : &prime_work;
+    if (dispatch_set_work(&aw->w->dispatch, work, aw))
+        return -1;
     aw->jobs = calloc(n, sizeof(*aw->jobs)); /* mmap'd: touched when used */
     if (!aw->jobs)
         return -1;
@@ -100,4 +139,7 @@ void example_fini(struct app_worker *aw)
 {
     free(aw->jobs);
     aw->jobs = aw->job_free = NULL;
+    prime_state_destroy(aw->prime);
+    aw->prime = NULL;
+    prime_thread_fini(); /* fini runs on the worker's own thread */
 }

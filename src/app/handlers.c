@@ -257,25 +257,6 @@ void handlers_metrics(const struct handler_env *env, const struct http *h, const
     };
 }
 
-/* The request's trace context: traceparent, else a single b3 header, else
- * the X-B3-* headers. An overlong value (length cap + 1) is no trace. */
-static void request_trace(const struct http_req *rq, struct trace *tr)
-{
-    memset(tr, 0, sizeof(*tr));
-    const struct http_trace_values *v = rq->tv;
-    if (!v)
-        return; /* the values were not kept */
-    if (rq->traceparent_len && rq->traceparent_len <= sizeof(v->traceparent))
-        trace_parse_traceparent(v->traceparent, rq->traceparent_len, tr);
-    if (!tr->valid && rq->b3_len && rq->b3_len <= sizeof(v->b3))
-        trace_parse_b3(v->b3, rq->b3_len, tr);
-    if (!tr->valid && rq->xb3_trace_len && rq->xb3_trace_len <= sizeof(v->xb3_trace) &&
-        rq->xb3_span_len <= sizeof(v->xb3_span) && rq->xb3_sampled_len <= sizeof(v->xb3_sampled) &&
-        rq->xb3_flags_len <= sizeof(v->xb3_flags))
-        trace_parse_b3_multi(v->xb3_trace, rq->xb3_trace_len, v->xb3_span, rq->xb3_span_len, v->xb3_sampled,
-                             rq->xb3_sampled_len, v->xb3_flags, rq->xb3_flags_len, tr);
-}
-
 uint64_t handlers_rand(uint64_t *state)
 {
     /* xorshift64*: span ids only need to be unique-ish, not secret */
@@ -289,7 +270,7 @@ uint64_t handlers_rand(uint64_t *state)
 
 void handlers_trace(const struct http_req *rq, uint64_t *rng, bool start, struct trace *tr, uint64_t *span)
 {
-    request_trace(rq, tr);
+    trace_from_request(rq, tr);
     if (!tr->valid && start) {
         uint64_t hi = handlers_rand(rng);
         trace_start(tr, hi, handlers_rand(rng));

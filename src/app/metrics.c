@@ -53,7 +53,7 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
                 v->requests[r][s] += ld(&m->requests[r][s]);
             merge_histo(&m->req_seconds[r], v->req_bucket[r], &v->req_sum_ns[r], &v->req_count[r]);
         }
-        merge_histo(&m->dispatch.prime_seconds, v->prime_bucket, &v->prime_sum_ns, &v->prime_count);
+        merge_histo(&m->dispatch.job_seconds, v->prime_bucket, &v->prime_sum_ns, &v->prime_count);
         for (int b = 0; b < BAD__COUNT; b++)
             v->bad[b] += ld(&m->conn.bad[b]);
         v->steals += ld(&m->dispatch.steals);

@@ -326,8 +326,7 @@ static void plan_workers(struct server *s)
                 .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
         .dispatch = cfg->dispatch,
         .queue_max = cfg->queue_max,
-        .prime_split = cfg->prime_split,
-        .engine = cfg->engine,
+        .split = cfg->prime_split,
         .shared_listener = cfg->shared_listener,
     };
     s->all.hooks = &app_worker_hooks;
@@ -414,7 +413,7 @@ static void say_ready(struct server *s)
             "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s%s%s inventory_url=%s%s%s "
             "fanout=%s fault_delay=%ums fault_delay_percent=%g fault_abort=%u fault_abort_percent=%g fault_path=%s",
             PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
-            w0->dispatch.hunt ? "on" : "off", w0->io.desc, s->all.n, s->cpu_list, quota_txt,
+            w0->dispatch.share ? "on" : "off", w0->io.desc, s->all.n, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n,
             cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns, cfg->max_header,
             cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,

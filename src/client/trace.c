@@ -214,3 +214,49 @@ size_t trace_format_outbound(const struct trace *t, uint64_t parent, uint64_t sp
     STROUT_LIT(&o, "\r\n");
     return strout_end(&o);
 }
+
+/* Capacities of the kept values: a longer value is overlong, never truncated. */
+#define KEEP_TRACEPARENT 64 /* version 00 is 55 characters */
+#define KEEP_B3          72 /* traceid32-spanid16-s-parentspanid16: 68 */
+#define KEEP_B3_ID       32 /* X-B3-TraceId (16 or 32 hex), X-B3-SpanId (16) */
+#define KEEP_B3_FLAG     8  /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
+
+/* Laid out as http_keep_init() lays it out (test_trace.c checks). */
+const struct http_keep trace_keep = {
+    .n = TRACE_KEEP_N,
+    .h = {{"traceparent", KEEP_TRACEPARENT},
+          {"b3", KEEP_B3},
+          {"x-b3-traceid", KEEP_B3_ID},
+          {"x-b3-spanid", KEEP_B3_ID},
+          {"x-b3-sampled", KEEP_B3_FLAG},
+          {"x-b3-flags", KEEP_B3_FLAG}},
+    .off = {0, KEEP_TRACEPARENT, KEEP_TRACEPARENT + KEEP_B3, KEEP_TRACEPARENT + KEEP_B3 + KEEP_B3_ID,
+            KEEP_TRACEPARENT + KEEP_B3 + 2 * KEEP_B3_ID, KEEP_TRACEPARENT + KEEP_B3 + 2 * KEEP_B3_ID + KEEP_B3_FLAG},
+    .size = KEEP_TRACEPARENT + KEEP_B3 + 2 * KEEP_B3_ID + 2 * KEEP_B3_FLAG,
+};
+
+void trace_from_request(const struct http_req *rq, struct trace *t)
+{
+    memset(t, 0, sizeof(*t));
+    const struct http_keep *k = &trace_keep;
+    size_t len, ln[TRACE_KEEP_N];
+    const char *v;
+    if ((v = http_kept(rq, k, TRACE_KEEP_TRACEPARENT, &len)))
+        trace_parse_traceparent(v, len, t);
+    if (!t->valid && (v = http_kept(rq, k, TRACE_KEEP_B3, &len)))
+        trace_parse_b3(v, len, t);
+    if (t->valid || !rq->kept)
+        return;
+    /* the multi-header form: every part absent or valid in length, the trace id present */
+    const char *part[TRACE_KEEP_N];
+    for (unsigned i = TRACE_KEEP_XB3_TRACE; i < TRACE_KEEP_N; i++) {
+        if (rq->kept_len[i] > k->h[i].cap)
+            return; /* overlong: no trace */
+        part[i] = rq->kept + k->off[i];
+        ln[i] = rq->kept_len[i];
+    }
+    if (ln[TRACE_KEEP_XB3_TRACE])
+        trace_parse_b3_multi(part[TRACE_KEEP_XB3_TRACE], ln[TRACE_KEEP_XB3_TRACE], part[TRACE_KEEP_XB3_SPAN],
+                             ln[TRACE_KEEP_XB3_SPAN], part[TRACE_KEEP_XB3_SAMPLED], ln[TRACE_KEEP_XB3_SAMPLED],
+                             part[TRACE_KEEP_XB3_FLAGS], ln[TRACE_KEEP_XB3_FLAGS], t);
+}

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "http.h"
+
 struct trace {
     bool valid;
     char trace_id[33];  /* 32 lower-case hex digits, NUL-terminated */
@@ -50,5 +52,17 @@ void trace_start(struct trace *t, uint64_t hi, uint64_t lo);
  * (TRACE_OUTBOUND_MAX is enough). */
 #define TRACE_OUTBOUND_MAX 256 /* the five lines take 203 bytes */
 size_t trace_format_outbound(const struct trace *t, uint64_t parent, uint64_t span, char *out, size_t cap);
+
+/* The request headers that carry a trace context, as the parser's keep list
+ * (http.h): traceparent, b3, X-B3-TraceId, X-B3-SpanId, X-B3-Sampled,
+ * X-B3-Flags, each with room for its longest valid value. */
+extern const struct http_keep trace_keep;
+enum { TRACE_KEEP_TRACEPARENT, TRACE_KEEP_B3, TRACE_KEEP_XB3_TRACE, TRACE_KEEP_XB3_SPAN, TRACE_KEEP_XB3_SAMPLED,
+       TRACE_KEEP_XB3_FLAGS, TRACE_KEEP_N };
+
+/* The trace context of a request parsed with trace_keep: traceparent, else
+ * a single b3 header, else the X-B3-* headers. An overlong value is no
+ * trace. Clears *t first. */
+void trace_from_request(const struct http_req *rq, struct trace *t);
 
 #endif

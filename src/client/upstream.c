@@ -619,14 +619,14 @@ int upstream_client_init(struct upstream_client *c)
     timer_list_init(&c->idle, TIMER_IDLE);
     c->nslots = c->nups * c->max_conns;
     c->conns = NULL;
-    slots_init(&c->slots, NULL, sizeof(*c->conns), offsetof(struct up_conn, slot), 0, SLOTS_OWNER_UPSTREAM);
+    slots_init(&c->slots, NULL, sizeof(*c->conns), offsetof(struct up_conn, slot), 0, c->owner);
     if (c->nslots == 0)
         return 0;
     /* calloc of this size is mmap'd: a slot's pages are touched when first used */
     c->conns = calloc(c->nslots, sizeof(*c->conns));
     if (!c->conns)
         return -ENOMEM;
-    slots_init(&c->slots, c->conns, sizeof(*c->conns), offsetof(struct up_conn, slot), c->nslots, SLOTS_OWNER_UPSTREAM);
+    slots_init(&c->slots, c->conns, sizeof(*c->conns), offsetof(struct up_conn, slot), c->nslots, c->owner);
     return 0;
 }
 

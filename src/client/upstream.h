@@ -107,6 +107,7 @@ struct upstream_client {
     unsigned max_conns;  /* per upstream */
     unsigned timeout_ms; /* per call */
     const char *user_agent;
+    uint8_t owner; /* the tag owner of its completions (worker_own) */
 
     struct upstream ups[UPSTREAM_MAX];
     unsigned nups;
@@ -133,7 +134,7 @@ bool upstream_start(struct upstream_client *c, unsigned up, struct upstream_call
 /* Forgets call (its owner goes away): done will not run. */
 void upstream_cancel(struct upstream_client *c, struct upstream_call *call);
 
-/* A completion of a tag of owner SLOTS_OWNER_UPSTREAM (slots.h). */
+/* A completion of a tag of c->owner (slots.h). */
 void upstream_on_event(struct upstream_client *c, const struct io_event *ev);
 /* Fires deadlines due at *now_ms: 504s and idle closes. */
 void upstream_expire(struct upstream_client *c);

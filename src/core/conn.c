@@ -57,10 +57,11 @@ static void paused_unlink(struct conn_pool *p, struct conn *c)
 }
 
 /* One pair of the arena: the read buffer, the write buffer, and the
- * parser's storage for the request's trace values. */
+ * parser's storage for the header values the app keeps (pool->keep). */
 static size_t pair_size(const struct conn_pool *p)
 {
-    return (size_t)p->lim.max_header + CONN_WBUF_SIZE + sizeof(struct http_trace_values);
+    size_t kept = p->keep ? p->keep->size : 0;
+    return ((size_t)p->lim.max_header + CONN_WBUF_SIZE + kept + 7) & ~(size_t)7;
 }
 
 /* Lends c a buffer pair, the most recently returned first. Never fails: a
@@ -73,7 +74,7 @@ static void buf_take(struct conn_pool *p, struct conn *c)
     uint32_t i = p->nbuf_free ? p->buf_free[--p->nbuf_free] : p->buf_fresh++;
     c->rbuf = p->arena + (size_t)i * pair_size(p);
     c->wbuf = c->rbuf + p->lim.max_header;
-    http_lend(&c->http, (struct http_trace_values *)(c->wbuf + CONN_WBUF_SIZE));
+    http_lend(&c->http, p->keep ? c->wbuf + CONN_WBUF_SIZE : NULL);
 }
 
 static void buf_give(struct conn_pool *p, struct conn *c)
@@ -634,6 +635,7 @@ int conn_pool_init(struct conn_pool *p)
     p->limits.max_url = p->lim.max_url;
     p->limits.max_body = p->lim.max_body;
     p->limits.on_head = on_head;
+    p->limits.keep = p->keep;
     timer_list_init(&p->idle, TIMER_IDLE);
     timer_list_init(&p->header, TIMER_HEADER);
     timer_list_init(&p->linger, TIMER_LINGER);

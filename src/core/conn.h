@@ -129,6 +129,7 @@ struct conn_pool {
     struct conn_limits lim;
     struct io *io;
     struct conn_app app;
+    const struct http_keep *keep; /* the header values the app keeps (http_keep_init'ed), or NULL */
     struct conn_stats *stats;
     const bool *throttle; /* while *throttle, receives pause (backpressure); NULL: never */
     unsigned id;          /* the worker's, for logs */

@@ -1,4 +1,4 @@
-/* dispatch.c - inline vs work-stealing execution of /example work (dispatch.h).
+/* dispatch.c - inline vs work-stealing execution of a worker's jobs (dispatch.h).
  *
  * Owns the task pool, the wait queue and the throttle; in steal mode also the
  * deque, the done list and the sleep/wake handshake, whose memory-ordering
@@ -26,20 +26,20 @@ static uint64_t thread_cpu_ns(void)
 static void wake_helpers(struct dispatch *d);
 #endif
 
-static int run_prime(struct dispatch *d, unsigned bits)
+static int run_job(struct dispatch *d, unsigned size)
 {
     uint64_t t0 = thread_cpu_ns();
     int r;
 #if PRIMED_HAVE_STEAL
-    if (d->hunt) {
-        atomic_store_explicit(&d->hunting, true, memory_order_seq_cst); /* before the sleeping flags (Dekker) */
+    if (d->share) {
+        atomic_store_explicit(&d->sharing, true, memory_order_seq_cst); /* before the sleeping flags (Dekker) */
         wake_helpers(d);
-        r = prime_generate_shared(d->prime, d->hunt, d->engine, bits, NULL, 0);
-        atomic_store_explicit(&d->hunting, false, memory_order_release);
+        r = d->work->run_shared(d->state, d->share, size);
+        atomic_store_explicit(&d->sharing, false, memory_order_release);
     } else
 #endif
-        r = prime_generate(d->prime, d->engine, bits, NULL, 0);
-    stats_observe(&d->stats->prime_seconds, thread_cpu_ns() - t0);
+        r = d->work->run(d->state, size);
+    stats_observe(&d->stats->job_seconds, thread_cpu_ns() - t0);
     return r;
 }
 
@@ -48,7 +48,7 @@ static bool steal_submit(struct dispatch *d, struct dispatch_job *job);
 static bool steal_cancel(struct dispatch *d, struct dispatch_job *job);
 static int steal_wait_timeout(struct dispatch *d, int timeout_ms);
 static void steal_poll(struct dispatch *d);
-static int steal_init(struct dispatch *d, unsigned queue_max, bool split);
+static int steal_init(struct dispatch *d, unsigned queue_max);
 static void steal_fini(struct dispatch *d);
 #endif
 
@@ -59,15 +59,29 @@ int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_ma
     d->peers = peers;
     d->npeers = npeers;
     d->steal = mode == DISPATCH_STEAL;
+    d->split = split && d->steal && npeers > 1; /* one worker has nobody to help it */
     if (!d->steal)
         return 0;
 #if PRIMED_HAVE_STEAL
-    return steal_init(d, queue_max, split);
+    return steal_init(d, queue_max);
 #else
     (void)queue_max;
-    (void)split;
     return -ENOTSUP;
 #endif
+}
+
+int dispatch_set_work(struct dispatch *d, const struct dispatch_work *work, void *state)
+{
+    d->work = work;
+    d->state = state;
+#if PRIMED_HAVE_STEAL
+    if (d->split && work->share_create && work->run_shared && work->help && !d->share) {
+        d->share = work->share_create();
+        if (!d->share)
+            return -ENOMEM;
+    }
+#endif
+    return 0;
 }
 
 void dispatch_fini(struct dispatch *d)
@@ -91,7 +105,7 @@ bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag,
 #endif
     (void)job;
     (void)tag;
-    *result = run_prime(d, bits);
+    *result = run_job(d, bits);
     return true;
 }
 
@@ -152,17 +166,12 @@ int64_t dispatch_queue_depth(const struct dispatch *d)
 
 #define HANDOFF_NS 1000000u /* 1 ms: a woken worker is running by then */
 
-static int steal_init(struct dispatch *d, unsigned queue_max, bool split)
+static int steal_init(struct dispatch *d, unsigned queue_max)
 {
-    /* flint is never split, and one worker has nobody to help it */
-    bool hunt = split && d->engine == PRIME_ENGINE_SIEVE && d->npeers > 1;
     d->tasks = calloc(queue_max, sizeof(*d->tasks));
-    d->hunt = hunt ? prime_hunt_create() : NULL;
-    if (!d->tasks || wsq_init(&d->q, queue_max) || (hunt && !d->hunt)) {
+    if (!d->tasks || wsq_init(&d->q, queue_max)) {
         free(d->tasks);
         d->tasks = NULL;
-        prime_hunt_destroy(d->hunt);
-        d->hunt = NULL;
         return -ENOMEM;
     }
     for (unsigned i = queue_max; i-- > 0;) {
@@ -174,7 +183,7 @@ static int steal_init(struct dispatch *d, unsigned queue_max, bool split)
 
 static void steal_fini(struct dispatch *d)
 {
-    /* the deque, pool and hunt stay: peers may still look at them until every
+    /* the deque, pool and share stay: peers may still look at them until every
      * worker has exited (the process ends then) */
     (void)d;
 }
@@ -200,11 +209,11 @@ static bool wake_one_thief(struct dispatch *d)
     return false;
 }
 
-/* Before a split prime: wakes every sleeping peer, and every peer waiting out
+/* Before a shared job: wakes every sleeping peer, and every peer waiting out
  * a hand-off (napping), to help with it. */
 static void wake_helpers(struct dispatch *d)
 {
-    atomic_thread_fence(memory_order_seq_cst); /* the hunting flag before the sleeping flags (Dekker) */
+    atomic_thread_fence(memory_order_seq_cst); /* the sharing flag before the sleeping flags (Dekker) */
     for (unsigned i = 1; i < d->npeers; i++) {
         struct dispatch *o = d->peers[(d->id + i) % d->npeers];
         if (claim_flag(&o->sleeping) || claim_flag(&o->napping))
@@ -365,7 +374,7 @@ static bool run_one_task(struct dispatch *d)
     if (atomic_load_explicit(&t->cancelled, memory_order_relaxed))
         t->result = -ECANCELED; /* the client reset while it waited */
     else
-        t->result = run_prime(d, t->bits);
+        t->result = run_job(d, t->bits);
     if (!stolen) {
         task_done(d, t);
         unthrottle(d);
@@ -382,12 +391,12 @@ static bool run_one_task(struct dispatch *d)
     return true;
 }
 
-/* A peer hunting for a prime, or NULL. */
-static struct dispatch *hunting_peer(const struct dispatch *d)
+/* A peer sharing its job, or NULL. */
+static struct dispatch *sharing_peer(const struct dispatch *d)
 {
     for (unsigned i = 1; i < d->npeers; i++) {
         struct dispatch *o = d->peers[(d->id + i) % d->npeers];
-        if (atomic_load_explicit(&o->hunting, memory_order_seq_cst))
+        if (atomic_load_explicit(&o->sharing, memory_order_seq_cst))
             return o;
     }
     return NULL;
@@ -398,15 +407,15 @@ static void steal_poll(struct dispatch *d)
     collect_finished(d);
     if (run_one_task(d))
         return;
-    /* nothing of our own to run: one piece of a peer's search */
-    struct dispatch *o = hunting_peer(d);
-    if (o && prime_hunt_help(d->prime, o->hunt))
+    /* nothing of our own to run: one piece of a peer's job */
+    struct dispatch *o = sharing_peer(d);
+    if (o && d->work->help && d->work->help(d->state, o->share))
         stats_add(&d->stats->pieces_helped, 1);
 }
 
 static bool work_anywhere(struct dispatch *d)
 {
-    if (atomic_load_explicit(&d->done, memory_order_seq_cst) || hunting_peer(d))
+    if (atomic_load_explicit(&d->done, memory_order_seq_cst) || sharing_peer(d))
         return true;
     for (unsigned i = 0; i < d->npeers; i++)
         if (wsq_size(&d->peers[i]->q) > 0)
@@ -417,7 +426,7 @@ static bool work_anywhere(struct dispatch *d)
 static int steal_wait_timeout(struct dispatch *d, int timeout_ms)
 {
     bool handoff = false;
-    if (atomic_load_explicit(&d->done, memory_order_relaxed) || hunting_peer(d)) {
+    if (atomic_load_explicit(&d->done, memory_order_relaxed) || sharing_peer(d)) {
         timeout_ms = 0;
     } else if (wsq_size(&d->q) > 0) {
         /* during a hand-off, wait on the ring for at most 1 ms, without
@@ -425,11 +434,11 @@ static int steal_wait_timeout(struct dispatch *d, int timeout_ms)
         handoff = handing_off(d);
         timeout_ms = handoff ? 1 : 0;
     }
-    if (handoff && d->hunt) {
-        /* the worker the task went to wakes us to help once it hunts
+    if (handoff && d->share) {
+        /* the worker the task went to wakes us to help once it shares
          * (wake_helpers), rather than leaving us out for the 1 ms */
         atomic_store_explicit(&d->napping, 1, memory_order_seq_cst);
-        if (hunting_peer(d))
+        if (sharing_peer(d))
             timeout_ms = 0;
     }
     if (timeout_ms && !handoff) {

@@ -1,9 +1,11 @@
-/* dispatch.h - where /example work runs: inline on the ring thread, or as a
- * task on this worker's work-stealing deque (wsq.h) that any worker may run.
+/* dispatch.h - where a worker's CPU-bound jobs run: inline on the ring
+ * thread, or as a task on this worker's work-stealing deque (wsq.h) that any
+ * worker may run.
  *
- * A dispatch knows no HTTP and no connection: a job is a tag (the caller's
- * name for it) and a prime size; a finished task comes back through the
- * done hook its caller gives it, and the lifted throttle through resume. It owns the task pool, the wait queue (jobs
+ * A dispatch knows no HTTP, no connection and no app: it runs the job
+ * function its caller gives it (struct dispatch_work, dispatch_set_work); a
+ * job is a tag (the caller's name for it) and a size (the work's argument);
+ * a finished task comes back through the done hook its caller gives it, and the lifted throttle through resume. It owns the task pool, the wait queue (jobs
  * that found the pool empty), the throttle (backpressure: the pool is empty or
  * jobs wait) and, in steal mode, stealing and the sleep/wake handshake.
  * Built with -Ddispatch=inline, none of the stealing part is compiled in.
@@ -22,19 +24,20 @@
  *   to 0 and io_wake()s that worker. The exchange makes one waker per sleep.
  *   After io_wait the worker clears its own flag (relaxed: only a spurious
  *   wake can follow).
- * - cancelled: relaxed; a late read costs one wasted prime, never a wrong answer
+ * - cancelled: relaxed; a late read costs one wasted job, never a wrong answer
  *   (the owner drops the result of a task whose connection is gone).
- * - hunt (split search; prime.h has its own protocol): with --prime-split a
- *   worker runs every prime as a shared search. It sets its hunting flag
- *   (seq_cst) before it reads the sleeping flags and wakes every sleeper
- *   (Dekker, as above: a worker about to sleep looks at the hunting flags
- *   after announcing its sleep) and every worker waiting out a hand-off (its
- *   napping flag, set and re-checked the same way), and clears it after the
- *   prime. A worker with nothing of its own to run (no completions, no task
- *   it can take) tests one piece of a hunting peer's search per pass of its loop, and does
- *   not sleep while a peer hunts: its own connections wait at most one piece.
- *   At saturation every worker has tasks of its own, and nobody helps. The
- *   hunt outlives every worker's loop, like the deque.
+ * - share (a split job; the work's own protocol covers its pieces): with
+ *   split on and a work that can be shared, a worker runs every job as a
+ *   shared one. It sets its sharing flag (seq_cst) before it reads the
+ *   sleeping flags and wakes every sleeper (Dekker, as above: a worker about
+ *   to sleep looks at the sharing flags after announcing its sleep) and every
+ *   worker waiting out a hand-off (its napping flag, set and re-checked the
+ *   same way), and clears it after the job. A worker with nothing of its own
+ *   to run (no completions, no task it can take) runs one piece of a sharing
+ *   peer's job per pass of its loop, and does not sleep while a peer shares:
+ *   its own connections wait at most one piece. At saturation every worker
+ *   has tasks of its own, and nobody helps. The share outlives every
+ *   worker's loop, like the deque.
  */
 #ifndef PRIMED_DISPATCH_H
 #define PRIMED_DISPATCH_H
@@ -45,31 +48,47 @@
 
 #include "io.h"
 #include "stats.h"
-#include "prime.h"
 #include "wsq.h"
 
 enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
 
 /* What a worker's dispatch counts (the app embeds and renders them). */
 struct dispatch_stats {
-    struct histo prime_seconds;
-    mcounter steals;        /* tasks this worker ran for another worker */
-    mcounter pieces_helped; /* pieces of another worker's prime search it tested */
+    struct histo job_seconds; /* thread CPU time of each job run here */
+    mcounter steals;          /* tasks this worker ran for another worker */
+    mcounter pieces_helped;   /* pieces of another worker's shared job it ran */
+};
+
+/* The job a dispatch runs, given by its caller; every function is called on
+ * the running worker's thread with that worker's own state (the state given
+ * to dispatch_set_work), whoever owns the job. */
+struct dispatch_work {
+    /* Runs one job of this size; its result (>= 0, or -errno) goes back to
+     * the job's owner as it is. */
+    int (*run)(void *state, unsigned size);
+    /* Optional (NULL: jobs are never split). share_create returns a closed
+     * share (NULL: out of memory); run_shared runs a job as the share's
+     * owner, offering its pieces; help runs one piece of a peer's open share,
+     * returning whether there was one. A share is never destroyed while
+     * workers run (peers may look at it until the process ends). */
+    void *(*share_create)(void);
+    int (*run_shared)(void *state, void *share, unsigned size);
+    bool (*help)(void *state, void *share);
 };
 
 struct task {
     struct task *next;      /* free list, or the owner's done list */
-    _Atomic bool cancelled; /* its connection is gone: skip the prime */
+    _Atomic bool cancelled; /* its connection is gone: skip the job */
     uint64_t tag;           /* the job's tag at the owner */
     uint64_t queued_ns;
     unsigned owner; /* index of the owner in the peers array */
     unsigned bits;
-    int result; /* prime_generate()'s return, or -ECANCELED */
+    int result; /* the work's run()'s return, or -ECANCELED */
 };
 
 enum { DISPATCH_JOB_IDLE, DISPATCH_JOB_WAITING, DISPATCH_JOB_QUEUED };
 
-/* A connection's /example work, embedded in it; valid while where != IDLE. */
+/* A caller's job, embedded in its record; valid while where != IDLE. */
 struct dispatch_job {
     struct dispatch_job *next; /* wait queue link (WAITING) */
     struct task *task;         /* the task out for it (QUEUED), owned by whoever runs it */
@@ -92,15 +111,16 @@ struct dispatch_hooks {
 struct dispatch {
     unsigned id; /* index in peers */
     bool steal;  /* DISPATCH_STEAL */
-    enum prime_engine engine;
-    struct prime_state *prime;     /* not owned: the worker's */
+    bool split;  /* share jobs with idle peers, when the work can (dispatch_init) */
+    const struct dispatch_work *work; /* not owned: dispatch_set_work */
+    void *state;                      /* not owned: this worker's state for work */
     struct io *io;                 /* not owned: the worker's; peers io_wake() it */
     struct dispatch_stats *stats;  /* not owned: the worker's */
     struct dispatch *const *peers; /* not owned: every worker's dispatch, this one included */
     unsigned npeers;
     struct dispatch_hooks hooks;
 
-    struct prime_hunt *hunt; /* steal with --prime-split: owned, offered while we run a prime */
+    void *share; /* steal, split and a shareable work: owned, offered while we run a job */
     struct wsq q;            /* steal: owned */
     struct task *tasks;      /* steal: owned pool of queue_max */
     struct task *task_free;
@@ -110,15 +130,21 @@ struct dispatch {
     struct dispatch_job *waitq_head, *waitq_tail; /* jobs waiting for a task, FIFO */
     _Alignas(64) _Atomic(struct task *) done;     /* finished tasks for us, pushed by any worker */
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
-    _Atomic bool hunting;                         /* our prime search is split: peers, help */
+    _Atomic bool sharing;                         /* our job is split: peers, help */
     _Atomic int napping;                          /* 1 while waiting out a hand-off (split only) */
 };
 
 /* Sets d up for mode with a pool of queue_max tasks (steal); split: offer
- * pieces of our prime searches to idle peers (steal only). peers[id] == d.
- * Returns 0, -ENOMEM, or -ENOTSUP for a mode this binary was built without. */
+ * pieces of our jobs to idle peers (steal only, and only with a work that
+ * can be shared). peers[id] == d. Returns 0, -ENOMEM, or -ENOTSUP for a
+ * mode this binary was built without. */
 int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_max, bool split, unsigned id,
                   struct dispatch *const *peers, unsigned npeers);
+/* The job function this worker runs, with its own state; before the first
+ * submit (the app's worker init). Every worker of a process gives the same
+ * work (a thief runs a peer's job with its own state). Returns 0, or
+ * -ENOMEM when the share a split needs cannot be made. */
+int dispatch_set_work(struct dispatch *d, const struct dispatch_work *work, void *state);
 void dispatch_fini(struct dispatch *d);
 
 /* Runs job (tag, bits): inline, at once, returning true with *result set; or
@@ -127,7 +153,7 @@ void dispatch_fini(struct dispatch *d);
 bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag, unsigned bits, int *result);
 /* The job's connection is gone. Returns true when the job was only waiting
  * (it is IDLE now, never answered); false when a task is out (its done hook
- * still comes, with the prime skipped if not yet started). */
+ * still comes, with the job skipped if not yet started). */
 bool dispatch_cancel(struct dispatch *d, struct dispatch_job *job);
 
 /* Backpressure is on: the caller pauses receives and accepts. */

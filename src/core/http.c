@@ -13,6 +13,7 @@
  */
 #include "http.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -25,17 +26,8 @@ const char *http_bad_reason_name(enum bad_reason r)
     return r < BAD__COUNT ? bad_names[r] : "other";
 }
 
-enum {
-    HDR_NONE,
-    HDR_TRACEPARENT,
-    HDR_B3,
-    HDR_B3_TRACEID,
-    HDR_B3_SPANID,
-    HDR_B3_SAMPLED,
-    HDR_B3_FLAGS,
-    HDR_HOST,
-    HDR_EXPECT
-};
+/* h->hdr: none, Host, Expect, or HDR_KEPT + i for value i of the keep list. */
+enum { HDR_NONE, HDR_HOST, HDR_EXPECT, HDR_KEPT };
 enum { EXPECT_NONE, EXPECT_CONTINUE, EXPECT_OTHER };
 
 static struct http *of(llhttp_t *p)
@@ -62,7 +54,7 @@ static int on_message_begin(llhttp_t *p)
     h->hosts = 0;
     h->expect = EXPECT_NONE;
     h->expect_len = 0;
-    memset(&h->req, 0, offsetof(struct http_req, tv)); /* the values are read up to their lengths */
+    memset(&h->req, 0, offsetof(struct http_req, kept)); /* the values are read up to their lengths */
     return 0;
 }
 
@@ -115,24 +107,18 @@ static bool name_is(const struct http *h, const char *s)
 static int on_header_field_complete(llhttp_t *p)
 {
     struct http *h = of(p);
-    static const struct {
-        const char *name;
-        uint8_t hdr;
-    } wanted[] = {
-        {"host", HDR_HOST},
-        {"expect", HDR_EXPECT},
-        {"traceparent", HDR_TRACEPARENT},
-        {"b3", HDR_B3},
-        {"x-b3-traceid", HDR_B3_TRACEID},
-        {"x-b3-spanid", HDR_B3_SPANID},
-        {"x-b3-sampled", HDR_B3_SAMPLED},
-        {"x-b3-flags", HDR_B3_FLAGS},
-    };
+    const struct http_keep *k = h->lim->keep;
     h->hdr = HDR_NONE;
-    for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
-        if (name_is(h, wanted[i].name)) {
-            h->hdr = wanted[i].hdr;
-            break;
+    if (name_is(h, "host")) {
+        h->hdr = HDR_HOST;
+    } else if (name_is(h, "expect")) {
+        h->hdr = HDR_EXPECT;
+    } else if (k) {
+        for (unsigned i = 0; i < k->n; i++) {
+            if (name_is(h, k->h[i].name)) {
+                h->hdr = (uint8_t)(HDR_KEPT + i);
+                break;
+            }
         }
     }
     if (h->head_done && h->hdr != HDR_NONE)
@@ -161,33 +147,12 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
     struct http_req *q = &h->req;
-    struct http_trace_values *v = q->tv;
-    if (!v && h->hdr != HDR_EXPECT)
-        return 0; /* nowhere to keep it */
-    switch (h->hdr) {
-    case HDR_TRACEPARENT:
-        append(v->traceparent, &q->traceparent_len, sizeof(v->traceparent), at, len);
-        break;
-    case HDR_B3:
-        append(v->b3, &q->b3_len, sizeof(v->b3), at, len);
-        break;
-    case HDR_B3_TRACEID:
-        append(v->xb3_trace, &q->xb3_trace_len, sizeof(v->xb3_trace), at, len);
-        break;
-    case HDR_B3_SPANID:
-        append(v->xb3_span, &q->xb3_span_len, sizeof(v->xb3_span), at, len);
-        break;
-    case HDR_B3_SAMPLED:
-        append(v->xb3_sampled, &q->xb3_sampled_len, sizeof(v->xb3_sampled), at, len);
-        break;
-    case HDR_B3_FLAGS:
-        append(v->xb3_flags, &q->xb3_flags_len, sizeof(v->xb3_flags), at, len);
-        break;
-    case HDR_EXPECT:
+    if (h->hdr == HDR_EXPECT) {
         append(h->expect_val, &h->expect_len, sizeof(h->expect_val), at, len);
-        break;
-    default:
-        break;
+    } else if (h->hdr >= HDR_KEPT && q->kept) { /* not kept: nowhere to keep it */
+        const struct http_keep *k = h->lim->keep;
+        unsigned i = h->hdr - HDR_KEPT;
+        append(q->kept + k->off[i], &q->kept_len[i], k->h[i].cap, at, len);
     }
     return 0;
 }
@@ -310,12 +275,31 @@ void http_init(struct http *h, const struct http_limits *lim)
     h->p.data = h;
 }
 
-void http_lend(struct http *h, struct http_trace_values *tv)
+int http_keep_init(struct http_keep *k)
+{
+    if (k->n > HTTP_KEEP_MAX)
+        return -EINVAL;
+    unsigned off = 0;
+    for (unsigned i = 0; i < k->n; i++) {
+        const char *name = k->h[i].name;
+        size_t n = name ? strlen(name) : 0;
+        if (n == 0 || n > HTTP_KEEP_NAME_MAX || k->h[i].cap == 0 || k->h[i].cap > HTTP_KEEP_CAP_MAX)
+            return -EINVAL;
+        for (size_t j = 0; j < n; j++)
+            if (name[j] >= 'A' && name[j] <= 'Z')
+                return -EINVAL; /* matched against the lower-cased name */
+        k->off[i] = (uint16_t)off;
+        off += k->h[i].cap;
+    }
+    k->size = (uint16_t)off;
+    return 0;
+}
+
+void http_lend(struct http *h, char *kept)
 {
     struct http_req *q = &h->req;
-    q->tv = tv;
-    q->traceparent_len = q->b3_len = 0;
-    q->xb3_trace_len = q->xb3_span_len = q->xb3_sampled_len = q->xb3_flags_len = 0;
+    q->kept = kept;
+    memset(q->kept_len, 0, sizeof(q->kept_len));
 }
 
 void http_shift(struct http *h, size_t n)

@@ -40,35 +40,39 @@ struct http_req;
  * valid during the call only. ctx is the parser's head_ctx. */
 typedef void http_head_fn(void *ctx, const struct http_req *rq, const char *url, size_t len);
 
+/* Headers whose values the owner keeps per request (its app's list: say,
+ * a trace context). The parser knows no name of its own beyond Host and
+ * Expect: it keeps the values of these, up to each one's capacity, and no
+ * other. A longer value is marked overlong and never truncated into
+ * something valid. Names are lower-case, 1..HTTP_KEEP_NAME_MAX characters;
+ * a capacity is 1..HTTP_KEEP_CAP_MAX. */
+#define HTTP_KEEP_MAX      8
+#define HTTP_KEEP_NAME_MAX 16
+#define HTTP_KEEP_CAP_MAX  254
+struct http_keep {
+    unsigned n;
+    struct {
+        const char *name;
+        uint8_t cap;
+    } h[HTTP_KEEP_MAX];
+    uint16_t off[HTTP_KEEP_MAX]; /* http_keep_init: where each value starts in the lent storage */
+    uint16_t size;               /* http_keep_init: the storage one request needs */
+};
+
+/* Checks k and lays out its storage. 0, or -EINVAL (a name too long, empty
+ * or not lower-case, a capacity out of range, more than HTTP_KEEP_MAX). */
+int http_keep_init(struct http_keep *k);
+
 struct http_limits {
     unsigned max_url;
     unsigned long max_body;
-    http_head_fn *on_head; /* the owner's router, or NULL */
-};
-
-/* Capacities of the trace header values kept per request. A longer value
- * is marked as overlong (len = cap + 1) and ignored, never truncated. */
-#define HTTP_TRACEPARENT_MAX 64 /* version 00 is 55 characters */
-#define HTTP_B3_MAX          72 /* traceid32-spanid16-s-parentspanid16: 68 */
-#define HTTP_B3_ID_MAX       32 /* X-B3-TraceId (16 or 32 hex), X-B3-SpanId (16) */
-#define HTTP_B3_FLAG_MAX     8  /* X-B3-Sampled ("1", "0", "true", "false"), X-B3-Flags ("1") */
-
-/* The values of the trace headers of the current request, not
- * NUL-terminated (their lengths are in struct http_req). Storage the owner
- * lends the parser with its read buffer (http_lend), so that a connection
- * between requests holds none of it. */
-struct http_trace_values {
-    char traceparent[HTTP_TRACEPARENT_MAX];
-    char b3[HTTP_B3_MAX];               /* the single b3 header */
-    char xb3_trace[HTTP_B3_ID_MAX];     /* X-B3-TraceId */
-    char xb3_span[HTTP_B3_ID_MAX];      /* X-B3-SpanId */
-    char xb3_sampled[HTTP_B3_FLAG_MAX]; /* X-B3-Sampled */
-    char xb3_flags[HTTP_B3_FLAG_MAX];   /* X-B3-Flags */
+    http_head_fn *on_head;       /* the owner's router, or NULL */
+    const struct http_keep *keep; /* the headers kept, or NULL: none (http_keep_init'ed) */
 };
 
 /* What the worker needs of one request, filled when its head is complete.
- * Everything before tv (the flags and the lengths of the values) is cleared
- * at each message start. */
+ * Everything before kept (the flags and the lengths of the values) is
+ * cleared at each message start. */
 struct http_req {
     uint8_t method;  /* llhttp_method_t, valid when has_method */
     bool has_method; /* the request line got as far as its method */
@@ -76,11 +80,19 @@ struct http_req {
     bool head;       /* HEAD: answer without a body */
     bool early;      /* answered at the end of its head (Expect: 100-continue
                               with a body primed will not read): then close */
-    uint8_t traceparent_len;
-    uint8_t b3_len;
-    uint8_t xb3_trace_len, xb3_span_len, xb3_sampled_len, xb3_flags_len;
-    struct http_trace_values *tv; /* lent (http_lend); NULL: the values are not kept */
+    uint8_t kept_len[HTTP_KEEP_MAX]; /* the kept values' lengths: 0 absent, cap + 1 overlong */
+    char *kept; /* lent (http_lend), keep->size bytes; NULL: the values are not kept */
 };
+
+/* Value i of the keep list k in request q, not NUL-terminated, with its
+ * length; NULL when it is absent, overlong or not kept. */
+static inline const char *http_kept(const struct http_req *q, const struct http_keep *k, unsigned i, size_t *len)
+{
+    if (!q->kept || i >= k->n || q->kept_len[i] == 0 || q->kept_len[i] > k->h[i].cap)
+        return NULL;
+    *len = q->kept_len[i];
+    return q->kept + k->off[i];
+}
 
 /* Line framing of a head or a trailer section, checked byte by byte beside
  * llhttp (which accepts a bare LF as the empty line and obs-fold). */
@@ -110,7 +122,8 @@ struct http {
     uint32_t url_len;
     uint8_t hdr; /* which header the current value belongs to */
     uint8_t hname_len;
-    char hname[16]; /* lower-cased prefix of the current header name */
+    char hname[HTTP_KEEP_NAME_MAX + 1]; /* lower-cased prefix of the current header name: one longer than
+                                         any name matched, so a longer name never matches */
     uint8_t lines;  /* enum http_lines */
     uint8_t hosts;  /* Host fields in this head */
     uint8_t expect; /* Expect: none, 100-continue, anything else */
@@ -130,10 +143,10 @@ struct http {
 /* Prepares a parser for a new connection (no storage lent yet). */
 void http_init(struct http *h, const struct http_limits *lim);
 
-/* Lends the parser storage for the trace values (tv), or takes it back
- * (NULL), between messages only: the lengths kept are cleared with it, so a
- * value is never read from storage it was not written to. */
-void http_lend(struct http *h, struct http_trace_values *tv);
+/* Lends the parser storage for the kept values (lim->keep->size bytes), or
+ * takes it back (NULL), between messages only: the lengths kept are cleared
+ * with it, so a value is never read from storage it was not written to. */
+void http_lend(struct http *h, char *kept);
 
 /* Parses buf[*pos, len) until one request completes (HTTP_MSG), the bytes run
  * out (HTTP_MORE) or the input is refused (HTTP_ERROR). *pos advances past what

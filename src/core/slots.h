@@ -25,8 +25,9 @@
 #define SLOTS_OWNER_SHIFT (32 + SLOTS_GEN_BITS)
 #define SLOTS_OWNERS      16
 
-/* Owners of tags. The core's connections are 0; the worker gives out others. */
-enum { SLOTS_OWNER_CONN = 0, SLOTS_OWNER_UPSTREAM = 1, SLOTS_OWNER_STORE = 2 };
+/* Owners of tags. The core's connections are 0; the worker hands out the
+ * others at run time (worker_own). */
+enum { SLOTS_OWNER_CONN = 0 };
 
 struct slot {
     struct slot *free_next; /* free list link while released */

@@ -175,10 +175,16 @@ static int next_timeout_ms(struct worker *w)
     return next > now ? (int)(next - now) : 0;
 }
 
-void worker_own(struct worker *w, unsigned owner, worker_event_fn *fn, void *ctx)
+int worker_own(struct worker *w, worker_event_fn *fn, void *ctx)
 {
-    w->owners[owner % SLOTS_OWNERS].fn = fn;
-    w->owners[owner % SLOTS_OWNERS].ctx = ctx;
+    if (w->nowners == 0)
+        w->nowners = SLOTS_OWNER_CONN + 1; /* the core's own connections */
+    if (w->nowners >= SLOTS_OWNERS)
+        return -ENOSPC;
+    unsigned owner = w->nowners++;
+    w->owners[owner].fn = fn;
+    w->owners[owner].ctx = ctx;
+    return (int)owner;
 }
 
 /* dispatch's resume hook: the throttle lifted. */
@@ -241,13 +247,8 @@ static int open_backend(struct worker *w)
 static int open_dispatch(struct worker *w)
 {
     const struct worker_opts *o = w->opts;
-    w->prime = prime_state_create(0);
-    if (!w->prime)
-        return setup_fail(w, -ENOMEM, "prime state: getrandom or allocation failed");
-    w->dispatch.engine = o->engine;
-    w->dispatch.prime = w->prime;
     w->dispatch.io = &w->io;
-    if (dispatch_init(&w->dispatch, o->dispatch, o->queue_max, o->prime_split, w->id, w->all->dispatch, w->all->n))
+    if (dispatch_init(&w->dispatch, o->dispatch, o->queue_max, o->split, w->id, w->all->dispatch, w->all->n))
         return setup_fail(w, -ENOMEM, "allocate the task queue: out of memory");
     w->dispatch.hooks.resume = on_resume;
     w->dispatch.hooks.resume_ctx = &w->pool;
@@ -293,9 +294,6 @@ static void worker_teardown(struct worker *w)
     free(w->park);
     w->park = NULL;
     dispatch_fini(&w->dispatch);
-    prime_state_destroy(w->prime);
-    w->prime = NULL;
-    prime_thread_fini();
     io_fini(&w->io);
 }
 

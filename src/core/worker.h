@@ -13,7 +13,6 @@
 #include "conn.h"
 #include "dispatch.h"
 #include "io.h"
-#include "prime.h"
 #include "slots.h"
 
 /* Workers per process at most. */
@@ -24,9 +23,9 @@ struct worker;
 /* The app's side of every worker, called on the worker's own thread. */
 struct worker_hooks {
     /* After the worker's backend and dispatch are up, before its pool: set
-     * w->pool.app and .stats, w->dispatch.stats and hooks.done, w->app and
-     * the owners of the tags it uses (worker_own). 0, or -errno with
-     * w->init_why set. */
+     * w->pool.app and .stats, w->dispatch.stats, hooks.done and its work
+     * (dispatch_set_work), w->app and the owners of the tags it uses
+     * (worker_own). 0, or -errno with w->init_why set. */
     int (*init)(struct worker *w);
     void (*fini)(struct worker *w);
     /* The earliest deadline of the app's timers, or next. */
@@ -61,8 +60,7 @@ struct worker_opts {
     struct conn_limits lim;
     enum dispatch_mode dispatch;
     unsigned queue_max;
-    bool prime_split;
-    enum prime_engine engine;
+    bool split; /* share a job with idle peers when the app's work can (dispatch.h) */
     bool shared_listener; /* worker 0 owns the one listener */
 };
 
@@ -76,14 +74,14 @@ struct worker {
     pthread_t thread;
     int lfd; /* listening socket, owned (worker 0's when shared), or -1 */
     struct io io;
-    struct prime_state *prime; /* this thread's random state, owned */
     struct conn_pool pool;     /* its connections */
-    struct dispatch dispatch;  /* its prime work; shared with the others as dispatch.h says */
+    struct dispatch dispatch;  /* its jobs; shared with the others as dispatch.h says */
     void *app;                 /* the app's per-worker state (hooks->init), the app's */
     struct {
         worker_event_fn *fn;
         void *ctx;
     } owners[SLOTS_OWNERS]; /* who takes the completions of each tag owner */
+    unsigned nowners;       /* owners handed out (worker_own), SLOTS_OWNER_CONN's included */
 
     int *park; /* owned ring of accepted fds waiting for a slot */
     unsigned park_head, npark;
@@ -103,7 +101,9 @@ struct worker {
  * Returns NULL. */
 void *worker_main(void *arg);
 
-/* Completions of tags of owner go to fn(ctx, ev). From hooks->init. */
-void worker_own(struct worker *w, unsigned owner, worker_event_fn *fn, void *ctx);
+/* A new tag owner whose completions go to fn(ctx, ev): the owner to put in
+ * the tags (slots_init's owner), or -ENOSPC when all SLOTS_OWNERS are out.
+ * From hooks->init. */
+int worker_own(struct worker *w, worker_event_fn *fn, void *ctx);
 
 #endif
