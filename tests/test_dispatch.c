@@ -9,6 +9,9 @@
 #include "build_info.h"
 #include "dispatch.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 static struct dispatch_stats m;
 static uint64_t done_tags[8];
 static unsigned ndone, nresume;
@@ -131,6 +134,11 @@ static bool stub_help(void *state, void *share)
     return true;
 }
 
+static uint64_t stats_steals(struct dispatch_stats *st)
+{
+    return atomic_load(&st->steals);
+}
+
 static const struct dispatch_work share_work = {
     .run = stub_run, .share_create = stub_share_create, .run_shared = stub_run_shared, .help = stub_help};
 
@@ -173,44 +181,94 @@ Test(dispatch, split_makes_a_share_only_when_it_can)
 #endif
 }
 
-Test(dispatch, split_runs_shared_and_an_idle_peer_helps)
+/* Two workers on one thread: b's io is a real eventfd, so that a wake sent
+ * to b can be read back. */
+static struct dispatch pa, pb;
+static struct dispatch *ppeers[2] = {&pa, &pb};
+static struct dispatch_stats sa, sb;
+static unsigned ra, rb;
+static struct io io_a, io_b;
+
+static void make_pair(void)
+{
+    memset(&pa, 0, sizeof(pa));
+    memset(&pb, 0, sizeof(pb));
+    shares_made = shared_runs = helps = ndone = 0;
+    share_fails = false;
+    io_a.wake_fd = -1;
+    io_b.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    cr_assert_geq(io_b.wake_fd, 0);
+    pa.stats = &sa;
+    pb.stats = &sb;
+    pa.io = &io_a;
+    pb.io = &io_b;
+    pa.hooks = pb.hooks = (struct dispatch_hooks){.done = on_done, .resume = on_resume};
+    cr_assert_eq(dispatch_init(&pa, DISPATCH_STEAL, 4, true, 0, ppeers, 2), 0);
+    cr_assert_eq(dispatch_init(&pb, DISPATCH_STEAL, 4, true, 1, ppeers, 2), 0);
+    cr_assert_eq(dispatch_set_work(&pa, &share_work, &ra), 0);
+    cr_assert_eq(dispatch_set_work(&pb, &share_work, &rb), 0);
+    cr_assert_not_null(pa.share);
+}
+
+static bool b_was_woken(void)
+{
+    uint64_t n;
+    return read(io_b.wake_fd, &n, sizeof(n)) == sizeof(n);
+}
+
+/* The split policy: a job is shared only when nothing else waits anywhere
+ * and a peer is idle to help; an idle peer runs one piece of a shared job. */
+Test(dispatch, split_shares_only_with_an_idle_peer_and_nothing_waiting)
 {
 #if PRIMED_HAVE_STEAL
-    static struct dispatch a, b;
-    static struct dispatch *peers[2] = {&a, &b};
-    static struct dispatch_stats sa, sb;
-    static unsigned ra, rb;
-    static struct io dummy_io;
-    memset(&a, 0, sizeof(a));
-    memset(&b, 0, sizeof(b));
-    shares_made = shared_runs = helps = 0;
-    share_fails = false;
-    ndone = 0;
-    a.stats = &sa;
-    b.stats = &sb;
-    a.io = b.io = &dummy_io;
-    a.hooks = b.hooks = (struct dispatch_hooks){.done = on_done, .resume = on_resume};
-    cr_assert_eq(dispatch_init(&a, DISPATCH_STEAL, 4, true, 0, peers, 2), 0);
-    cr_assert_eq(dispatch_init(&b, DISPATCH_STEAL, 4, true, 1, peers, 2), 0);
-    cr_assert_eq(dispatch_set_work(&a, &share_work, &ra), 0);
-    cr_assert_eq(dispatch_set_work(&b, &share_work, &rb), 0);
-    cr_assert_not_null(a.share);
-    struct dispatch_job job = {0};
+    make_pair();
+    struct dispatch_job j1 = {0}, j2 = {0};
     int result;
-    cr_assert(!dispatch_submit(&a, &job, 5, 10, &result));
-    a.handoff_until_ns = 0; /* no hand-off wait in a one-thread test */
-    dispatch_poll(&a);
-    cr_assert_eq(shared_runs, 1, "a split job runs shared");
+    /* b busy (not asleep): a's job runs whole */
+    cr_assert(!dispatch_submit(&pa, &j1, 1, 10, &result));
+    dispatch_poll(&pa);
     cr_assert_eq(ndone, 1);
-    cr_assert_eq(done_tags[0], 5);
+    cr_assert_eq(shared_runs, 0, "no idle peer: whole");
+    cr_assert_eq(ra, 1);
+    /* b asleep: a's job is shared, and b is woken to help */
+    atomic_store(&pb.sleeping, 1);
+    cr_assert(!dispatch_submit(&pa, &j1, 2, 10, &result));
+    b_was_woken();          /* the thief's wake for the queued task */
+    atomic_store(&pb.sleeping, 1); /* it went back to sleep without stealing */
+    pa.handoff_until_ns = 0;
+    dispatch_poll(&pa);
+    cr_assert_eq(shared_runs, 1, "an idle peer and nothing waiting: shared");
+    cr_assert(b_was_woken(), "the sleeping peer is woken to help");
+    /* b asleep, but a second job waits in a's deque: whole */
+    atomic_store(&pb.sleeping, 1);
+    cr_assert(!dispatch_submit(&pa, &j1, 3, 10, &result));
+    atomic_store(&pb.sleeping, 1);
+    cr_assert(!dispatch_submit(&pa, &j2, 4, 10, &result));
+    pa.handoff_until_ns = 0;
+    dispatch_poll(&pa);
+    cr_assert_eq(shared_runs, 1, "another job waits: whole");
+    dispatch_poll(&pa);
+    cr_assert_eq(ndone, 4);
+    cr_assert_eq(done_tags[2], 3, "oldest first");
+    cr_assert_eq(done_tags[3], 4);
+    /* a job b takes from a (a handed it over): shared, its owner helps */
+    atomic_store(&pb.sleeping, 0);
+    atomic_store(&pa.sleeping, 0);
+    cr_assert(!dispatch_submit(&pa, &j1, 5, 10, &result));
+    dispatch_poll(&pb);
+    cr_assert_eq(shared_runs, 2, "stolen with nothing else waiting: shared");
+    cr_assert_eq(stats_steals(&sb), 1);
+    dispatch_poll(&pa);
+    cr_assert_eq(ndone, 5, "the owner answers it");
     /* while a peer shares, an idle worker runs one piece of its job */
-    atomic_store(&a.sharing, true);
-    dispatch_poll(&b);
+    atomic_store(&pa.sharing, true);
+    dispatch_poll(&pb);
     cr_assert_eq(helps, 1);
     cr_assert_eq(atomic_load(&sb.pieces_helped), 1);
-    atomic_store(&a.sharing, false);
-    dispatch_poll(&b);
+    atomic_store(&pa.sharing, false);
+    dispatch_poll(&pb);
     cr_assert_eq(helps, 1, "nobody shares: nothing to help");
+    close(io_b.wake_fd);
 #else
     cr_skip_test("built without work stealing");
 #endif

@@ -24,14 +24,16 @@ static uint64_t thread_cpu_ns(void)
 
 #if PRIMED_HAVE_STEAL
 static void wake_helpers(struct dispatch *d);
+static bool worth_sharing(struct dispatch *d, bool stolen);
 #endif
 
-static int run_job(struct dispatch *d, unsigned size)
+/* Runs a job here; stolen: it is a peer's, handed to us. */
+static int run_job(struct dispatch *d, unsigned size, bool stolen)
 {
     uint64_t t0 = thread_cpu_ns();
     int r;
 #if PRIMED_HAVE_STEAL
-    if (d->share) {
+    if (d->share && worth_sharing(d, stolen)) {
         atomic_store_explicit(&d->sharing, true, memory_order_seq_cst); /* before the sleeping flags (Dekker) */
         wake_helpers(d);
         r = d->work->run_shared(d->state, d->share, size);
@@ -105,7 +107,7 @@ bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag,
 #endif
     (void)job;
     (void)tag;
-    *result = run_job(d, bits);
+    *result = run_job(d, bits, false);
     return true;
 }
 
@@ -207,6 +209,30 @@ static bool wake_one_thief(struct dispatch *d)
         }
     }
     return false;
+}
+
+/* Whether to share the job about to run: only when no other job waits
+ * anywhere (every deque empty, our wait queue too) and a peer is idle to
+ * help: asleep, waiting out a hand-off, or the owner of this very job (it
+ * queued the job for us, so it has nothing of its own to run; it may not
+ * have announced its nap yet). A loaded machine runs every job whole:
+ * sharing costs the owner its sieve's hand-offs, and pays only when the
+ * helpers had nothing else to do. Relaxed reads: a stale answer costs one
+ * job run whole or shared, never a wrong one. */
+static bool worth_sharing(struct dispatch *d, bool stolen)
+{
+    if (d->waitq_head)
+        return false;
+    bool idle = stolen;
+    for (unsigned i = 0; i < d->npeers; i++) {
+        struct dispatch *o = d->peers[i];
+        if (wsq_size(&o->q) > 0)
+            return false;
+        if (o != d && (atomic_load_explicit(&o->sleeping, memory_order_relaxed) ||
+                       atomic_load_explicit(&o->napping, memory_order_relaxed)))
+            idle = true;
+    }
+    return idle;
 }
 
 /* Before a shared job: wakes every sleeping peer, and every peer waiting out
@@ -374,7 +400,7 @@ static bool run_one_task(struct dispatch *d)
     if (atomic_load_explicit(&t->cancelled, memory_order_relaxed))
         t->result = -ECANCELED; /* the client reset while it waited */
     else
-        t->result = run_job(d, t->bits);
+        t->result = run_job(d, t->bits, stolen);
     if (!stolen) {
         task_done(d, t);
         unthrottle(d);
