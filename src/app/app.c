@@ -148,7 +148,7 @@ static void on_finish(void *ctx, struct conn *c, struct resp *r, uint64_t dur, e
 
 static void set_iso_time(struct app_worker *aw)
 {
-    time_t now = time(NULL);
+    time_t now = clock_wall_s();
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(aw->iso_time, sizeof(aw->iso_time), "%Y-%m-%dT%H:%M:%SZ", &tm);

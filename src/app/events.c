@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "build_info.h"
+#include "clock.h"
 #if PRIMED_HAVE_PG
 #include "pgstore.h"
 #endif
@@ -82,9 +83,7 @@ int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
 {
 #if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
     if (aw->app->store || aw->pg) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t time_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        int64_t time_ms = (int64_t)(clock_wall_us() / 1000u);
 #if PRIMED_HAVE_STORE
         if (!aw->pg) {
             struct store_req now = {.time_ms = time_ms, .pod = aw->env.pod};

@@ -186,7 +186,7 @@ void pgstore_redact(const char *db, char *out, size_t cap)
 
 static uint64_t tag(const struct pgstore *p)
 {
-    return ((uint64_t)(p->gen & SLOTS_GEN_MASK) << 32) | ((uint64_t)p->o.owner << SLOTS_OWNER_SHIFT);
+    return slots_pack(0, p->gen, p->o.owner);
 }
 
 /* Asks for the readiness libpq waits on now (reading always while

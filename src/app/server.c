@@ -28,6 +28,7 @@
 #include "build_info.h"
 #include "catalog.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "log.h"
 #if PRIMED_HAVE_STORE
 #include "store.h"
@@ -151,14 +152,11 @@ _Static_assert(CONFIG_WORKERS_MAX == WORKERS_MAX, "--threads is bounded by the c
 static int wait_workers(struct server *s, const struct config *cfg, sigset_t *set)
 {
     /* returns when every worker has exited, or on timeout / second signal */
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start = clock_mono_ns();
     for (;;) {
         if (atomic_load(&s->all.running) == 0)
             return 0;
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double waited = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+        double waited = (double)(clock_mono_ns() - start) / 1e9;
         double left = (double)cfg->drain_timeout_ms / 1000.0 - waited;
         if (left <= 0) {
             long open = 0;
@@ -224,9 +222,7 @@ static void app_start(struct server *s)
     struct app *a = &s->app;
     a->cfg = cfg;
     a->workers = &s->all;
-    struct timespec rt;
-    clock_gettime(CLOCK_REALTIME, &rt);
-    a->start_time = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
+    a->start_time = (double)clock_wall_us() / 1e6;
     a->pod = env_or("POD_NAME", "unknown-pod");
     a->ns = env_or("POD_NAMESPACE", "unknown-namespace");
     a->name = env_or("APP_NAME", "primed");

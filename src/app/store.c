@@ -170,10 +170,7 @@ static void hand_back(struct store_req **batch, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         struct store_req *r = batch[i];
         struct store_inbox *in = r->inbox;
-        r->next = atomic_load_explicit(&in->head, memory_order_relaxed);
-        while (!atomic_compare_exchange_weak_explicit(&in->head, &r->next, r, memory_order_release,
-                                                      memory_order_relaxed))
-            ;
+        treiber_push(&in->back, &r->back);
         bool seen = false;
         for (unsigned k = 0; k < nwoken && !seen; k++)
             seen = woken[k] == in;
@@ -193,21 +190,12 @@ static void hand_back(struct store_req **batch, unsigned n)
 
 unsigned store_inbox_poll(struct store_inbox *in)
 {
-    struct store_req *r = atomic_exchange_explicit(&in->head, NULL, memory_order_acquire);
-    /* the stack is newest first: reverse it, so done runs in commit order */
-    struct store_req *fifo = NULL;
-    while (r) {
-        struct store_req *next = r->next;
-        r->next = fifo;
-        fifo = r;
-        r = next;
-    }
     unsigned n = 0;
-    while (fifo) {
-        struct store_req *next = fifo->next;
-        fifo->done(fifo);
-        fifo = next;
-        n++;
+    for (struct treiber_link *l = treiber_take(&in->back); l; n++) { /* in commit order */
+        struct treiber_link *next = l->next;
+        struct store_req *r = treiber_entry(l, struct store_req, back);
+        r->done(r);
+        l = next;
     }
     return n;
 }

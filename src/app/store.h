@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "io.h"
+#include "treiber.h"
 
 #define STORE_POD_MAX       128   /* pod names kept (Kubernetes allows 253; longer is cut) */
 #define STORE_QUEUE_DEFAULT 65536 /* events queued before store_submit() refuses */
@@ -31,18 +32,19 @@
 enum store_sync { STORE_SYNC_NORMAL, STORE_SYNC_FULL };
 
 /* A worker's inbox: events committed (or failed) for it, pushed by the store
- * thread, taken by the worker. Memory ordering: the store thread writes an
- * event's id and err, then pushes it with a release CAS; the worker takes
- * the whole list with an acquire exchange. */
+ * thread, taken by the worker (a Treiber stack, core/treiber.h: the store
+ * thread writes an event's id and err, then pushes it; the worker takes the
+ * whole list, oldest first, with an acquire exchange). */
 struct store_inbox {
-    _Atomic(struct store_req *) head;
+    struct treiber back;
     struct io *io; /* the worker's, woken after a push; not owned; NULL: its owner polls */
 };
 
 /* One event from store_submit() until its done runs; the submitter's object,
  * untouched by it meanwhile. */
 struct store_req {
-    struct store_req *next;
+    struct store_req *next;   /* a store's own queue while it is out (pgstore.c) */
+    struct treiber_link back; /* on its inbox, once committed or failed */
     /* runs on the inbox's worker: err 0 (committed, id set) or -errno
      * (nothing was stored) */
     void (*done)(struct store_req *r);

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <netinet/in.h>
 
+#include "clock.h"
+
 void resolver_init(struct resolver *r)
 {
     memset(r, 0, sizeof(*r));
@@ -58,36 +60,23 @@ struct resolver_target *resolver_add(struct resolver *r, const struct url *url)
     return t;
 }
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void *resolver_main(void *arg)
 {
     struct resolver *r = arg;
     uint64_t next[RESOLVER_MAX], last[RESOLVER_MAX];
-    uint64_t now = mono_ms();
+    uint64_t now = clock_mono_ms();
     for (unsigned i = 0; i < r->n; i++) {
         last[i] = now;
         next[i] = now + (r->targets[i].resolved ? RESOLVER_REFRESH_MS : RESOLVER_RETRY_MS);
     }
     pthread_mutex_lock(&r->mu);
     while (!r->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 200 * 1000000L; /* stale marks are polled: a worker never takes this lock */
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = clock_mono_after(200); /* stale marks are polled: a worker never takes this lock */
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
         if (r->stop)
             break;
         pthread_mutex_unlock(&r->mu);
-        now = mono_ms();
+        now = clock_mono_ms();
         for (unsigned i = 0; i < r->n; i++) {
             struct resolver_target *t = &r->targets[i];
             bool stale = atomic_exchange(&t->stale, false);

@@ -10,17 +10,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "build_info.h"
 #include "clock.h"
-
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 #if PRIMED_HAVE_STEAL
 static void wake_helpers(struct dispatch *d);
@@ -30,7 +22,7 @@ static bool worth_sharing(struct dispatch *d, bool stolen);
 /* Runs a job here; stolen: it is a peer's, handed to us. */
 static int run_job(struct dispatch *d, unsigned size, bool stolen)
 {
-    uint64_t t0 = thread_cpu_ns();
+    uint64_t t0 = clock_thread_cpu_ns();
     int r;
 #if PRIMED_HAVE_STEAL
     if (d->share && worth_sharing(d, stolen)) {
@@ -41,7 +33,7 @@ static int run_job(struct dispatch *d, unsigned size, bool stolen)
     } else
 #endif
         r = d->work->run(d->state, size);
-    stats_observe(&d->stats->job_seconds, thread_cpu_ns() - t0);
+    stats_observe(&d->stats->job_seconds, clock_thread_cpu_ns() - t0);
     return r;
 }
 
@@ -345,21 +337,13 @@ static void unthrottle(struct dispatch *d)
 /* Takes the tasks other workers finished for us. */
 static void collect_finished(struct dispatch *d)
 {
-    struct task *t = atomic_exchange_explicit(&d->done, NULL, memory_order_acquire);
-    if (!t)
+    struct treiber_link *l = treiber_take(&d->done);
+    if (!l)
         return;
-    /* the list is LIFO; answer in completion order */
-    struct task *rev = NULL;
-    while (t) {
-        struct task *next = t->next;
-        t->next = rev;
-        rev = t;
-        t = next;
-    }
-    while (rev) {
-        struct task *next = rev->next;
-        task_done(d, rev);
-        rev = next;
+    while (l) { /* in completion order */
+        struct treiber_link *next = l->next;
+        task_done(d, treiber_entry(l, struct task, done));
+        l = next;
     }
     unthrottle(d);
 }
@@ -408,10 +392,7 @@ static bool run_one_task(struct dispatch *d)
     }
     stats_add(&d->stats->steals, 1);
     struct dispatch *o = d->peers[t->owner];
-    struct task *head = atomic_load_explicit(&o->done, memory_order_relaxed);
-    do {
-        t->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&o->done, &head, t, memory_order_seq_cst, memory_order_relaxed));
+    treiber_push(&o->done, &t->done);
     if (atomic_exchange_explicit(&o->sleeping, 0, memory_order_seq_cst))
         io_wake(o->io);
     return true;
@@ -441,7 +422,7 @@ static void steal_poll(struct dispatch *d)
 
 static bool work_anywhere(struct dispatch *d)
 {
-    if (atomic_load_explicit(&d->done, memory_order_seq_cst) || sharing_peer(d))
+    if (treiber_nonempty(&d->done, memory_order_seq_cst) || sharing_peer(d))
         return true;
     for (unsigned i = 0; i < d->npeers; i++)
         if (wsq_size(&d->peers[i]->q) > 0)
@@ -452,7 +433,7 @@ static bool work_anywhere(struct dispatch *d)
 static int steal_wait_timeout(struct dispatch *d, int timeout_ms)
 {
     bool handoff = false;
-    if (atomic_load_explicit(&d->done, memory_order_relaxed) || sharing_peer(d)) {
+    if (treiber_nonempty(&d->done, memory_order_relaxed) || sharing_peer(d)) {
         timeout_ms = 0;
     } else if (wsq_size(&d->q) > 0) {
         /* during a hand-off, wait on the ring for at most 1 ms, without

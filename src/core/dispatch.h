@@ -12,10 +12,10 @@
  *
  * Memory-ordering protocol (steal mode). Shared between workers: each one's
  * deque (wsq.h's own protocol), its done list and its sleeping flag.
- * - done list: a Treiber stack of finished tasks for their owner. A thief
- *   pushes with a seq_cst CAS after writing t->result; the owner takes the
- *   whole list with an acquire exchange, so it reads every result written
- *   before the push. Nothing else touches a task while it is on the list.
+ * - done list: a Treiber stack of finished tasks for their owner (treiber.h:
+ *   a thief pushes with a seq_cst CAS after writing t->result; the owner
+ *   takes the whole list, oldest first, with an acquire exchange, so it reads
+ *   every result written before the push).
  * - sleeping (Dekker): an owner about to block stores sleeping = 1 (seq_cst),
  *   then looks for work once more (its done list with a seq_cst load, every
  *   deque's size); a producer pushes its task, issues a seq_cst fence, then
@@ -48,6 +48,7 @@
 
 #include "io.h"
 #include "stats.h"
+#include "treiber.h"
 #include "wsq.h"
 
 enum dispatch_mode { DISPATCH_INLINE, DISPATCH_STEAL };
@@ -77,7 +78,8 @@ struct dispatch_work {
 };
 
 struct task {
-    struct task *next;      /* free list, or the owner's done list */
+    struct task *next;         /* free list */
+    struct treiber_link done;  /* on the owner's done list (run by a thief) */
     _Atomic bool cancelled; /* its connection is gone: skip the job */
     uint64_t tag;           /* the job's tag at the owner */
     uint64_t queued_ns;
@@ -128,7 +130,7 @@ struct dispatch {
     bool throttled;
     uint64_t handoff_until_ns;                    /* a woken thief gets first go at our newest task until then */
     struct dispatch_job *waitq_head, *waitq_tail; /* jobs waiting for a task, FIFO */
-    _Alignas(64) _Atomic(struct task *) done;     /* finished tasks for us, pushed by any worker */
+    _Alignas(64) struct treiber done;             /* finished tasks for us, pushed by any worker (treiber.h) */
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
     _Atomic bool sharing;                         /* our job is split: peers, help */
     _Atomic int napping;                          /* 1 while waiting out a hand-off (split only) */

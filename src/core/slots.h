@@ -92,9 +92,18 @@ static inline void slots_put(struct slot_table *t, struct slot *s)
     t->free = s;
 }
 
+/* The one tag packer: index, generation (mod 2^20) and owner, as the layout
+ * above says. An owner with a single operation of its own (a socket it
+ * polls) packs index 0 and its own generation. */
+static inline uint64_t slots_pack(uint32_t index, uint32_t gen, unsigned owner)
+{
+    return (uint64_t)index | ((uint64_t)(gen & SLOTS_GEN_MASK) << 32) |
+           ((uint64_t)(owner & (SLOTS_OWNERS - 1)) << SLOTS_OWNER_SHIFT);
+}
+
 static inline uint64_t slots_tag(const struct slot_table *t, const struct slot *s)
 {
-    return (uint64_t)s->index | ((uint64_t)(s->gen & SLOTS_GEN_MASK) << 32) | ((uint64_t)t->owner << SLOTS_OWNER_SHIFT);
+    return slots_pack(s->index, s->gen, t->owner);
 }
 
 /* The owner a tag belongs to. */

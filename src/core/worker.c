@@ -156,7 +156,7 @@ static bool update_clock(struct worker *w)
 {
     struct conn_pool *p = &w->pool;
     p->now_ms = clock_mono_ns() / 1000000u;
-    time_t now = time(NULL);
+    time_t now = clock_wall_s();
     if (now == w->date_sec)
         return false;
     w->date_sec = now;
