@@ -1,0 +1,111 @@
+"""benchmarks/lib/rundata.py - a published lab run's data, kept under docs/lab/runs/<run-id>/.
+
+owns: reading a lab run's table.md (the Markdown the lab writes, which is also its notebook entry)
+into one dict; writing and reading docs/lab/runs/<run-id>/run.json; naming the latest published
+run (the greatest run id under docs/lab/runs/).
+never: measures, judges a run (publish and quiet.py do), or writes a page (figures.py and publish do).
+
+run.json holds: id (YYYY-MM-DD-HHMM), date, machine, cpu, cpus, features, kernel, commit, notebook
+(the entry's file name), engine (prime_bench per engine: median_us, mean_us, cpu_mean_us), and the
+tables by name: summary (the headline table), runs (every closed-loop run), startup, openloop,
+siege, each a list of {column: cell} with the cells as the lab printed them.
+"""
+import json
+import os
+import re
+
+TABLES = {  # name in run.json: the heading the table stands under (None: the first table)
+    "summary": None,
+    "runs": "## Every run",
+    "startup": "## Start-up",
+    "openloop": "## Open loop",
+    "siege": "## siege",
+}
+
+
+def run_id(date):
+    """'2026-12-04 14:20 UTC' -> '2026-12-04-1420'."""
+    m = re.match(r"(\d{4}-\d\d-\d\d)[ T](\d\d):(\d\d)", date)
+    if not m:
+        raise ValueError("not a lab run's date: %r" % date)
+    return "%s-%s%s" % m.groups()
+
+
+def _table_after(text, start):
+    """The first Markdown table at or after offset start: a list of {column: cell}."""
+    m = re.compile(r"^(\|.*\|)\n\|[-| :]+\|\n((?:\|.*\|\n?)+)", re.M).search(text, start)
+    if not m:
+        return None
+    cols = [c.strip() for c in m.group(1).strip().strip("|").split("|")]
+    out = []
+    for line in m.group(2).strip().split("\n"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        out.append(dict(zip(cols, cells)))
+    return out
+
+
+def parse(text, features=""):
+    """A lab run's table.md (or its notebook entry) as run data. Raises ValueError when the text is
+    not a lab run's (no title with a date, no headline table)."""
+    m = re.search(r"^# primed comparison lab: (.+)$", text, re.M)
+    if not m:
+        raise ValueError("no '# primed comparison lab: DATE' title")
+    date = m.group(1).strip()
+    d = {"id": run_id(date), "date": date, "features": features}
+    m = re.search(r"^Machine: (.*?); kernel (.*?); commit (\w+)\.", text, re.M)
+    if m:
+        d["machine"], d["kernel"], d["commit"] = m.groups()
+        d["cpu"] = d["machine"].split(",")[0].strip()
+        c = re.search(r"(\d+) CPUs?", d["machine"])
+        d["cpus"] = int(c.group(1)) if c else None
+    d["engine"] = {}
+    m = re.search(r"^Physical limit: .*?µs \(prime_bench, this run\): (.*?); ceiling", text, re.M)
+    if m:
+        for part in m.group(1).split("; "):
+            e = re.match(r"(\w+): median (\d+), mean (\d+), CPU mean (\d+)", part)
+            if e:
+                d["engine"][e.group(1)] = {"median_us": int(e.group(2)), "mean_us": int(e.group(3)),
+                                           "cpu_mean_us": int(e.group(4))}
+    for name, heading in TABLES.items():
+        start = 0
+        if heading:
+            h = re.search("^" + re.escape(heading), text, re.M)
+            if not h:
+                d[name] = []
+                continue
+            start = h.end()
+        d[name] = _table_after(text, start) or []
+    if not d["summary"]:
+        raise ValueError("no headline table")
+    return d
+
+
+def runs_dir(docs):
+    return os.path.join(docs, "lab", "runs")
+
+
+def write(docs, data):
+    """docs/lab/runs/<id>/run.json; returns the folder."""
+    folder = os.path.join(runs_dir(docs), data["id"])
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "run.json"), "w") as f:
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    return folder
+
+
+def published(docs):
+    """The ids of the published runs (folders under docs/lab/runs/ with a run.json), oldest first."""
+    top = runs_dir(docs)
+    if not os.path.isdir(top):
+        return []
+    return sorted(r for r in os.listdir(top) if os.path.exists(os.path.join(top, r, "run.json")))
+
+
+def latest(docs):
+    """The latest published run's data, or None when none is kept."""
+    ids = published(docs)
+    if not ids:
+        return None
+    with open(os.path.join(runs_dir(docs), ids[-1], "run.json")) as f:
+        return json.load(f)
