@@ -96,10 +96,11 @@ def table(head, rows):
 # ---- the blocks -------------------------------------------------------------------------------
 
 def b_per_core(r):
-    best = max(r.vs(PRIMED, "RPS"))
-    rows = [["primed (every build)", span(r.vs(PRIMED, "RPS"), "req/s"), "1", span(r.vs(PRIMED, "RESPONSE TIME p95"), "ms")]]
+    ours = [x for x in r.vs(PRIMED, "RPS") if x]
+    rows = [["primed (every build)", span(ours, "req/s"), "1", span(r.vs(PRIMED, "RESPONSE TIME p95"), "ms")]]
     for t, label in JAVA:
-        if r.has(t):
+        if r.has(t) and ours and r.rps(t):
+            best = max(ours)
             rows.append(["seed's Java service, " + label, fmt(r.rps(t), 0) + " req/s",
                          "%s-%s" % (fmt(min(r.vs(PRIMED, "RPS")) / r.rps(t)), fmt(best / r.rps(t))),
                          fmt(r.v(t, "RESPONSE TIME p95")) + " ms"])
@@ -239,8 +240,8 @@ def b_lab_table(r):
     cols = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPONSE TIME p95", "RAM idle",
             "RAM @1000 conns", "RAM", "THREADS", "SERVER FAILURES", "AVAILABILITY"]
     e = r.engine_rate()
-    rows = [[x.get(c, "") for c in cols] + [fmt(100 * num(x["RPS"]) / e) + " %" if e and x["TYPE"] not in ("nginx",)
-                                              and not x["TYPE"].startswith("physical") else "-"]
+    rows = [[x.get(c, "") for c in cols] + [fmt(100 * num(x["RPS"]) / e) + " %" if e and num(x.get("RPS"))
+                                              and x["TYPE"] not in ("nginx",) else "-"]
             for x in r.d["summary"] if not x["TYPE"].startswith("physical")]
     return (r.conditions() + "\n\n" + table(cols + ["÷ engine alone"], rows) +
             "\n\nRPS: the median over rounds of the best concurrency (@connections); p95 from that run. "
