@@ -243,7 +243,8 @@ def b_lab_table(r):
     rows = [[x.get(c, "") for c in cols] + [fmt(100 * num(x["RPS"]) / e) + " %" if e and num(x.get("RPS"))
                                               and x["TYPE"] not in ("nginx",) else "-"]
             for x in r.d["summary"] if not x["TYPE"].startswith("physical")]
-    return (r.conditions() + "\n\n" + table(cols + ["÷ engine alone"], rows) +
+    return (r.conditions() + " Every measurement window of the run was under the quiet-machine threshold "
+            "(publish refuses a run with one over it)." + "\n\n" + table(cols + ["÷ engine alone"], rows) +
             "\n\nRPS: the median over rounds of the best concurrency (@connections); p95 from that run. "
             "÷ engine alone: RPS ÷ the %s primes/s that one core makes with the server's engine and no "
             "server (prime_bench in the same run): the gap to 100 %% is what serving costs; above 100 %% "
