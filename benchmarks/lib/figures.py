@@ -182,12 +182,50 @@ def b_knative(r):
             "[autoscaling.md](%s)." % r.link("autoscaling.md"))
 
 
+def b_glance(r):
+    """One row per kind of server: what each question asks of it."""
+    def size(ts):
+        cells = sorted({r.rows[t]["ARTIFACT SIZE"].replace(" shared libs", " of libraries") for t in ts if r.has(t)})
+        if len(cells) <= 1:
+            return cells[0] if cells else "n/a"
+        head = [c.split(" + ", 1) for c in cells]
+        units = {h[0].split()[-1] for h in head}
+        if len(units) == 1 and len({h[1] if len(h) > 1 else "" for h in head}) == 1:
+            return span([num(h[0]) for h in head], units.pop()) + (" + " + head[0][1] if len(head[0]) > 1 else "")
+        return " / ".join(cells)
+
+    java17 = r.rps("java-fixed") if r.has("java-fixed") else None
+
+    def row(label, ts, prime=True):
+        ts = [t for t in ts if r.has(t)]
+        if not ts:
+            return None
+        rps = [x for x in r.vs(ts, "RPS") if x]
+        return [label, span(rps, "req/s", 0) if prime else "no prime (fixed body)",
+                span([x / java17 for x in rps], "×") if prime and java17 else "-",
+                span(r.vs(ts, "BOOT UP"), "ms"), span(r.vs(ts, "RAM idle"), "MiB"),
+                span([r.per_conn_kib(t) for t in ts], "KiB"), size(ts)]
+    rows = [row("primed, `lto-static` (one static file)", STATIC), row("primed, dynamic builds", DYNAMIC)]
+    rows += [row("primed, image `%s`" % t[4:], [t]) for t in CONTAINERS]
+    rows += [row("nginx", ["nginx"], prime=False)]
+    rows += [row("seed's Java service, " + label, [t]) for t, label in JAVA]
+    e = r.engine_rate()
+    return (table(["server", "/example on one core", "÷ JDK 17", "start-up", "RSS idle", "per held connection",
+                   "what ships"], [x for x in rows if x])
+            + "\n\n/example: one random 1000-bit prime; best median req/s over 50, 100 and 200 connections. "
+            "Start-up: exec (or `podman run`) to the first /healthz 200, median of 10. Per held connection: "
+            "(RSS holding 1000 keep-alive connections − RSS idle) ÷ 1000, after the run's load. primed's "
+            "engine alone on one core (prime_bench, same run): %s primes/s." % fmt(e))
+
+
 def b_answer(r):
-    return "\n\n".join([r.conditions(), "**Per core, against the seed's Java service**", b_per_core(r),
-                        "**Start-up**", b_startup(r), "**Memory**", b_memory(r), "**Image size**", b_images(r),
-                        "**What each build profile buys**", profile_rows(r),
-                        "**Past capacity**", b_overload(r),
-                        "**Pods and latency per Knative target**", b_knative(r)])
+    return "\n\n".join([r.conditions(), b_glance(r), "**What each build profile buys**", profile_rows(r),
+                        "**Pods and latency per Knative target**: the autoscaler model's answers for each "
+                        "target are on [autoscaling.md](%s)." % r.link("autoscaling.md")])
+
+
+def b_overload_block(r):
+    return b_overload(r) + "\n\n" + r.conditions()
 
 
 def b_choose(r):
@@ -260,7 +298,8 @@ def b_charts(r):
 
 BLOCKS = {  # page (relative to the repository) -> {block name: producer}
     "README.md": {"choose": b_choose},
-    "docs/benchmarks.md": {"answer": b_answer, "lab-table": b_lab_table, "charts": b_charts},
+    "docs/benchmarks.md": {"answer": b_answer, "overload": b_overload_block, "lab-table": b_lab_table,
+                           "charts": b_charts},
     "docs/profiles.md": {"profiles": b_profiles},
     "docs/containers.md": {"images": lambda r: b_images(r) + "\n\n" + r.conditions()},
     "docs/java-peers.md": {"java": b_java},
