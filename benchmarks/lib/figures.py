@@ -73,7 +73,9 @@ class Run:
         return 1e6 / e["cpu_mean_us"] if e else None
 
     def server_engine(self):
-        return "sieve"  # every primed row of the lab names its engine; the lab's builds run sieve
+        """The engine the servers ran (every primed row of the lab names it); the default, sieve,
+        for a run kept before rundata recorded it."""
+        return self.d.get("server_engine") or "sieve"
 
     def conditions(self):
         d = self.d

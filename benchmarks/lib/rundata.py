@@ -6,7 +6,7 @@ run (the greatest run id under docs/lab/runs/).
 never: measures, judges a run (publish and quiet.py do), or writes a page (figures.py and publish do).
 
 run.json holds: id (YYYY-MM-DD-HHMM), date, machine, cpu, cpus, features, kernel, commit, notebook
-(the entry's file name), engine (prime_bench per engine: median_us, mean_us, cpu_mean_us), and the
+(the entry's file name), server_engine (the prime engine every primed row ran), engine (prime_bench per engine: median_us, mean_us, cpu_mean_us), and the
 tables by name: summary (the headline table), runs (every closed-loop run), startup, openloop,
 siege, each a list of {column: cell} with the cells as the lab printed them.
 """
@@ -66,6 +66,8 @@ def parse(text, features=""):
             if e:
                 d["engine"][e.group(1)] = {"median_us": int(e.group(2)), "mean_us": int(e.group(3)),
                                            "cpu_mean_us": int(e.group(4))}
+    engines = set(re.findall(r"; prime engine: (\w+);", text))
+    d["server_engine"] = engines.pop() if len(engines) == 1 else None  # the engine every primed row ran
     for name, heading in TABLES.items():
         start = 0
         if heading:
