@@ -10,6 +10,7 @@ run.json holds: id (YYYY-MM-DD-HHMM), date, machine, cpu, cpus, features, kernel
 tables by name: summary (the headline table), runs (every closed-loop run), startup, openloop,
 siege, each a list of {column: cell} with the cells as the lab printed them.
 """
+import csv
 import json
 import os
 import re
@@ -111,3 +112,41 @@ def latest(docs):
         return None
     with open(os.path.join(runs_dir(docs), ids[-1], "run.json")) as f:
         return json.load(f)
+
+
+def _mib_kb(cell):
+    m = re.match(r"([0-9.]+) MiB", cell or "")
+    return "%.0f" % (float(m.group(1)) * 1024) if m else ""
+
+
+def to_results_dir(data, out):
+    """The kept data as the results-directory files benchmarks/lib/charts.py reads (meta.txt,
+    summary.csv, results.csv): how a run kept only as data gets its charts drawn again."""
+    os.makedirs(out, exist_ok=True)
+    e = data.get("engine", {}).get(data.get("server_engine") or "sieve")
+    with open(os.path.join(out, "meta.txt"), "w") as f:
+        f.write("date=%s\nmachine=%s\n" % (data["date"], data.get("machine", "")))
+        if e:
+            f.write("ceiling=%.0f req/s = 1 CPU x 1e6 / %d µs\n" % (1e6 / e["cpu_mean_us"], e["cpu_mean_us"]))
+    boot = {r["target"]: r for r in data.get("startup", [])}
+    cols = ["TYPE", "kind", "status", "boot_ms_median", "boot_ms_p10", "boot_ms_p90", "rss_conns", "idle_rss_kb",
+            "conns_rss_kb", "peak_rss_kb"]
+    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in data["summary"]:
+            if r["TYPE"].startswith("physical"):
+                continue
+            b = boot.get(r["TYPE"], {})
+            conns = next((k.split("@")[1].split()[0] for k in r if k.startswith("RAM @")), "")
+            w.writerow([r["TYPE"], "nginx" if r["TYPE"].startswith("nginx") else "", "ok",
+                        b.get("/healthz 200 median", ""), b.get("p10", ""), b.get("p90", ""), conns,
+                        _mib_kb(r.get("RAM idle")), _mib_kb(r.get("RAM @%s conns" % conns)), _mib_kb(r.get("RAM"))])
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["target", "path", "conns", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"])
+        for r in data.get("runs", []):
+            if r.get("conns", "-") == "-":
+                continue
+            w.writerow([r["target"], r["path"], r["conns"], r["req/s"], r["p50 ms"], r["p95 ms"], r["p99 ms"], ""])
+    return out

@@ -10,7 +10,8 @@ the quiet-machine threshold, one chart) is published into a copy of README.md an
   - tests/docs/check on the copy finds no block from another run;
   - the older run's notebook entry still shows its own charts (history does not change);
   - publish --regenerate from the same data changes nothing; a hand edit in a block is undone;
-  - publish refuses a page without one of its blocks, and a run with a window over the threshold.
+  - publish refuses a page without one of its blocks, and a run with a window over the threshold;
+  - --reconstruct reads a notebook entry back to the data publish kept, --redraw draws its charts.
 Standard library only; no measurement.
 """
 import json
@@ -113,6 +114,20 @@ def main():
         p = run([PUBLISH, "--docs", docs, "--regenerate"])
         t.ok(p.returncode == 1 and "no block 'choose'" in p.stderr, "publish refuses a page that lacks one of its blocks",
              p.stdout + p.stderr)
+
+        entry_now = os.path.join(docs, "lab", before["notebook"])
+        if shutil.which("gnuplot"):
+            for f in os.listdir(os.path.join(docs, "lab", "runs", before["id"])):
+                if f.endswith(".png"):
+                    os.remove(os.path.join(docs, "lab", "runs", before["id"], f))
+            p = run([PUBLISH, "--docs", docs, "--reconstruct", entry_now, "--redraw"])
+            kept = json.load(open(os.path.join(docs, "lab", "runs", before["id"], "run.json")))
+            t.ok(p.returncode == 0 and kept["summary"] == before["summary"]
+                 and sorted(kept["charts"]) == ["boot", "memory", "p95", "plaintext", "rps"],
+                 "--reconstruct reads a notebook entry back to the same data and --redraw draws its five charts",
+                 p.stdout + p.stderr)
+        else:
+            t.skip("--reconstruct --redraw", "gnuplot is not installed")
 
         loud = dict(quiet, other_cpu_pct=40.0, other_cpu_s=4.0)
         json.dump({"meta": {"contamination": {"wrk": [loud]}}}, open(os.path.join(res, "raw.json"), "w"))
