@@ -231,20 +231,24 @@ def b_overload_block(r):
 
 
 def b_choose(r):
-    st, dy = STATIC, DYNAMIC
-    rows = [["smallest start-up and memory, one file", "`lto-static` (or the `static` image)",
-             span(r.vs(st, "BOOT UP"), "ms"), span(r.vs(st, "RAM idle"), "MiB"), span(r.vs(st, "RPS"), "req/s")],
-            ["a distribution package, shared libraries", "`default`", span(r.vs(["default/inline", "default/steal"], "BOOT UP"), "ms"),
-             span(r.vs(["default/inline", "default/steal"], "RAM idle"), "MiB"), span(r.vs(["default/inline", "default/steal"], "RPS"), "req/s")],
-            ["the smallest binary", "`minimal`", span(r.vs(["minimal/inline"], "BOOT UP"), "ms"),
-             span(r.vs(["minimal/inline"], "RAM idle"), "MiB"), span(r.vs(["minimal/inline"], "RPS"), "req/s")]]
-    for t, label in JAVA[:1]:
-        if r.has(t):
-            rows.append(["(the seed's Java service, for scale)", label, span(r.vs([t], "BOOT UP"), "ms"),
-                         span(r.vs([t], "RAM idle"), "MiB"), fmt(r.rps(t), 0) + " req/s"])
-    return (table(["you want", "choose", "start-up", "RSS idle", "/example on one core"], rows)
-            + "\n\nFrom the run of %s on %s, %s CPUs; every question and its conditions: [Results](%s)."
-            % (r.d["date"], r.d.get("cpu", "?"), r.d.get("cpus", "?"), r.link("benchmarks.md")))
+    def row(want, choice, ts, ships=None):
+        ts = [t for t in ts if r.has(t)]
+        if not ts:
+            return None
+        return [want, choice, span(r.vs(ts, "BOOT UP"), "ms"), span(r.vs(ts, "RAM idle"), "MiB"),
+                ships or r.rows[ts[0]]["ARTIFACT SIZE"].replace(" shared libs", " of shared libraries"),
+                span([x for x in r.vs(ts, "RPS") if x], "req/s", 0)]
+    rows = [row("the fastest start and least memory, one file to ship", "`lto-static`", STATIC),
+            row("a container for Knative: the smallest pull", "the `static` image", ["ctr-static"]),
+            row("Debian's shared libraries, the usual build", "`default`", ["default/inline", "default/steal"]),
+            row("the smallest binary of its own (beside the same libraries)", "`minimal`", ["minimal/inline"]),
+            row("(for scale: the seed's Java service)", "JDK 17, 200 threads", ["java-fixed"])]
+    return (table(["you want", "choose", "start-up", "RSS idle", "what ships", "/example on one core"],
+                  [x for x in rows if x])
+            + "\n\nFrom the run of %s on %s%s, %s CPUs, one core per server; every question with its "
+            "conditions: [Results](%s)." % (r.d["date"], r.d.get("cpu", "?"),
+                                           (" with " + r.d["features"]) if r.d.get("features") else "",
+                                           r.d.get("cpus", "?"), r.link("benchmarks.md")))
 
 
 def b_java(r):
