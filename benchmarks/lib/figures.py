@@ -259,8 +259,16 @@ def b_java(r):
             continue
         x = r.rows[t]
         rows.append([t, x["BOOT UP"], x["RAM idle"], x["RAM @1000 conns"], x["RPS"], x["RESPONSE TIME p95"], x["THREADS"]])
+    note = ""
+    if r.has("java21-fixed") and r.has("java21-virtual") and r.rps("java21-fixed"):
+        v, f = r.rps("java21-virtual"), r.rps("java21-fixed")
+        note = ("\n\nVirtual threads give JDK 21 %+.0f %% requests/s over its pool of 200 threads, with %s "
+                "threads instead of %s; primed's builds answer %s the JVM rows' primes per core."
+                % (100 * (v / f - 1), r.rows["java21-virtual"]["THREADS"], r.rows["java21-fixed"]["THREADS"],
+                   span([a / j for a in r.vs(PRIMED, "RPS") if a for j in (r.rps(t) for t, _ in JAVA if r.has(t))
+                         if j], "×")))
     return (table(["target", "start-up (p10-p90)", "RSS idle", "RSS, 1000 connections", "/example req/s @conns",
-                   "p95 there", "threads"], rows) + "\n\n" + r.conditions())
+                   "p95 there", "threads"], rows) + note + "\n\n" + r.conditions())
 
 
 def b_engine(r):
