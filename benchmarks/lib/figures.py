@@ -163,7 +163,17 @@ def b_overload(r):
 
     def p99(ts, load):
         ms = [num(x["p99 ms"]) for x in ol if x["target"] in ts and num(x["load"]) == load]
-        return span([m / 1000 for m in ms], "s", 1) if ms and max(ms) >= 1000 else span(ms, "ms", 0)
+        if not ms:
+            return "n/a"
+
+        def one(m):
+            return ("%.1f s" % (m / 1000)) if m >= 1000 else ("%.0f ms" % m)
+        lo, hi = one(min(ms)), one(max(ms))
+        if lo == hi:
+            return lo
+        if lo.split()[1] == hi.split()[1]:
+            return "%s-%s %s" % (lo.split()[0], hi.split()[0], lo.split()[1])
+        return "%s to %s" % (lo, hi)
     groups = [("primed, default build", ["default/inline", "default/steal"]),
               ("primed, every build", PRIMED), ("primed in a container", CONTAINERS)]
     groups += [("Java, " + label, [t]) for t, label in JAVA if r.has(t)]
