@@ -3,10 +3,13 @@
 Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt) into
 one Run; one function per chart, each returning a gnuplot script whose output is SVG (inlined
 by report_html.py) or PNG (the charts benchmarks/plot writes and publish copies to docs/).
-Rules every chart keeps: a target has one colour in every chart and no two targets share one;
-every axis says its unit; /example (one prime per request) and plaintext answers (nginx's
-fixed body, every target's /healthz) never share an axis; linear axes from zero, so a bar's
-length is its value. Never measures or judges anything. Needs gnuplot (Debian gnuplot-nox).
+Rules every chart keeps: a target has one colour in every chart and no two targets share one
+(up to len(PALETTE) targets); every axis says its unit; /example (one prime per request) and
+plaintext answers (nginx's fixed body, every target's /healthz) never share an axis; bars on
+linear axes from zero, so a bar's length is its value, with the value written on it; latency,
+whose values span four orders of magnitude, on a log axis with connections on x, so no point
+mixes two loads; no reference line that bars cross: primed's engine alone on one core is a bar
+of its own. Never measures or judges anything. Needs gnuplot (Debian gnuplot-nox).
 """
 
 import csv
@@ -16,10 +19,13 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 
-# Okabe-Ito's colour-blind safe eight (yellow left out: unreadable on white), then four more
-# far from them; a 13th target gets a colour again, with a dash pattern of its own.
+# Okabe-Ito's colour-blind safe eight (yellow left out: unreadable on white), then ten more far
+# from them and from each other (Tol's muted set and a few darker tones): a full lab (seven builds,
+# three images, three Java peers, nginx) gets a colour each; a 19th target gets one again, with a
+# dash pattern of its own.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
-           "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD"]
+           "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD", "#332288", "#882255",
+           "#44AA99", "#999933", "#AA4499", "#117733"]
 CEILING_COLOUR = "#B00020"
 FONT = "DejaVu Sans,11"
 
@@ -131,23 +137,34 @@ def bars(title, ylabel, items, terminal, hline=None, size=(640, 380)):
     return gp + ["plot " + ", ".join(plots)]
 
 
-def grouped(title, ylabel, cats, series, terminal, size=(640, 380)):
-    """Clustered bars: categories on x, one bar per series (name, colour, [value per cat])."""
+def grouped(title, ylabel, cats, series, terminal, size=(640, 380), labels=False):
+    """Clustered bars: categories on x, one bar per series (name, colour, [value per cat]);
+    labels: each bar's value written above it (turned upright: the bars are narrow)."""
     gp = head(title, terminal, size)
     gp += ['set ylabel "%s"' % q(ylabel), "set style data histograms", "set style histogram clustered gap 1",
            "set style fill solid 0.85 border -1", "set xtics scale 0", "set xrange [-0.6:%g]" % (len(cats) - 0.4)]
+    if labels:
+        gp.append("set offsets 0,0,graph 0.15,0")
     gp += datablock("d", [[c] + [s[2][i] for s in series] for i, c in enumerate(cats)])
     plots = ['$d using %d%s lc rgb "%s" fs solid 0.85 title "%s"' % (
         j + 2, ":xtic(1)" if j == 0 else "", colour, q(name)) for j, (name, colour, _) in enumerate(series)]
+    n = len(series)
+    if labels:  # gnuplot centres bar j of n in a cluster at x + (j - (n-1)/2) / (n + gap)
+        plots += ['$d using ($0 + %g):%d:(sprintf("%%.1f", column(%d))) with labels rotate by 90 left '
+                  'offset 0,0.3 font ",8" notitle' % ((j - (n - 1) / 2.0) / (n + 1), j + 2, j + 2) for j in range(n)]
     return gp + ["plot " + ", ".join(plots)]
 
 
-def lines(title, xlabel, ylabel, series, terminal, hlines=(), size=(640, 360)):
-    """One line per (name, colour, dash, [(x, y)])."""
+def lines(title, xlabel, ylabel, series, terminal, hlines=(), size=(640, 360), logy=False, xtics=None):
+    """One line per (name, colour, dash, [(x, y)]); logy: a log y axis (values over decades);
+    xtics: the x values to mark (the loads measured) instead of a regular step."""
     gp = head(title, terminal, size)
     n = max([len(pts) for _, _, _, pts in series] or [1])
     gp += ['set xlabel "%s"' % q(xlabel), 'set ylabel "%s"' % q(ylabel), "set xrange [0:*]",
+           ("set xtics (%s)" % ", ".join("%g" % x for x in xtics)) if xtics else
            "set xtics %d" % (1 if n <= 15 else 5 if n <= 75 else 30)]
+    if logy:
+        gp += ["set logscale y", "set yrange [*:*]", "set mytics 10", "set grid ytics mytics lc rgb '#eeeeee'"]
     plots = []
     for j, (name, colour, dt, pts) in enumerate(series):
         gp += datablock("s%d" % j, pts)
@@ -187,9 +204,10 @@ def example_rps(run, terminal):
             items.append(("%s @%s" % (t, b["conns"]), num(b["rps"]), run.colours[t], None, None))
     if not items:
         return None
-    title = "GET /example (one 1000-bit prime per request): best requests/s per target"
-    lim = (run.ceiling, "physical limit %.0f req/s (prime cost x server CPUs)" % run.ceiling) if run.ceiling else None
-    return "rps", title, bars(title, "requests/s (answers per second)", items, terminal, lim)
+    if run.ceiling:  # the engine alone, a bar beside the servers: serving's cost is the gap to it
+        items.append(("engine alone (prime_bench)", run.ceiling, CEILING_COLOUR, None, None))
+    title = "GET /example (one 1000-bit prime per request): best requests/s per target, one core"
+    return "rps", title, bars(title, "requests/s (answers per second)", items, terminal)
 
 
 def plaintext_rps(run, terminal):
@@ -209,20 +227,23 @@ def plaintext_rps(run, terminal):
 
 
 def latency(run, terminal, plaintext=False):
-    cats = ["p50", "p95", "p99", "max"]   # results.csv has no p90
-    series = []
-    for t in run.targets():
+    """p95 of GET /example at each connection count the run measured, a line per target, on a
+    log axis: a target's point at N connections is its run at N connections, nothing mixed."""
+    series, conns = [], set()
+    for i, t in enumerate(run.targets()):
         if run.plaintext(t) != plaintext:
             continue
-        b = best(run, t, "/example")
-        if b:
-            series.append(("%s @%s" % (t, b["conns"]), run.colours[t],
-                           [num(b.get(c + "_ms")) for c in cats]))
+        pts = sorted((num(d["conns"]), num(d.get("p95_ms"))) for d in run.detail
+                     if d["target"] == t and d["path"] == "/example" and num(d.get("p95_ms")))
+        if pts:
+            series.append((t, run.colours[t], dash(i), pts))
+            conns.update(c for c, _ in pts)
     if not series:
         return None
     what = "plaintext peers' GET /example (no prime)" if plaintext else "GET /example"
-    title = "%s latency percentiles at each target's best requests/s" % what
-    return "latency", title, grouped(title, "latency (ms)", cats, series, terminal)
+    title = "%s: p95 latency at each number of connections (log scale)" % what
+    return "latency", title, lines(title, "connections (closed loop)", "p95 latency (ms, log scale)", series,
+                                   terminal, logy=True, xtics=sorted(conns))
 
 
 def boot(run, terminal):
@@ -249,7 +270,7 @@ def memory(run, terminal):
     if not series:
         return None
     title = "Resident memory (RSS of the process group): idle, holding %s connections, peak under load" % conns
-    return "ram", title, grouped(title, "resident memory (MiB)", cats, series, terminal)
+    return "ram", title, grouped(title, "resident memory (MiB)", cats, series, terminal, labels=True)
 
 
 def per_second(run, terminal):

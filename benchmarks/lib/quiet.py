@@ -222,8 +222,13 @@ def contaminated(c):
 
 
 def describe(c):
-    return ("other processes %.1f%% of a CPU (%s), steal %.1f%%, kernel threads %.1f%%, load average %.2f-%.2f"
-            % (c["other_cpu_pct"], c["top"], c["steal_pct"], c["kthread_pct"], c["load1_start"], c["load1_end"]))
+    """One window's figures in words. The load average counts every runnable thread, the measured
+    server's and the load generator's included, so it is read beside the CPU figures, not alone."""
+    secs = c.get("other_cpu_s")
+    return ("other processes %.1f%% of a CPU%s (%s), steal %.1f%%, kernel threads %.1f%%, load average "
+            "%.2f-%.2f (every runnable thread, the measured server and the load included)"
+            % (c["other_cpu_pct"], "" if secs is None else ", %.2f s in all" % secs, c["top"], c["steal_pct"],
+               c["kthread_pct"], c["load1_start"], c["load1_end"]))
 
 
 def worst(cs):
@@ -232,7 +237,7 @@ def worst(cs):
     if not cs:
         return None
     w = max(cs, key=lambda c: c["other_cpu_pct"])
-    return {"other_cpu_pct": w["other_cpu_pct"], "top": w["top"],
+    return {"other_cpu_pct": w["other_cpu_pct"], "top": w["top"], "other_cpu_s": w.get("other_cpu_s"),
             "steal_pct": max(c["steal_pct"] for c in cs), "kthread_pct": max(c["kthread_pct"] for c in cs),
             "load1_start": min(min(c["load1_start"], c["load1_end"]) for c in cs),
             "load1_end": max(max(c["load1_start"], c["load1_end"]) for c in cs),
@@ -249,8 +254,10 @@ def header(cs):
     else:
         verdict = ("**CONTAMINATED: %d of %d runs above the threshold**" % (w["over"], w["runs"]) if w["over"]
                    else "under the threshold in all %d runs" % w["runs"])
-    return ("Contamination (worst run): %s; threshold other ≤ %.0f%%, steal ≤ %.0f%%: %s." % (
-        describe(w), THRESHOLDS["other_cpu_pct"], THRESHOLDS["steal_pct"], verdict))
+    return ("Contamination (worst run): %s. A window is over the threshold when other processes used more "
+            "than %.0f%% of a CPU and more than %.2f s in all (less is the rounding of /proc's clock), or "
+            "steal passed %.0f%%: %s." % (describe(w), THRESHOLDS["other_cpu_pct"], MIN_OTHER_S,
+                                          THRESHOLDS["steal_pct"], verdict))
 
 
 def wait_quiet(max_wait, pgids=(), window=1.0, what="measurement"):

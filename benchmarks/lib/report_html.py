@@ -63,7 +63,8 @@ def figure(n, role, title, script):
 def context(run):
     m = run.meta
     out = ["<p>Machine: %s; kernel %s; commit %s.<br>Command: <code>%s</code><br>Pinning: %s.<br>"
-           "Physical limit: %s.</p>" % (esc(m.get("machine", "?")), esc(m.get("kernel", "?")),
+           "The engine alone (prime_bench on the server's cores, no server; drawn as a bar beside the "
+           "targets): %s.</p>" % (esc(m.get("machine", "?")), esc(m.get("kernel", "?")),
                                         esc(m.get("commit", "?")), esc(m.get("command", "?")),
                                         esc(m.get("pinning", "?")), esc(m.get("ceiling", "n/a")))]
     if m.get("quick") == "true":

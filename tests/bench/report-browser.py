@@ -10,9 +10,12 @@ draw (an empty SVG, or a first plot with nothing visible), or when a target of t
 table is missing from every chart of a family (throughput, latency, start-up, memory, per
 second). The suite makes report.html from the fixed results directory tests/bench/report-fixture
 (benchmarks/lib/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
-in the working directory, meson's build dir), then breaks copies of it on purpose, one way
-each (an empty chart, a target dropped from a chart, a console error, an exception, an image
-from the network) and expects each to fail. TAP on stdout; exit 1 on a failure.
+in the working directory, meson's build dir), checks that the charts read as meant (one colour
+per target across every chart and no colour shared, latency on a log axis by connections,
+values on the memory bars, no reference line across the throughput bars; the docs' PNGs drawn
+from the same scripts), then breaks copies of it on purpose, one way each (an empty chart, a
+target dropped from a chart, a console error, an exception, an image from the network, a
+target in another's colour) and expects each to fail. TAP on stdout; exit 1 on a failure.
 """
 import base64
 import json
@@ -298,6 +301,52 @@ def break_chart(src, dst, how):
         f.write(doc)
 
 
+PLOT = re.compile(r'<g id="(?:c\d+_)?gnuplot_plot_\d+"')  # report_html prefixes each chart's ids
+LEGEND = re.compile(r"<text>([^<]*)</text>")
+RGB = re.compile(r"(?:stroke|fill|color)\s*=\s*'(rgb\([^)]*\))'")
+
+
+def colours(html, targets):
+    """{target: {colour, ...}} over every chart of a report: each plot's legend text (a target's
+    name, with ' @N' connections when it has them) and the first colour it draws with."""
+    out = {}
+    for chunk in PLOT.split(html)[1:]:
+        name, rgb = LEGEND.search(chunk), RGB.search(chunk)
+        if name and rgb:
+            n = re.sub(r" @\d+$", "", name.group(1).strip())
+            if n in targets:
+                out.setdefault(n, set()).add(re.sub(r"\s+", "", rgb.group(1)))
+    return out
+
+
+def readable(html, targets, run):
+    """What makes the charts readable, as a list of faults: a target drawn in two colours, two
+    targets in one, latency not on a log axis, memory bars without their values, a reference
+    line in the throughput chart (the engine alone is a bar of its own)."""
+    import charts
+    bad = []
+    cs = colours(html, targets)
+    for n, c in sorted(cs.items()):
+        if len(c) > 1:
+            bad.append("target %s drawn in %d colours: %s" % (n, len(c), ", ".join(sorted(c))))
+    owner = {}
+    for n, c in sorted(cs.items()):
+        for x in c:
+            if x in owner and owner[x] != n:
+                bad.append("targets %s and %s share the colour %s" % (owner[x], n, x))
+            owner[x] = n
+    if len(cs) < len(targets):
+        bad.append("no legend colour found for %s" % ", ".join(sorted(set(targets) - set(cs))))
+    lat, mem, rps = charts.latency(run, "svg"), charts.memory(run, "svg"), charts.example_rps(run, "svg")
+    if not lat or "set logscale y" not in lat[2]:
+        bad.append("the latency chart is not on a log axis")
+    if not mem or "with labels" not in " ".join(mem[2]):
+        bad.append("the memory chart has no value labels")
+    if rps and "with lines" in " ".join(rps[2]):
+        bad.append("the throughput chart draws a line across its bars")
+    return bad
+
+
 def suite(t, png):
     if not chromium():
         t.ok(False, "chromium installed (profiles/deps @test installs it)")
@@ -319,6 +368,30 @@ def suite(t, png):
                           "in every family (%d charts, %d targets)" % (len(r["checks"]["figs"]),
                                                                      len(r["checks"]["targets"])), "\n".join(bad))
             t.ok(os.path.getsize(png) > 20000, "screenshot saved: %s" % png)
+            import charts
+            run = charts.load(res)
+            html = open(report).read()
+            targets = run.targets()
+            bad = readable(html, targets, run)
+            t.ok(not bad, "the charts read as meant: one colour per target in every chart (%d targets), latency "
+                          "on a log axis by connections, values on the memory bars, no line across bars" % len(targets),
+                 "\n".join(bad))
+            first = sorted(colours(html, targets).items())
+            if len(first) >= 2:  # one target's legend drawn in another's colour: must be caught
+                (a_name, a_col), (_, b_col) = first[0], first[1]
+                recoloured = html
+                for m in PLOT.finditer(html):
+                    end = html.find('<g id="', m.end())
+                    chunk = html[m.end():end if end > 0 else len(html)]
+                    name, k = LEGEND.search(chunk), RGB.search(chunk)
+                    if name and k and re.sub(r" @\d+$", "", name.group(1).strip()) == a_name:
+                        at = m.end() + k.start(1)
+                        recoloured = html[:at] + next(iter(b_col)) + html[m.end() + k.end(1):]
+                        break
+                t.ok(bool(readable(recoloured, targets, run)), "a chart with a target in another's colour fails")
+            names = charts.write_pngs(run, work)
+            t.ok(len(names) == 5 and all(os.path.getsize(os.path.join(work, n)) > 5000 for n in names),
+                 "the docs' PNGs are drawn from the same scripts: %s" % ", ".join(names))
             for how in ("empty-svg", "target-dropped", "console-error", "exception", "network"):
                 broken = os.path.join(work, "broken-%s.html" % how)
                 break_chart(report, broken, how)

@@ -1,0 +1,339 @@
+"""benchmarks/lib/figures.py - the bodies of the generated blocks on the user pages, from one run.
+
+owns: which blocks exist (BLOCKS: page -> block names), and for each name the Markdown its body
+is, written from a published run's data (rundata.py's dict) and nothing else.
+never: reads a page, measures, or decides which run is the latest (publish does both).
+
+Every body says where its figures come from (the run's date, host and notebook entry), so a
+reader of any page sees the conditions beside the figure. Links are written relative to the page
+the block stands on (PAGES gives each page's folder).
+"""
+import re
+
+PRIMED = ["default/inline", "default/steal", "minimal/inline", "pgo/inline", "pgo/steal",
+          "lto-static/inline", "lto-static/steal"]
+DYNAMIC = [t for t in PRIMED if not t.startswith("lto-static")]
+STATIC = ["lto-static/inline", "lto-static/steal"]
+JAVA = [("java-fixed", "JDK 17, 200 threads"), ("java21-fixed", "JDK 21, 200 threads"),
+        ("java21-virtual", "JDK 21, virtual threads")]
+CONTAINERS = ["ctr-static", "ctr-distroless", "ctr-slim"]
+PROFILES = ["default", "minimal", "pgo", "lto-static"]
+
+
+def num(cell):
+    """The first number of a cell ('325.4 KiB + ...' -> 325.4, '486 @50' -> 486), or None."""
+    m = re.search(r"-?\d+(?:\.\d+)?", cell or "")
+    return float(m.group(0)) if m else None
+
+
+def fmt(x, digits=None):
+    if x is None:
+        return "n/a"
+    if digits is None:
+        digits = 0 if abs(x) >= 100 else 1
+    return "%.*f" % (digits, x)
+
+
+def span(xs, unit="", digits=None):
+    """'486-555 req/s' or '3.9 MiB' when every value prints the same."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "n/a"
+    lo, hi = fmt(min(xs), digits), fmt(max(xs), digits)
+    return (lo if lo == hi else "%s-%s" % (lo, hi)) + (" " + unit if unit else "")
+
+
+class Run:
+    def __init__(self, data, to_docs=""):
+        self.d = data
+        self.to_docs = to_docs  # the page's relative path to docs/: "docs/" from README.md, "" from docs/
+        self.rows = {r["TYPE"]: r for r in data["summary"]}
+        self.boot = {r["target"]: r for r in data.get("startup", [])}
+
+    def link(self, path):
+        """A link from the page to docs/PATH."""
+        return self.to_docs + path
+
+    def has(self, t):
+        return t in self.rows
+
+    def v(self, t, col):
+        return num(self.rows.get(t, {}).get(col))
+
+    def vs(self, ts, col):
+        return [self.v(t, col) for t in ts if self.has(t)]
+
+    def rps(self, t):
+        return self.v(t, "RPS")
+
+    def engine_rate(self):
+        """One core with primed's own engine: primes/s of the engine the server runs (prime_bench's
+        CPU mean per prime)."""
+        e = self.d.get("engine", {}).get(self.server_engine())
+        return 1e6 / e["cpu_mean_us"] if e else None
+
+    def server_engine(self):
+        """The engine the servers ran (every primed row of the lab names it); the default, sieve,
+        for a run kept before rundata recorded it."""
+        return self.d.get("server_engine") or "sieve"
+
+    def conditions(self):
+        d = self.d
+        feat = (" with %s" % d["features"]) if d.get("features") else ""
+        return ("Run of %s on %s%s, %s CPUs (each server pinned to one core, the load on another), "
+                "commit %s: [notebook entry](%s)." % (d["date"], d.get("cpu", "?"), feat, d.get("cpus", "?"),
+                                                    d.get("commit", "?"), self.link("lab/" + d["notebook"])))
+
+    def per_conn_kib(self, t):
+        idle, held = self.v(t, "RAM idle"), self.v(t, "RAM @1000 conns")
+        return None if idle is None or held is None else (held - idle) * 1024 / 1000
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# ---- the blocks -------------------------------------------------------------------------------
+
+def b_per_core(r):
+    ours = [x for x in r.vs(PRIMED, "RPS") if x]
+    rows = [["primed (every build)", span(ours, "req/s"), "1", span(r.vs(PRIMED, "RESPONSE TIME p95"), "ms")]]
+    for t, label in JAVA:
+        if r.has(t) and ours and r.rps(t):
+            best = max(ours)
+            rows.append(["seed's Java service, " + label, fmt(r.rps(t), 0) + " req/s",
+                         "%s-%s" % (fmt(min(r.vs(PRIMED, "RPS")) / r.rps(t)), fmt(best / r.rps(t))),
+                         fmt(r.v(t, "RESPONSE TIME p95")) + " ms"])
+    e = r.engine_rate()
+    return (table(["/example (one 1000-bit prime) on one core", "best req/s", "primed ÷ it", "p95 at that load"], rows)
+            + "\n\nprimed's engine alone on one core (prime_bench, same run): %s primes/s." % fmt(e))
+
+
+def b_startup(r):
+    rows = [["primed, static build", span(r.vs(STATIC, "BOOT UP"), "ms")],
+            ["primed, dynamic builds", span(r.vs(DYNAMIC, "BOOT UP"), "ms")],
+            ["primed in a container (podman)", span(r.vs(CONTAINERS, "BOOT UP"), "ms")]]
+    rows += [["nginx", span(r.vs(["nginx"], "BOOT UP"), "ms")]] if r.has("nginx") else []
+    rows += [["Java, " + label, span(r.vs([t], "BOOT UP"), "ms")] for t, label in JAVA if r.has(t)]
+    return table(["start-up: exec to the first /healthz 200 (median of 10)", "time"], rows)
+
+
+def b_memory(r):
+    def row(label, ts):
+        return [label, span(r.vs(ts, "RAM idle"), "MiB"), span(r.vs(ts, "RAM @1000 conns"), "MiB"),
+                span([r.per_conn_kib(t) for t in ts if r.has(t)], "KiB")]
+    rows = [row("primed, static build", STATIC), row("primed, dynamic builds", DYNAMIC)]
+    rows += [row("nginx", ["nginx"])] if r.has("nginx") else []
+    rows += [row("Java, " + label, [t]) for t, label in JAVA if r.has(t)]
+    return table(["RSS", "idle", "holding 1000 connections", "per held connection"], rows) + (
+        "\n\nPer held connection: (RSS holding 1000 keep-alive connections − RSS idle) ÷ 1000, read "
+        "after the run's load, so it includes what the load left in the heap.")
+
+
+def b_images(r):
+    rows = [[t[4:], r.rows[t]["ARTIFACT SIZE"].replace(" (image)", ""), span(r.vs([t], "BOOT UP"), "ms"),
+             fmt(r.rps(t), 0) + " req/s", span(r.vs([t], "RAM idle"), "MiB")] for t in CONTAINERS if r.has(t)]
+    return table(["image", "size", "start-up (podman run to /healthz)", "/example on one core", "RSS idle"], rows)
+
+
+def profile_rows(r):
+    rows = []
+    for p in PROFILES:
+        ts = [t for t in PRIMED if t.split("/")[0] == p and r.has(t)]
+        if not ts:
+            continue
+        size = r.rows[ts[0]]["ARTIFACT SIZE"].replace(" shared libs", " of shared libraries")
+        rows.append(["`%s`" % p, r.rows[ts[0]]["BUILD TIME"], size, span(r.vs(ts, "BOOT UP"), "ms"),
+                     span(r.vs(ts, "RAM idle"), "MiB"), span(r.vs(ts, "RPS"), "req/s")])
+    return table(["profile", "build", "binary", "start-up", "RSS idle", "/example, one core"], rows)
+
+
+def b_profiles(r):
+    return profile_rows(r) + "\n\n" + r.conditions()
+
+
+def b_overload(r):
+    ol = r.d.get("openloop", [])
+    if not ol:
+        return "This run has no open-loop figures."
+    loads = sorted({num(x["load"]) for x in ol})
+    top = max(loads)
+
+    def p99(ts, load):
+        ms = [num(x["p99 ms"]) for x in ol if x["target"] in ts and num(x["load"]) == load]
+        if not ms:
+            return "n/a"
+
+        def one(m):
+            return ("%.1f s" % (m / 1000)) if m >= 1000 else ("%.0f ms" % m)
+        lo, hi = one(min(ms)), one(max(ms))
+        if lo == hi:
+            return lo
+        if lo.split()[1] == hi.split()[1]:
+            return "%s-%s %s" % (lo.split()[0], hi.split()[0], lo.split()[1])
+        return "%s to %s" % (lo, hi)
+    groups = [("primed, default build", ["default/inline", "default/steal"]),
+              ("primed, every build", PRIMED), ("primed in a container", CONTAINERS)]
+    groups += [("Java, " + label, [t]) for t, label in JAVA if r.has(t)]
+    rows = [[g] + [p99(ts, l) for l in loads] for g, ts in groups]
+    fails = sum(int(num(x["server failures"]) or 0) + int(num(x["timeouts"]) or 0) for x in ol)
+    fails += sum(int(num(x.get("SERVER FAILURES")) or 0) + int(num(x.get("CLIENT TIMEOUTS")) or 0)
+                 for x in r.d["summary"] if x.get("SERVER FAILURES") not in (None, "-"))
+    return (table(["open loop, p99 latency at % of capacity"] + ["%d %%" % l for l in loads], rows)
+            + "\n\nCapacity: each target's best single closed-loop round on /example (the lab table's RPS "
+            "is the median over rounds, so capacity is higher). Refused, reset, non-2xx and timed-out "
+            "requests over every closed- and open-loop run of the run: %d. Past capacity the queue, "
+            "and with it the latency, grows for as long as the load lasts (%d %% for the run's "
+            "length): bound it in front of the pod (Knative's `containerConcurrency`)." % (fails, top))
+
+
+def b_knative(r):
+    return ("Pods, start-ups and latency per Knative target, from the autoscaler model: "
+            "[autoscaling.md](%s)." % r.link("autoscaling.md"))
+
+
+def b_glance(r):
+    """One row per kind of server: what each question asks of it."""
+    def size(ts):
+        cells = sorted({r.rows[t]["ARTIFACT SIZE"].replace(" shared libs", " of libraries") for t in ts if r.has(t)})
+        if len(cells) <= 1:
+            return cells[0] if cells else "n/a"
+        head = [c.split(" + ", 1) for c in cells]
+        units = {h[0].split()[-1] for h in head}
+        if len(units) == 1 and len({h[1] if len(h) > 1 else "" for h in head}) == 1:
+            return span([num(h[0]) for h in head], units.pop()) + (" + " + head[0][1] if len(head[0]) > 1 else "")
+        return " / ".join(cells)
+
+    java17 = r.rps("java-fixed") if r.has("java-fixed") else None
+
+    def row(label, ts, prime=True):
+        ts = [t for t in ts if r.has(t)]
+        if not ts:
+            return None
+        rps = [x for x in r.vs(ts, "RPS") if x]
+        return [label, span(rps, "req/s", 0) if prime else "no prime (fixed body)",
+                span([x / java17 for x in rps], "×") if prime and java17 else "-",
+                span(r.vs(ts, "BOOT UP"), "ms"), span(r.vs(ts, "RAM idle"), "MiB"),
+                span([r.per_conn_kib(t) for t in ts], "KiB"), size(ts)]
+    rows = [row("primed, `lto-static` (one static file)", STATIC), row("primed, dynamic builds", DYNAMIC)]
+    rows += [row("primed, image `%s`" % t[4:], [t]) for t in CONTAINERS]
+    rows += [row("nginx", ["nginx"], prime=False)]
+    rows += [row("seed's Java service, " + label, [t]) for t, label in JAVA]
+    e = r.engine_rate()
+    return (table(["server", "/example on one core", "÷ JDK 17", "start-up", "RSS idle", "per held connection",
+                   "what ships"], [x for x in rows if x])
+            + "\n\n/example: one random 1000-bit prime; best median req/s over 50, 100 and 200 connections. "
+            "Start-up: exec (or `podman run`) to the first /healthz 200, median of 10. Per held connection: "
+            "(RSS holding 1000 keep-alive connections − RSS idle) ÷ 1000, after the run's load. primed's "
+            "engine alone on one core (prime_bench, same run): %s primes/s." % fmt(e))
+
+
+def b_answer(r):
+    return "\n\n".join([r.conditions(), b_glance(r), "**What each build profile buys**", profile_rows(r),
+                        "**Pods and latency per Knative target**: the autoscaler model's answers for each "
+                        "target are on [autoscaling.md](%s)." % r.link("autoscaling.md")])
+
+
+def b_overload_block(r):
+    return b_overload(r) + "\n\n" + r.conditions()
+
+
+def b_choose(r):
+    def row(want, choice, ts, ships=None):
+        ts = [t for t in ts if r.has(t)]
+        if not ts:
+            return None
+        return [want, choice, span(r.vs(ts, "BOOT UP"), "ms"), span(r.vs(ts, "RAM idle"), "MiB"),
+                ships or r.rows[ts[0]]["ARTIFACT SIZE"].replace(" shared libs", " of shared libraries"),
+                span([x for x in r.vs(ts, "RPS") if x], "req/s", 0)]
+    rows = [row("the fastest start and least memory, one file to ship", "`lto-static`", STATIC),
+            row("a container for Knative: the smallest pull", "the `static` image", ["ctr-static"]),
+            row("Debian's shared libraries, the usual build", "`default`", ["default/inline", "default/steal"]),
+            row("the smallest binary of its own (beside the same libraries)", "`minimal`", ["minimal/inline"]),
+            row("(for scale: the seed's Java service)", "JDK 17, 200 threads", ["java-fixed"])]
+    return (table(["you want", "choose", "start-up", "RSS idle", "what ships", "/example on one core"],
+                  [x for x in rows if x])
+            + "\n\nFrom the run of %s on %s%s, %s CPUs, one core per server; every question with its "
+            "conditions: [Results](%s)." % (r.d["date"], r.d.get("cpu", "?"),
+                                           (" with " + r.d["features"]) if r.d.get("features") else "",
+                                           r.d.get("cpus", "?"), r.link("benchmarks.md")))
+
+
+def b_java(r):
+    ts = ["lto-static/inline"] + [t for t, _ in JAVA]
+    rows = []
+    for t in ts:
+        if not r.has(t):
+            continue
+        x = r.rows[t]
+        rows.append([t, x["BOOT UP"], x["RAM idle"], x["RAM @1000 conns"], x["RPS"], x["RESPONSE TIME p95"], x["THREADS"]])
+    note = ""
+    if r.has("java21-fixed") and r.has("java21-virtual") and r.rps("java21-fixed"):
+        v, f = r.rps("java21-virtual"), r.rps("java21-fixed")
+        note = ("\n\nVirtual threads give JDK 21 %+.0f %% requests/s over its pool of 200 threads, with %s "
+                "threads instead of %s; primed's builds answer %s the JVM rows' primes per core."
+                % (100 * (v / f - 1), r.rows["java21-virtual"]["THREADS"], r.rows["java21-fixed"]["THREADS"],
+                   span([a / j for a in r.vs(PRIMED, "RPS") if a for j in (r.rps(t) for t, _ in JAVA if r.has(t))
+                         if j], "×")))
+    return (table(["target", "start-up (p10-p90)", "RSS idle", "RSS, 1000 connections", "/example req/s @conns",
+                   "p95 there", "threads"], rows) + note + "\n\n" + r.conditions())
+
+
+def b_engine(r):
+    e = r.d.get("engine", {})
+    if "flint" not in e:
+        return "This run has no prime_bench figures."
+    rows = [[k, fmt(v["median_us"] / 1000, 2) + " ms", fmt(v["cpu_mean_us"] / 1000, 2) + " ms",
+             fmt(v["cpu_mean_us"] / e["flint"]["cpu_mean_us"], 3), fmt(1e6 / v["cpu_mean_us"]) + " primes/s"]
+            for k, v in e.items()]
+    return (table(["engine", "median per prime", "CPU mean per prime", "÷ flint", "one core"], rows)
+            + "\n\n" + r.conditions())
+
+
+def b_prime_cost(r):
+    e = r.d.get("engine", {}).get(r.server_engine())
+    return ("A 1000-bit prime costs the server's engine %s of CPU on one core (prime_bench's mean, "
+            "%s)." % (fmt(e["cpu_mean_us"] / 1000, 1) + " ms" if e else "n/a", r.d["date"]))
+
+
+def b_lab_table(r):
+    cols = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPONSE TIME p95", "RAM idle",
+            "RAM @1000 conns", "RAM", "THREADS", "SERVER FAILURES", "AVAILABILITY"]
+    e = r.engine_rate()
+    rows = [[x.get(c, "") for c in cols] + [fmt(100 * num(x["RPS"]) / e) + " %" if e and num(x.get("RPS"))
+                                              and x["TYPE"] not in ("nginx",) else "-"]
+            for x in r.d["summary"] if not x["TYPE"].startswith("physical")]
+    return (r.conditions() + " Every measurement window of the run was under the quiet-machine threshold "
+            "(publish refuses a run with one over it)." + "\n\n" + table(cols + ["÷ engine alone"], rows) +
+            "\n\nRPS: the median over rounds of the best concurrency (@connections); p95 from that run. "
+            "÷ engine alone: RPS ÷ the %s primes/s that one core makes with the server's engine and no "
+            "server (prime_bench in the same run): the gap to 100 %% is what serving costs; above 100 %% "
+            "means the run's primes came out cheaper than prime_bench's mean. nginx answers a fixed body "
+            "(no prime)." % fmt(e))
+
+
+def b_charts(r):
+    base = "lab/runs/%s/" % r.d["id"]
+    names = [n for n in r.d.get("charts", [])]
+    return "\n".join("![%s](%s)" % (n, r.link(base + n + ".png")) for n in names) or "This run kept no charts."
+
+
+BLOCKS = {  # page (relative to the repository) -> {block name: producer}
+    "README.md": {"choose": b_choose},
+    "docs/benchmarks.md": {"answer": b_answer, "overload": b_overload_block, "lab-table": b_lab_table,
+                           "charts": b_charts},
+    "docs/profiles.md": {"profiles": b_profiles},
+    "docs/containers.md": {"images": lambda r: b_images(r) + "\n\n" + r.conditions()},
+    "docs/java-peers.md": {"java": b_java},
+    "docs/prime.md": {"engine": b_engine},
+    "docs/architecture.md": {"prime-cost": b_prime_cost},
+}
+
+
+def body(page, name, data):
+    """The Markdown of block NAME on PAGE from run DATA. KeyError for a block nobody produces."""
+    depth = page.count("/") - 1  # pages under docs/: 0 for docs/x.md
+    to_docs = "docs/" if depth < 0 else "../" * depth
+    return BLOCKS[page][name](Run(data, to_docs))

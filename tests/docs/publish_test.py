@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+"""tests/docs/publish_test.py - one source for the figures: benchmarks/lib/publish, rundata.py and
+figures.py on a copy of the docs (meson test 'docs-publish').
+
+A made-up lab run (a table.md written as the lab writes one, a raw.json with every window under
+the quiet-machine threshold, one chart) is published into a copy of README.md and docs/. Then:
+  - its data is kept: docs/lab/runs/<run-id>/run.json with the run's rows, and its chart there;
+  - its notebook entry links that folder's chart, not a shared one, and docs/lab/README.md lists it;
+  - every generated block on README.md and docs/*.md names the new run and shows its figures;
+  - tests/docs/check on the copy finds no block from another run;
+  - the older run's notebook entry still shows its own charts (history does not change);
+  - publish --regenerate from the same data changes nothing; a hand edit in a block is undone;
+  - publish refuses a page without one of its blocks, and a run with a window over the threshold;
+  - --reconstruct reads a notebook entry back to the data publish kept, --redraw draws its charts.
+Standard library only; no measurement.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
+import blocks  # noqa: E402
+import rundata  # noqa: E402
+from tap import Tap  # noqa: E402
+
+PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish")
+CHECK = os.path.join(HERE, "check")
+
+
+def table_md():
+    """The latest published run's notebook entry, retitled as a later run with other figures: a
+    table.md exactly as the lab writes one."""
+    latest = rundata.latest(os.path.join(ROOT, "docs"))
+    t = open(os.path.join(ROOT, "docs", "lab", latest["notebook"])).read()
+    t = t.split("\nPublished on the [Results page]")[0]
+    t = t.replace("# primed comparison lab: %s" % latest["date"], "# primed comparison lab: 2099-01-02 03:04 UTC")
+    # the static builds' start-up becomes 7.7 ms: a figure no earlier run has
+    t = re.sub(r"^(\| lto-static/(?:inline|steal) \|[^|]*\|[^|]*\|) [0-9.]+ ms", r"\1 7.7 ms", t, flags=re.M)
+    return t
+
+
+def run(args, **kw):
+    return subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=60, **kw)
+
+
+def main():
+    t = Tap(max_detail=20)
+    with tempfile.TemporaryDirectory(prefix="primed-publish-test.") as tmp:
+        tree = os.path.join(tmp, "tree")
+        os.makedirs(os.path.join(tree, "tests", "docs"))
+        shutil.copy(os.path.join(ROOT, "README.md"), tree)
+        shutil.copytree(os.path.join(ROOT, "docs"), os.path.join(tree, "docs"))
+        shutil.copy(os.path.join(HERE, "constants"), os.path.join(tree, "tests", "docs"))
+        docs = os.path.join(tree, "docs")
+        before = rundata.latest(docs)
+        old_entry = open(os.path.join(docs, "lab", before["notebook"])).read()
+
+        res = os.path.join(tmp, "lab-2099")
+        os.makedirs(res)
+        open(os.path.join(res, "table.md"), "w").write(table_md())
+        open(os.path.join(res, "meta.txt"), "w").write("date=2099-01-02 03:04 UTC\nquick=false\ncpu_features=AVX2\n")
+        quiet = {"other_cpu_pct": 0.0, "steal_pct": 0.0, "kthread_pct": 0.0, "other_cpu_s": 0.0}
+        json.dump({"meta": {"contamination": {"wrk": [quiet]}}}, open(os.path.join(res, "raw.json"), "w"))
+        shutil.copy(os.path.join(ROOT, "docs", "lab", "runs", before["id"], "rps.png"), os.path.join(res, "rps.png"))
+
+        p = run([PUBLISH, "--docs", docs, res])
+        t.ok(p.returncode == 0, "publish accepts a quiet run", p.stdout + p.stderr)
+        folder = os.path.join(docs, "lab", "runs", "2099-01-02-0304")
+        data = json.load(open(os.path.join(folder, "run.json"))) if os.path.exists(os.path.join(folder, "run.json")) else {}
+        t.ok(data.get("id") == "2099-01-02-0304" and data.get("features") == "AVX2"
+             and any(r["TYPE"] == "lto-static/steal" and r["BOOT UP"].startswith("7.7 ms") for r in data.get("summary", [])),
+             "the run's data is kept in docs/lab/runs/2099-01-02-0304/run.json", json.dumps(data)[:500])
+        t.ok(os.path.exists(os.path.join(folder, "rps.png")), "its chart is kept beside its data")
+        entry = os.path.join(docs, "lab", data.get("notebook", "?"))
+        etext = open(entry).read() if os.path.exists(entry) else ""
+        t.ok("](runs/2099-01-02-0304/rps.png)" in etext, "the notebook entry links its own run's chart", etext[-400:])
+        t.ok("(%s)" % os.path.basename(entry) in open(os.path.join(docs, "lab", "README.md")).read(),
+             "docs/lab/README.md lists the entry")
+        t.ok(open(os.path.join(docs, "lab", before["notebook"])).read() == old_entry,
+             "the older run's notebook entry, and the charts it links, are untouched")
+
+        stale, shown = [], False
+        for page in ["README.md"] + ["docs/" + f for f in sorted(os.listdir(docs)) if f.endswith(".md")]:
+            for b in blocks.find(open(os.path.join(tree, page)).read()):
+                if b["run"] != "2099-01-02-0304":
+                    stale.append("%s: %s from %s" % (page, b["name"], b["run"]))
+                shown |= "7.7 ms" in b["body"]
+        t.ok(not stale, "every generated block names the new run", "\n".join(stale))
+        t.ok(shown, "the blocks show the new run's figures (the static build's 7.7 ms start-up)")
+        c = run([CHECK, tree])
+        t.ok("not the latest published run" not in c.stdout and "not what publish --regenerate writes" not in c.stdout,
+             "tests/docs/check finds every block current", c.stdout)
+
+        p = run([PUBLISH, "--docs", docs, "--regenerate"])
+        t.ok(p.returncode == 0 and "none changed" in p.stdout, "--regenerate from the same data changes nothing",
+             p.stdout + p.stderr)
+        readme = os.path.join(tree, "README.md")
+        text = open(readme).read()
+        b = next(b for b in blocks.find(text) if b["name"] == "choose")
+        open(readme, "w").write(blocks.replace(text, "choose", b["run"], b["body"].replace("7.7 ms", "1.0 ms")))
+        p = run([PUBLISH, "--docs", docs, "--regenerate"])
+        t.ok(p.returncode == 0 and "7.7 ms" in open(readme).read() and "1.0 ms" not in open(readme).read(),
+             "--regenerate undoes a hand edit inside a block", p.stdout + p.stderr)
+
+        text = open(readme).read()
+        open(readme, "w").write(re.sub(r"<!-- generated choose from \S+ -->\n(.*\n)*?<!-- end generated -->\n", "", text))
+        p = run([PUBLISH, "--docs", docs, "--regenerate"])
+        t.ok(p.returncode == 1 and "no block 'choose'" in p.stderr, "publish refuses a page that lacks one of its blocks",
+             p.stdout + p.stderr)
+
+        entry_now = os.path.join(docs, "lab", before["notebook"])
+        if shutil.which("gnuplot"):
+            for f in os.listdir(os.path.join(docs, "lab", "runs", before["id"])):
+                if f.endswith(".png"):
+                    os.remove(os.path.join(docs, "lab", "runs", before["id"], f))
+            p = run([PUBLISH, "--docs", docs, "--reconstruct", entry_now, "--redraw"])
+            kept = json.load(open(os.path.join(docs, "lab", "runs", before["id"], "run.json")))
+            t.ok(p.returncode == 0 and kept["summary"] == before["summary"]
+                 and sorted(kept["charts"]) == ["boot", "memory", "p95", "plaintext", "rps"],
+                 "--reconstruct reads a notebook entry back to the same data and --redraw draws its five charts",
+                 p.stdout + p.stderr)
+        else:
+            t.skip("--reconstruct --redraw", "gnuplot is not installed")
+
+        loud = dict(quiet, other_cpu_pct=40.0, other_cpu_s=4.0)
+        json.dump({"meta": {"contamination": {"wrk": [loud]}}}, open(os.path.join(res, "raw.json"), "w"))
+        p = run([PUBLISH, "--docs", docs, res])
+        t.ok(p.returncode == 1 and "contaminated" in p.stderr, "publish refuses a run over the threshold", p.stderr)
+    return t.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
