@@ -87,17 +87,18 @@ static const char *abort_codes(char *out, size_t cap)
     X(QUEUE_MAX, "queue-max", "PRIMED_QUEUE_MAX", "256", NULL,                                                    \
       "queued /example tasks per worker before reads pause, 1..65536")                                            \
     X(ENGINE, "prime-engine", "PRIMED_PRIME_ENGINE", PRIME_ENGINE_DEFAULT_NAME, NULL,                             \
-      "`sieve` (~0.6× FLINT's time per prime) or `flint` (the reference `fmpz_randprime`); docs/prime.md")        \
+      "`sieve` (eight lanes with AVX-512 IFMA, scalar elsewhere; its cost against FLINT's: docs/prime.md) or "   \
+      "`flint` (the reference `fmpz_randprime`)")                                                                 \
     X(DISPATCH, "dispatch", "PRIMED_DISPATCH", DISPATCH_DEFAULT_NAME, "`steal` where built in",                   \
       "`inline` or `steal`, among those built in (`--version` says which)")                                       \
     X(PRIME_SPLIT, "prime-split", "PRIMED_PRIME_SPLIT", "on", NULL,                                               \
-      "with `steal` and the sieve engine, a worker with nothing else to do tests pieces of another worker's "     \
-      "prime search (docs/architecture.md); `off` keeps every search on one core; inline never splits")           \
+      "with `steal` and the sieve engine, a prime is shared with idle workers when no other request waits "      \
+      "anywhere (docs/architecture.md); `off` keeps every prime on one core; inline never splits")                \
     X(IO, "io", "PRIMED_IO", "auto", NULL, "`uring`, `epoll`, or `auto` (io_uring, epoll where it is blocked)")   \
     X(URING_POLL_FIRST, "uring-poll-first", "PRIMED_URING_POLL_FIRST", "off", NULL,                               \
       "`on`: a receive armed while a response is on its way carries `IORING_RECVSEND_POLL_FIRST` (kernel ≥ "      \
       "5.19; the kernel arms its poll at once instead of trying a receive that fails with `EAGAIN`). A "          \
-      "comparison switch of issue 19; io_uring only, the epoll backend accepts it and ignores it "                \
+      "comparison switch, off by default; io_uring only, the epoll backend accepts it and ignores it "            \
       "(docs/architecture.md)")                                                                                   \
     /* on: measured, docs/benchmarks.md */                                                                        \
     X(URING_SINGLE_SEND, "uring-single-send", "PRIMED_URING_SINGLE_SEND", "on", NULL,                             \
