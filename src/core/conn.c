@@ -11,6 +11,7 @@
  */
 #include "conn.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -280,6 +281,8 @@ static void conn_rearm(struct conn_pool *p, struct conn *c);
 
 void conn_wait(struct conn *c, conn_cancel_fn *cancel, void *arg)
 {
+    /* what conn.h promises: a request in hand, not yet answered */
+    assert(!gone(c) && (c->answering || c->state == CONN_WAITING));
     c->state = CONN_WAITING;
     c->cancel = cancel;
     c->cancel_arg = arg;

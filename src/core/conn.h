@@ -181,7 +181,11 @@ void conn_pool_drain(struct conn_pool *p);
 void conn_pool_resume(struct conn_pool *p);
 
 /* c's current request waits for the app's work; cancel(c, arg) runs if the
- * connection closes first. Call from app->request() only. */
+ * connection closes first. Call with the request in hand and not answered:
+ * inside app->request(), or while it already waits (the app hands it from one
+ * piece of its work to the next, on c's worker: a held request's timer starts
+ * the route's work). Call it before starting work that may answer at once
+ * (conn_answer needs the wait). Asserted. */
 void conn_wait(struct conn *c, conn_cancel_fn *cancel, void *arg);
 /* The answer to c's current request, now (from app->request()) or after a
  * wait: r's inline body (at most CONN_BODY_MAX) is copied, or, with body,
