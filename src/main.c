@@ -32,10 +32,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (r == CONFIG_VERSION) {
-        printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\ncompiler: %s\n"
-               "build: %s\nflags: %s\n",
+        printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\n"
+               "prime vector: %s (this CPU %s AVX-512 IFMA)\ncompiler: %s\nbuild: %s\nflags: %s\n",
                PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg.dispatch), PRIMED_DISPATCH_BUILT,
-               prime_engine_name(cfg.engine), PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
+               prime_engine_name(cfg.engine), example_vector_on(&cfg) ? "on, eight lanes" : "off, scalar",
+               prime_vector_supported() ? "has" : "lacks", PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
         return 0;
     }
     if (r < 0) {

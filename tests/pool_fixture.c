@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server.h"
+
 void pool_fixture_init(struct pool_fixture *f)
 {
     memset(f, 0, sizeof(*f));
@@ -31,13 +33,9 @@ int pool_fixture_start(struct pool_fixture *f)
     f->all.dispatch[0] = &w->dispatch;
     f->all.hooks = &app_worker_hooks;
     f->all.app = &f->app;
-    f->opts = (struct worker_opts){
-        .max_open = f->nslots,
-        .lim = {.max_header = cfg->max_header, .max_url = cfg->max_url, .max_body = cfg->max_body,
-                .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
-        .dispatch = cfg->dispatch,
-        .queue_max = cfg->queue_max,
-    };
+    server_worker_opts(cfg, 1, &f->opts);
+    f->opts.max_open = f->nslots;
+    f->opts.split = false;
     f->started = true;
     w->all = &f->all;
     w->opts = &f->opts;

@@ -2,7 +2,9 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -437,4 +439,91 @@ Test(config, uring_switches_bad_values)
     const char *argv[] = {"primed"};
     cr_assert_eq(parse(&c, env, 1, argv, err), -EINVAL);
     cr_assert(strstr(err, "PRIMED_URING_SINGLE_SEND"), "names the variable: %s", err);
+}
+
+/* A choice is kept as its index: the names' order is the enum's. */
+Test(config, choices_are_the_enums_in_order)
+{
+    struct config c;
+    char err[256];
+    static const struct {
+        const char *flag, *value;
+        size_t off;
+        int want;
+    } cases[] = {
+        {"--io", "auto", offsetof(struct config, io), IO_AUTO},
+        {"--io", "uring", offsetof(struct config, io), IO_URING},
+        {"--io", "epoll", offsetof(struct config, io), IO_EPOLL},
+        {"--prime-engine", "flint", offsetof(struct config, engine), PRIME_ENGINE_FLINT},
+        {"--prime-engine", "sieve", offsetof(struct config, engine), PRIME_ENGINE_SIEVE},
+        {"--prime-vector", "auto", offsetof(struct config, prime_vector), CONFIG_VECTOR_AUTO},
+        {"--prime-vector", "on", offsetof(struct config, prime_vector), CONFIG_VECTOR_ON},
+        {"--prime-vector", "off", offsetof(struct config, prime_vector), CONFIG_VECTOR_OFF},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cr_assert_eq(parse1(&c, cases[i].flag, cases[i].value, err), CONFIG_OK, "%s", err);
+        cr_assert_eq(*(const int *)((const char *)&c + cases[i].off), cases[i].want, "%s %s", cases[i].flag,
+                     cases[i].value);
+    }
+    cr_assert_eq(parse1(&c, "--accept", "shared", err), CONFIG_OK);
+    cr_assert(c.shared_listener);
+    cr_assert_eq(parse1(&c, "--db-sync", "full", err), CONFIG_OK);
+    cr_assert(c.db_sync_full);
+    cr_assert_eq(parse1(&c, "--prime-vector", "eight", err), -EINVAL);
+    cr_assert(strstr(err, "auto, on or off"), "lists the choices: %s", err);
+    cr_assert_eq(parse1(&c, "--prime-vector", "", err), -EINVAL, "an empty choice is none of them");
+}
+
+/* The ready line's settings come from the list: every setting with a key,
+ * each kind printed as the ready line has always printed it. */
+Test(config, ready_line_names_the_settings)
+{
+    struct config c;
+    char err[256], line[4096];
+    const char *argv[] = {"primed", "--fault-delay", "250ms", "--fault-abort", "503", "--catalog-url",
+                          "http://127.0.0.1:81/shop/", "--inventory-url", "http://inv:82", "--callme-url",
+                          "http://callme:80/callme/ping", "--access-log", "1", "--max-body", "42"};
+    cr_assert_eq(parse(&c, NULL, sizeof(argv) / sizeof(argv[0]), argv, err), CONFIG_OK, "%s", err);
+    size_t n = config_ready(&c, line, sizeof(line));
+    cr_assert_eq(n, strlen(line));
+    static const char *const want[] = {
+        " host=0.0.0.0 ", " bits=1000 ", " drain_timeout=30000ms ", " max_body=42 ", " engine=sieve ",
+        " dispatch=", " access_log=on ", " accept=reuseport ", " callme=callme:80 ", " zipkin=none ",
+        " upstream_timeout=3000ms ", " db_sync=normal ", " catalog_url=http://127.0.0.1:81/shop ",
+        " inventory_url=http://inv:82 ", " fanout=parallel ", " fault_delay=250ms ", " fault_abort=503 ",
+        " fault_delay_percent=100 ", " fault_path=/"};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        cr_assert(strstr(line, want[i]), "'%s' in '%s'", want[i], line);
+    /* what server.c writes as in effect is not here twice */
+    cr_assert_null(strstr(line, " port="));
+    cr_assert_null(strstr(line, " io="));
+    cr_assert_null(strstr(line, " prime_split="));
+    char small[16];
+    cr_assert_lt(config_ready(&c, small, sizeof(small)), sizeof(small), "cut, never past cap");
+}
+
+/* A number's range is written once, in the list: the help and the error say
+ * the same range. */
+Test(config, ranges_come_from_the_list)
+{
+    struct config c;
+    char err[256];
+    cr_assert_eq(parse1(&c, "--upstream-conns", "1025", err), -EINVAL);
+    cr_assert(strstr(err, "1..1024"), "%s", err);
+    cr_assert_eq(parse1(&c, "--header-timeout", "0.05", err), -EINVAL);
+    cr_assert(strstr(err, "0.1..3600 s"), "%s", err);
+    cr_assert_eq(parse1(&c, "--max-body", "1099511627777", err), -EINVAL);
+    cr_assert(strstr(err, "0..2^40"), "%s", err);
+    cr_assert_eq(parse1(&c, "--max-body", "1099511627776", err), CONFIG_OK, "2^40 itself is in range");
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    config_usage_markdown(fd[1]);
+    close(fd[1]);
+    static char md[65536];
+    ssize_t got = read(fd[0], md, sizeof(md) - 1);
+    close(fd[0]);
+    cr_assert_gt(got, 0);
+    md[got] = '\0';
+    cr_assert(strstr(md, "per worker per upstream; more calls wait in order; 1..1024 |"), "the row has its range");
+    cr_assert(strstr(md, "before 408; 0.1..3600 s |"));
 }

@@ -367,3 +367,28 @@ Test(lifecycle, second_server_on_a_port_in_use_exits_2, .fini = fini, .timeout =
     cr_assert_eq(lines, 1, "%d lines on stderr, want one:\n%s", lines, second.err);
     down();
 }
+
+/* --prime-vector off runs the scalar engine (as on a CPU without AVX-512
+ * IFMA): the ready line says so and /example answers; --prime-vector on
+ * either runs eight lanes or, where the CPU lacks IFMA, refuses to start
+ * with a message that says why (exit 2, a bad setting). */
+Test(lifecycle, prime_vector_switch, .fini = fini, .timeout = 60)
+{
+    up((const char *const[]){"--threads", "1", "--prime-vector", "off", NULL});
+    cr_assert(strstr(srv.err, " prime_vector=off "), "ready line: %s", srv.err);
+    struct harness_resp r;
+    cr_assert_eq(harness_request(srv.port, "GET", "/example", NULL, &r, T_IO), 1);
+    cr_assert_eq(r.status, 200);
+    cr_assert(r.body && strncmp(r.body, "Hello_", 6) == 0, "%s", r.body ? r.body : "");
+    harness_resp_free(&r);
+    down();
+    struct harness_srv on = {0};
+    int rc = harness_start(&on, (const char *const[]){"--threads", "1", "--prime-vector", "on", NULL}, NULL);
+    if (rc == 0) {
+        cr_assert(strstr(on.err, " prime_vector=on "), "on where the CPU has IFMA: %s", on.err);
+        harness_stop(&on, 5000);
+    } else {
+        cr_assert(strstr(on.err, "lacks AVX-512 IFMA"), "says why it refuses: %s", on.err);
+        harness_stop(&on, 5000);
+    }
+}

@@ -153,6 +153,9 @@ void products_serve(struct app_worker *aw, struct app_req *q);
 /* example.c: the job pool (jobs for nslots + queue_max), the dispatch's done hook. */
 int example_init(struct app_worker *aw, unsigned n);
 void example_fini(struct app_worker *aw);
+/* Whether /example runs the eight-lane tests with cfg on this CPU (the ready
+ * line and --version say it). */
+bool example_vector_on(const struct config *cfg);
 
 /* events.c: stores q's event (now, the pod); then(aw, q, id, err) runs once
  * it is committed (err 0) or failed (-errno: nothing was stored), on this

@@ -43,120 +43,7 @@ static const char *abort_codes(char *out, size_t cap)
     return out;
 }
 
-/* The sieve engine is the default: same contract and strength as FLINT's
- * fmpz_randprime, ~0.6x its time (docs/prime.md). */
-#define PRIME_ENGINE_DEFAULT_NAME "sieve"
-#define DISPATCH_DEFAULT_NAME     (PRIMED_HAVE_STEAL ? "steal" : "inline")
-
-#define STR_(x) #x
-#define STR(x)  STR_(x)
-
-/* Every flag that sets a field of struct config, in the order --help and README.md list them:
- *
- *   X(ID, flag, environment, default, shown, meaning)
- *
- *   default  the value config_defaults() gives to the flag's own parser; "" leaves the field zero
- *   shown    the default cell when it is not `default` itself: what zero means ("none", "CPUs usable")
- *   meaning  one paragraph, Markdown: `code` in backticks, which --help drops; ranges as the parser has them
- *
- * --help, the environment variables, config_defaults() and README.md's flag table (--help-markdown)
- * all come from this list; tests/config_readme fails when README.md's table is not what it makes.
- */
-#define CONFIG_FLAGS(X)                                                                                           \
-    X(HOST, "host", "PRIMED_HOST", "0.0.0.0", NULL, "listen address (numeric IPv4/IPv6)")                         \
-    X(PORT, "port", "PORT", "8080", NULL, "TCP port, 0..65535; 0 picks a free one (the ready line says which)")   \
-    X(THREADS, "threads", "PRIMED_THREADS", "", "CPUs usable",                                                    \
-      "workers, 1.." STR(CONFIG_WORKERS_MAX) ", one pinned per CPU; by default one per CPU of the affinity mask " \
-      "capped by the cgroup CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`; rounded up)")     \
-    X(BITS, "bits", "PRIMED_BITS", STR(PRIME_BITS_DEFAULT), NULL,                                                 \
-      "default prime size of /example, " STR(PRIME_BITS_MIN) ".." STR(PRIME_BITS_MAX))                            \
-    X(DRAIN, "drain-timeout", "PRIMED_DRAIN_TIMEOUT", "30", NULL,                                                 \
-      "seconds to finish in-flight requests after SIGTERM, 0..3600")                                              \
-    X(HEADER_TO, "header-timeout", "PRIMED_HEADER_TIMEOUT", "10", NULL,                                           \
-      "seconds for a request to arrive, from its first byte, before 408; 0.1..3600")                              \
-    X(IDLE_TO, "idle-timeout", "PRIMED_IDLE_TIMEOUT", "60", NULL,                                                 \
-      "seconds an idle keep-alive connection is kept, and a request body may stall; 0.1 s..24 h")                 \
-    X(MAX_CONNS, "max-conns", "PRIMED_MAX_CONNS", "10000", NULL,                                                  \
-      "open connections before accept pauses, 1..1000000, split evenly over the workers (backpressure, not "      \
-      "503; connections past it wait unread, never reset)")                                                       \
-    X(MAX_HEADER, "max-header", "PRIMED_MAX_HEADER", "8192", NULL,                                                \
-      "request head limit in bytes, 1024..65536 (431 past it)")                                                   \
-    X(MAX_URL, "max-url", "PRIMED_MAX_URL", "2048", NULL, "URL limit in bytes, 16..65536 (414 past it)")          \
-    X(MAX_BODY, "max-body", "PRIMED_MAX_BODY", "1048576", NULL,                                                   \
-      "request body limit in bytes, 0..2^40; bodies are read and discarded (413 past it)")                        \
-    X(QUEUE_MAX, "queue-max", "PRIMED_QUEUE_MAX", "256", NULL,                                                    \
-      "queued /example tasks per worker before reads pause, 1..65536")                                            \
-    X(ENGINE, "prime-engine", "PRIMED_PRIME_ENGINE", PRIME_ENGINE_DEFAULT_NAME, NULL,                             \
-      "`sieve` (eight lanes with AVX-512 IFMA, scalar elsewhere; its cost against FLINT's: docs/prime.md) or "   \
-      "`flint` (the reference `fmpz_randprime`)")                                                                 \
-    X(DISPATCH, "dispatch", "PRIMED_DISPATCH", DISPATCH_DEFAULT_NAME, "`steal` where built in",                   \
-      "`inline` or `steal`, among those built in (`--version` says which)")                                       \
-    X(PRIME_SPLIT, "prime-split", "PRIMED_PRIME_SPLIT", "on", NULL,                                               \
-      "with `steal` and the sieve engine, a prime is shared with idle workers when no other request waits "      \
-      "anywhere (docs/architecture.md); `off` keeps every prime on one core; inline never splits")                \
-    X(IO, "io", "PRIMED_IO", "auto", NULL, "`uring`, `epoll`, or `auto` (io_uring, epoll where it is blocked)")   \
-    X(URING_POLL_FIRST, "uring-poll-first", "PRIMED_URING_POLL_FIRST", "off", NULL,                               \
-      "`on`: a receive armed while a response is on its way carries `IORING_RECVSEND_POLL_FIRST` (kernel ≥ "      \
-      "5.19; the kernel arms its poll at once instead of trying a receive that fails with `EAGAIN`). A "          \
-      "comparison switch, off by default; io_uring only, the epoll backend accepts it and ignores it "            \
-      "(docs/architecture.md)")                                                                                   \
-    /* on: measured, docs/benchmarks.md */                                                                        \
-    X(URING_SINGLE_SEND, "uring-single-send", "PRIMED_URING_SINGLE_SEND", "on", NULL,                             \
-      "a response in one buffer goes out as `IORING_OP_SEND` instead of `SENDMSG` (kernel ≥ 5.6, probed; "        \
-      "`SENDMSG` where it is missing); `off` keeps `SENDMSG` for comparison. On since 2026-12-02: lower server "  \
-      "CPU per `/healthz` than `SENDMSG` in two quiet runs (docs/benchmarks.md). io_uring only, the epoll "       \
-      "backend accepts it and ignores it")                                                                        \
-    X(URING_PROVIDED, "uring-provided-buffers", "PRIMED_URING_PROVIDED_BUFFERS", "on", NULL,                      \
-      "a connection between requests waits with a receive whose bytes land in a buffer the kernel takes "         \
-      "from a ring when they arrive (kernel ≥ 5.19; 128 buffers of 1 KiB per worker), so an idle keep-alive "     \
-      "connection holds no buffer; `off`: each connection keeps its own 8 KiB read and 4 KiB write buffers, "     \
-      "as the epoll backend does (docs/architecture.md)")                                                         \
-    X(ACCESS_LOG, "access-log", "PRIMED_ACCESS_LOG", "0", NULL,                                                   \
-      "`1`: one logfmt line per request on stdout, buffered per worker, never blocking it (lines stdout cannot "  \
-      "take are dropped and counted on stderr)")                                                                  \
-    X(ACCEPT, "accept", "PRIMED_ACCEPT", "reuseport", NULL,                                                       \
-      "`reuseport` (a listener per worker) or `shared` (one listener for all; for comparison)")                   \
-    X(LISTENERS, "listeners", "PRIMED_LISTENERS", "0", "`0` (all)",                                               \
-      "only the first N workers accept, 0.." STR(CONFIG_WORKERS_MAX) ": `1` reproduces the skew of few "          \
-      "long-lived connections on one core")                                                                       \
-    X(CALLME_URL, "callme-url", "CALLME_URL", "", "none",                                                         \
-      "full `http://` URL `/caller/ping` calls (docs/chain.md); without it /caller/ping answers 404")             \
-    X(UPSTREAM_TIMEOUT, "upstream-timeout", "PRIMED_UPSTREAM_TIMEOUT", "3", NULL,                                 \
-      "seconds an upstream call may take, connect to last byte, before 504; 0.01..3600")                          \
-    X(UPSTREAM_CONNS, "upstream-conns", "PRIMED_UPSTREAM_CONNS", "64", NULL,                                      \
-      "keep-alive connections (= calls in flight) per worker per upstream, 1..1024; more calls wait in order")    \
-    X(ZIPKIN_URL, "zipkin-url", "PRIMED_ZIPKIN_URL", "", "none",                                                  \
-      "Zipkin v2 collector for the sampled spans (`/api/v2/spans`)")                                              \
-    X(DB, "db", "PRIMED_DB", ":memory:", NULL,                                                                    \
-      "event store: in memory, a SQLite file (WAL), or PostgreSQL (`postgresql://user@host:port/db` or a libpq " \
-      "keyword string; the password from `PGPASSWORD`); a route that stores an event answers once it is "       \
-      "committed (docs/chain.md)")                                                                                \
-    X(DB_SYNC, "db-sync", "PRIMED_DB_SYNC", "normal", NULL,                                                       \
-      "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
-      "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
-      "commit; `synchronous_commit=on`)")                                                                         \
-    X(CATALOG, "catalog", "PRIMED_CATALOG", "", "built-in",                                                       \
-      "products of /api/catalog and /api/inventory: a file of "                                                   \
-      "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \
-    X(CATALOG_URL, "catalog-url", "PRIMED_CATALOG_URL", "", "none",                                               \
-      "base `http://` URL of the catalog /api/products reads (`/api/catalog` appended); both this and "           \
-      "`--inventory-url` or neither")                                                                             \
-    X(INVENTORY_URL, "inventory-url", "PRIMED_INVENTORY_URL", "", "none",                                         \
-      "base `http://` URL of the inventory /api/products asks per product (`/api/inventory/ID` appended); both "  \
-      "this and `--catalog-url` or neither")                                                                      \
-    X(FANOUT, "fanout", "PRIMED_FANOUT", "parallel", NULL,                                                        \
-      "`parallel` or `sequential` inventory calls, unless `?fanout=` says")                                       \
-    X(FAULT_DELAY, "fault-delay", "PRIMED_FAULT_DELAY", "0", NULL,                                                \
-      "hold the matching requests this long (a timer on the ring), 0..3600 s, e.g. `3` or `500ms`; Istio's "      \
-      "fixedDelay")                                                                                               \
-    X(FAULT_DELAY_PCT, "fault-delay-percent", "PRIMED_FAULT_DELAY_PERCENT", "100", NULL,                          \
-      "share of the matching requests `--fault-delay` holds, 0..100")                                             \
-    X(FAULT_ABORT, "fault-abort", "PRIMED_FAULT_ABORT", "", "none",                                               \
-      "answer the matching requests with this status instead (400..504 of primed's), Istio's abort")              \
-    X(FAULT_ABORT_PCT, "fault-abort-percent", "PRIMED_FAULT_ABORT_PERCENT", "100", NULL,                          \
-      "share of the matching requests `--fault-abort` answers, 0..100")                                           \
-    X(FAULT_PATH, "fault-path", "PRIMED_FAULT_PATH", "/", NULL,                                                   \
-      "path prefix the faults apply to; never /healthz, /readyz, /metrics")
+#define DISPATCH_DEFAULT_NAME (PRIMED_HAVE_STEAL ? "steal" : "inline")
 
 bool config_has_dispatch(enum dispatch_mode m)
 {
@@ -228,8 +115,99 @@ static int parse_ms(const char *s, unsigned lo, unsigned hi, unsigned *out)
     return 0;
 }
 
+/* ---- the rows' own checks and parsers ----------------------------------- */
+
+/* A text's check: NULL when v is fine, else what it should be. */
+typedef const char *text_check_fn(const char *v);
+
+static const char *check_host(const char *v)
+{
+    unsigned char tmp[16];
+    return inet_pton(AF_INET, v, tmp) == 1 || inet_pton(AF_INET6, v, tmp) == 1 ? NULL
+                                                                               : "a numeric IPv4 or IPv6 address";
+}
+
+static const char *check_db(const char *v)
+{
+    return *v ? NULL : "a path (:memory: or a file) or a PostgreSQL URL";
+}
+
+static const char *check_fault_path(const char *v)
+{
+    return v[0] == '/' ? NULL : "a path prefix (starts with /)";
+}
+
+/* A custom row: parse returns 0, or -1 with what it takes in why; show
+ * writes the value as the ready line says it. */
+struct config_custom {
+    int (*parse)(void *field, const char *v, char *why, size_t whylen);
+    void (*show)(const void *field, char *out, size_t cap);
+};
+
+static int parse_dispatch(void *field, const char *v, char *why, size_t whylen)
+{
+    enum dispatch_mode m;
+    if (strcmp(v, "inline") == 0)
+        m = DISPATCH_INLINE;
+    else if (strcmp(v, "steal") == 0)
+        m = DISPATCH_STEAL;
+    else
+        return snprintf(why, whylen, "a dispatch mode (inline or steal)"), -1;
+    if (!config_has_dispatch(m))
+        return snprintf(why, whylen, "a dispatch built into this binary (built: %s)", PRIMED_DISPATCH_BUILT), -1;
+    *(enum dispatch_mode *)field = m;
+    return 0;
+}
+
+static void show_dispatch(const void *field, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", config_dispatch_name(*(const enum dispatch_mode *)field));
+}
+
+static int parse_access_log(void *field, const char *v, char *why, size_t whylen)
+{
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+        *(bool *)field = true;
+    else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || *v == '\0')
+        *(bool *)field = false;
+    else
+        return snprintf(why, whylen, "0 or 1"), -1;
+    return 0;
+}
+
+static void show_onoff(const void *field, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", *(const bool *)field ? "on" : "off");
+}
+
+static int parse_fault_abort(void *field, const char *v, char *why, size_t whylen)
+{
+    unsigned long u;
+    if (*v == '\0') {
+        *(unsigned *)field = 0;
+        return 0;
+    }
+    if (parse_ulong(v, 400, 599, &u) || !abort_code(u)) {
+        char codes[128];
+        return snprintf(why, whylen, "a status primed answers (one of %s)", abort_codes(codes, sizeof(codes))), -1;
+    }
+    *(unsigned *)field = (unsigned)u;
+    return 0;
+}
+
+static void show_unsigned(const void *field, char *out, size_t cap)
+{
+    snprintf(out, cap, "%u", *(const unsigned *)field);
+}
+
+static const struct config_custom custom_dispatch = {parse_dispatch, show_dispatch};
+static const struct config_custom custom_access_log = {parse_access_log, show_onoff};
+static const struct config_custom custom_fault_abort = {parse_fault_abort, show_unsigned};
+
+/* ---- the list as a table ---------------------------------------------------- */
+
 enum opt_id {
-#define X_ID(id, flag, env, def, shown, meaning) OPT_##id,
+#define X_ID(id, ...) OPT_##id,
     CONFIG_FLAGS(X_ID)
 #undef X_ID
     /* the commands: no value, no environment */
@@ -238,30 +216,100 @@ enum opt_id {
     OPT_VERSION,
 };
 
-struct opt {
+struct config_opt {
     const char *flag; /* without the leading "--" */
     const char *env;  /* NULL: a command */
     enum opt_id id;
     const char *def;     /* "": none, the field stays zero; NULL: a command */
     const char *shown;   /* the default as --help and README.md show it; NULL: def */
+    const char *ready;   /* its key on the ready line, or NULL */
     const char *meaning; /* Markdown */
+    enum config_kind kind;
+    size_t off, size; /* the field in struct config */
+    unsigned long lo, hi;
+    const char *what;    /* the noun of its error message: "a port" */
+    const char *choices; /* CK_CHOICE: "a|b|c", index i is value i */
+    text_check_fn *check;
+    const struct config_custom *custom;
 };
 
-static const struct opt opts[] = {
-#define X_OPT(id, flag, env, def, shown, meaning) {flag, env, OPT_##id, def, shown, meaning},
+#define CONFIG_UNPAREN(...) __VA_ARGS__
+#define X_OPT(id_, type, field, dim, kind_, lo_, hi_, extra, flag_, env_, def_, shown_, ready_, meaning_)          \
+    {.flag = flag_, .env = env_, .id = OPT_##id_, .def = def_, .shown = shown_, .ready = ready_,                    \
+     .meaning = meaning_, .kind = kind_, .off = offsetof(struct config, field),                                    \
+     .size = sizeof(((struct config *)0)->field), .lo = lo_, .hi = hi_, CONFIG_UNPAREN extra},
+static const struct config_opt opts[] = {
     CONFIG_FLAGS(X_OPT)
-#undef X_OPT
-        {"help", NULL, OPT_HELP, NULL, NULL, "print this help and exit"},
-    {"help-markdown", NULL, OPT_HELP_MARKDOWN, NULL, NULL, "print this list as README.md's flag table and exit"},
-    {"version", NULL, OPT_VERSION, NULL, NULL,
-     "print the version, build profile, dispatch, compiler and flags and exit"},
+    {.flag = "help", .id = OPT_HELP, .meaning = "print this help and exit"},
+    {.flag = "help-markdown", .id = OPT_HELP_MARKDOWN, .meaning = "print this list as README.md's flag table and exit"},
+    {.flag = "version", .id = OPT_VERSION,
+     .meaning = "print the version, build profile, dispatch, prime engine and its vector unit, compiler and flags and exit"},
 };
+#undef X_OPT
+
+/* Each row's field has the type its kind writes. */
+#define X_TYPE(id, type, field, dim, kind, ...)                                                                    \
+    _Static_assert(kind != CK_UINT || sizeof(((struct config *)0)->field) == sizeof(unsigned), #field);            \
+    _Static_assert(kind != CK_MS || sizeof(((struct config *)0)->field) == sizeof(unsigned), #field);              \
+    _Static_assert(kind != CK_ULONG || sizeof(((struct config *)0)->field) == sizeof(unsigned long), #field);      \
+    _Static_assert(kind != CK_PCT || sizeof(((struct config *)0)->field) == sizeof(double), #field);               \
+    _Static_assert(kind != CK_ONOFF || sizeof(((struct config *)0)->field) == sizeof(bool), #field);               \
+    _Static_assert(kind != CK_CHOICE || sizeof(((struct config *)0)->field) == sizeof(bool) ||                     \
+                       sizeof(((struct config *)0)->field) == sizeof(int), #field);                               \
+    _Static_assert((kind != CK_URL && kind != CK_BASE_URL) || sizeof(((struct config *)0)->field) == sizeof(struct url), #field);
+CONFIG_FLAGS(X_TYPE)
+#undef X_TYPE
 
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
-static bool is_command(const struct opt *o)
+static bool is_command(const struct config_opt *o)
 {
     return o->id >= OPT_HELP;
+}
+
+/* A duration in ms as the help says it: "0.1", "30", "3600". */
+static void format_seconds(char *out, size_t cap, unsigned long ms)
+{
+    snprintf(out, cap, "%g", (double)ms / 1000.0);
+}
+
+/* A bound as the help says it: 2^N for the large powers of two. */
+static void format_bound(char *out, size_t cap, unsigned long v)
+{
+    if (v >= (1UL << 20) && (v & (v - 1)) == 0)
+        snprintf(out, cap, "2^%d", __builtin_ctzl(v));
+    else
+        snprintf(out, cap, "%lu", v);
+}
+
+/* The range of a numeric row ("1..65536", "0.1..3600 s"), or "" for the others. */
+static const char *range_text(const struct config_opt *o, char *out, size_t cap)
+{
+    char lo[24], hi[24];
+    out[0] = '\0';
+    if (o->kind == CK_UINT || o->kind == CK_ULONG) {
+        format_bound(lo, sizeof(lo), o->lo);
+        format_bound(hi, sizeof(hi), o->hi);
+        snprintf(out, cap, "%s..%s", lo, hi);
+    } else if (o->kind == CK_MS) {
+        format_seconds(lo, sizeof(lo), o->lo);
+        format_seconds(hi, sizeof(hi), o->hi);
+        snprintf(out, cap, "%s..%s s", lo, hi);
+    } else if (o->kind == CK_PCT) {
+        snprintf(out, cap, "%lu..%lu", o->lo, o->hi);
+    }
+    return out;
+}
+
+/* The meaning with its range appended: what --help and README.md say. */
+static const char *meaning_text(const struct config_opt *o, char *out, size_t cap)
+{
+    char range[64];
+    if (*range_text(o, range, sizeof(range)))
+        snprintf(out, cap, "%s; %s", o->meaning, range);
+    else
+        snprintf(out, cap, "%s", o->meaning);
+    return out;
 }
 
 /* Columns of s up to its end, a UTF-8 character (the list's "≥", "×") as one. */
@@ -312,7 +360,7 @@ static void write_wrapped(int fd, const char *text, int indent)
 }
 
 /* A default as --help shows it: shown without its backticks, or def. */
-static void write_default(int fd, const struct opt *o)
+static void write_default(int fd, const struct config_opt *o)
 {
     if (!o->shown) {
         dprintf(fd, "%s", o->def);
@@ -331,7 +379,7 @@ void config_usage(int fd)
                 "--NAME=V, or its environment variable; flags win over environment.\n"
                 "Durations take 30, 1.5s or 250ms.\n\n");
     for (size_t i = 0; i < NOPTS; i++) {
-        const struct opt *o = &opts[i];
+        const struct config_opt *o = &opts[i];
         if (is_command(o)) {
             dprintf(fd, "  --%s\n", o->flag);
         } else {
@@ -339,7 +387,8 @@ void config_usage(int fd)
             write_default(fd, o);
             dprintf(fd, ")\n");
         }
-        write_wrapped(fd, o->meaning, 6);
+        char text[1024];
+        write_wrapped(fd, meaning_text(o, text, sizeof(text)), 6);
     }
     dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
                 "           /callme/ping, /caller/ping (with --callme-url), /api/catalog,\n"
@@ -350,238 +399,197 @@ void config_usage_markdown(int fd)
 {
     dprintf(fd, "| flag | environment | default | meaning |\n|---|---|---|---|\n");
     for (size_t i = 0; i < NOPTS; i++) {
-        const struct opt *o = &opts[i];
+        const struct config_opt *o = &opts[i];
+        char text[1024];
+        meaning_text(o, text, sizeof(text));
         if (is_command(o))
-            dprintf(fd, "| `--%s` | | | %s |\n", o->flag, o->meaning);
+            dprintf(fd, "| `--%s` | | | %s |\n", o->flag, text);
         else if (o->shown)
-            dprintf(fd, "| `--%s` | `%s` | %s | %s |\n", o->flag, o->env, o->shown, o->meaning);
+            dprintf(fd, "| `--%s` | `%s` | %s | %s |\n", o->flag, o->env, o->shown, text);
         else
-            dprintf(fd, "| `--%s` | `%s` | `%s` | %s |\n", o->flag, o->env, o->def, o->meaning);
+            dprintf(fd, "| `--%s` | `%s` | `%s` | %s |\n", o->flag, o->env, o->def, text);
     }
 }
 
-static int apply(struct config *c, const struct opt *o, const char *v, const char *src, char *err, size_t errlen)
+static void *field_of(struct config *c, const struct config_opt *o)
 {
+    return (char *)c + o->off;
+}
+
+/* CK_CHOICE: the index of v among o->choices, or -1. */
+static int choice_index(const struct config_opt *o, const char *v)
+{
+    size_t n = strlen(v);
+    int i = 0;
+    for (const char *p = o->choices; *p; i++) {
+        size_t len = strcspn(p, "|");
+        if (len == n && n && strncmp(p, v, n) == 0)
+            return i;
+        p += len + (p[len] == '|');
+    }
+    return -1;
+}
+
+/* CK_CHOICE: name i of o->choices into out. */
+static void choice_name(const struct config_opt *o, int i, char *out, size_t cap)
+{
+    const char *p = o->choices;
+    for (; i > 0 && *p; i--)
+        p += strcspn(p, "|") + 1;
+    snprintf(out, cap, "%.*s", (int)strcspn(p, "|"), p);
+}
+
+/* "a, b or c" of o->choices. */
+static const char *choice_list(const struct config_opt *o, char *out, size_t cap)
+{
+    size_t n = 0;
+    int count = 1;
+    for (const char *p = o->choices; *p; p++)
+        count += *p == '|';
+    out[0] = '\0';
+    for (int i = 0; i < count && n < cap; i++) {
+        char name[32];
+        choice_name(o, i, name, sizeof(name));
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", i == 0 ? "" : i == count - 1 ? " or " : ", ", name);
+    }
+    return out;
+}
+
+static int base_url_fix(struct url *u, char *why, size_t whylen)
+{
+    if (strchr(u->path, '?'))
+        return snprintf(why, whylen, "a base URL has no query (/api/... is appended to it)"), -1;
+    size_t n = strlen(u->path);
+    while (n > 0 && u->path[n - 1] == '/')
+        u->path[--n] = '\0'; /* "http://h/" and "http://h" are one base */
+    if (n + sizeof("/api/inventory/") + 32 > sizeof(u->path))
+        return snprintf(why, whylen, "the base path is too long"), -1;
+    return 0;
+}
+
+/* Parses v into o's field: one parser and one range check per kind. */
+static int apply(struct config *c, const struct config_opt *o, const char *v, const char *src, char *err, size_t errlen)
+{
+    void *f = field_of(c, o);
+    char range[64], why[200];
     unsigned long u;
-    switch (o->id) {
-    case OPT_HOST: {
-        unsigned char tmp[16];
-        if (strlen(v) >= sizeof(c->host) || (inet_pton(AF_INET, v, tmp) != 1 && inet_pton(AF_INET6, v, tmp) != 1))
-            return log_einval(err, errlen, "%s: '%s' is not a numeric IPv4 or IPv6 address", src, v);
-        strcpy(c->host, v);
+    switch (o->kind) {
+    case CK_UINT:
+    case CK_ULONG:
+        if (parse_ulong(v, o->lo, o->hi, &u))
+            return log_einval(err, errlen, "%s: '%.300s' is not %s (%s)", src, v, o->what, range_text(o, range, sizeof(range)));
+        if (o->kind == CK_UINT)
+            *(unsigned *)f = (unsigned)u;
+        else
+            *(unsigned long *)f = u;
+        return 0;
+    case CK_MS:
+        if (parse_ms(v, (unsigned)o->lo, (unsigned)o->hi, f))
+            return log_einval(err, errlen, "%s: '%.300s' is not %s (%s, e.g. 30, 1.5s or 500ms)", src, v, o->what,
+                              range_text(o, range, sizeof(range)));
+        return 0;
+    case CK_PCT:
+        if (parse_pct(v, f))
+            return log_einval(err, errlen, "%s: '%.300s' is not %s (%s)", src, v, o->what, range_text(o, range, sizeof(range)));
+        return 0;
+    case CK_ONOFF:
+        if (parse_onoff(v, f))
+            return log_einval(err, errlen, "%s: '%.300s' is not on or off", src, v);
+        return 0;
+    case CK_CHOICE: {
+        int i = choice_index(o, v);
+        if (i < 0)
+            return log_einval(err, errlen, "%s: '%.300s' is not %s (%s)", src, v, o->what, choice_list(o, why, sizeof(why)));
+        if (o->size == sizeof(bool))
+            *(bool *)f = i != 0;
+        else
+            *(int *)f = i;
         return 0;
     }
-    case OPT_PORT:
-        if (parse_ulong(v, 0, 65535, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a port (0..65535)", src, v);
-        c->port = (int)u;
-        return 0;
-    case OPT_THREADS:
-        if (parse_ulong(v, 1, CONFIG_WORKERS_MAX, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a thread count (1..%d)", src, v, CONFIG_WORKERS_MAX);
-        c->threads = (unsigned)u;
-        return 0;
-    case OPT_BITS:
-        if (parse_ulong(v, PRIME_BITS_MIN, PRIME_BITS_MAX, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a bit size (%d..%d)", src, v, PRIME_BITS_MIN, PRIME_BITS_MAX);
-        c->bits = (unsigned)u;
-        return 0;
-    case OPT_DRAIN:
-        if (parse_ms(v, 0, 3600 * 1000, &c->drain_timeout_ms))
-            return log_einval(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 30 or 500ms)", src, v);
-        return 0;
-    case OPT_HEADER_TO:
-        if (parse_ms(v, 100, 3600 * 1000, &c->header_timeout_ms))
-            return log_einval(err, errlen, "%s: '%s' is not a duration (0.1..3600 s)", src, v);
-        return 0;
-    case OPT_IDLE_TO:
-        if (parse_ms(v, 100, 24 * 3600 * 1000, &c->idle_timeout_ms))
-            return log_einval(err, errlen, "%s: '%s' is not a duration (0.1 s..24 h)", src, v);
-        return 0;
-    case OPT_MAX_CONNS:
-        if (parse_ulong(v, 1, 1000000, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a connection count (1..1000000)", src, v);
-        c->max_conns = (unsigned)u;
-        return 0;
-    case OPT_MAX_HEADER:
-        if (parse_ulong(v, 1024, 65536, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a size (1024..65536)", src, v);
-        c->max_header = (unsigned)u;
-        return 0;
-    case OPT_MAX_URL:
-        if (parse_ulong(v, 16, 65536, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a size (16..65536)", src, v);
-        c->max_url = (unsigned)u;
-        return 0;
-    case OPT_MAX_BODY:
-        if (parse_ulong(v, 0, 1UL << 40, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a size (0..2^40)", src, v);
-        c->max_body = u;
-        return 0;
-    case OPT_QUEUE_MAX:
-        if (parse_ulong(v, 1, 65536, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a queue bound (1..65536)", src, v);
-        c->queue_max = (unsigned)u;
-        return 0;
-    case OPT_LISTENERS:
-        if (parse_ulong(v, 0, CONFIG_WORKERS_MAX, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a worker count (0..%d)", src, v, CONFIG_WORKERS_MAX);
-        c->listeners = (unsigned)u;
-        return 0;
-    case OPT_ACCEPT:
-        if (strcmp(v, "reuseport") == 0)
-            c->shared_listener = false;
-        else if (strcmp(v, "shared") == 0)
-            c->shared_listener = true;
-        else
-            return log_einval(err, errlen, "%s: '%s' is not an accept mode (reuseport or shared)", src, v);
-        return 0;
-    case OPT_ENGINE:
-        if (prime_engine_parse(v, &c->engine))
-            return log_einval(err, errlen, "%s: '%s' is not a prime engine (flint or sieve)", src, v);
-        return 0;
-    case OPT_PRIME_SPLIT:
-        if (parse_onoff(v, &c->prime_split))
-            return log_einval(err, errlen, "%s: '%s' is not on or off", src, v);
-        return 0;
-    case OPT_DISPATCH:
-        if (strcmp(v, "inline") == 0)
-            c->dispatch = DISPATCH_INLINE;
-        else if (strcmp(v, "steal") == 0)
-            c->dispatch = DISPATCH_STEAL;
-        else
-            return log_einval(err, errlen, "%s: '%s' is not a dispatch mode (inline or steal)", src, v);
-        if (!config_has_dispatch(c->dispatch))
-            return log_einval(err, errlen, "%s: dispatch '%s' is not built into this binary (built: %s)", src, v,
-                        PRIMED_DISPATCH_BUILT);
-        return 0;
-    case OPT_IO:
-        if (strcmp(v, "uring") == 0)
-            c->io = IO_URING;
-        else if (strcmp(v, "epoll") == 0)
-            c->io = IO_EPOLL;
-        else if (strcmp(v, "auto") == 0)
-            c->io = IO_AUTO;
-        else
-            return log_einval(err, errlen, "%s: '%s' is not an I/O backend (uring, epoll or auto)", src, v);
-        return 0;
-    case OPT_URING_POLL_FIRST:
-    case OPT_URING_SINGLE_SEND:
-    case OPT_URING_PROVIDED: {
-        bool *dst = o->id == OPT_URING_POLL_FIRST    ? &c->uring_poll_first
-                    : o->id == OPT_URING_PROVIDED ? &c->uring_provided
-                                                  : &c->uring_single_send;
-        if (parse_onoff(v, dst))
-            return log_einval(err, errlen, "%s: '%s' is not on or off", src, v);
+    case CK_TEXT: {
+        const char *bad = strlen(v) >= o->size ? NULL : o->check ? o->check(v) : NULL;
+        if (strlen(v) >= o->size)
+            return log_einval(err, errlen, "%s: '%.300s' is too long (at most %zu bytes)", src, v, o->size - 1);
+        if (bad)
+            return log_einval(err, errlen, "%s: '%.300s' is not %s", src, v, bad);
+        memcpy(f, v, strlen(v) + 1);
         return 0;
     }
-    case OPT_ACCESS_LOG:
-        if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
-            c->access_log = true;
-        else if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0 || *v == '\0')
-            c->access_log = false;
-        else
-            return log_einval(err, errlen, "%s: '%s' is not 0 or 1", src, v);
-        return 0;
-    case OPT_CALLME_URL:
-    case OPT_ZIPKIN_URL: {
-        struct url *dst = o->id == OPT_CALLME_URL ? &c->callme : &c->zipkin;
-        char why[160];
+    case CK_URL:
+    case CK_BASE_URL: {
+        struct url *dst = f;
         if (*v == '\0') {
             dst->host[0] = '\0'; /* an empty variable is unset */
             return 0;
         }
-        if (url_parse(v, dst, why, sizeof(why)))
+        if (url_parse(v, dst, why, sizeof(why)) || (o->kind == CK_BASE_URL && base_url_fix(dst, why, sizeof(why))))
             return log_einval(err, errlen, "%s: '%.300s': %s", src, v, why);
         return 0;
     }
-    case OPT_UPSTREAM_TIMEOUT:
-        if (parse_ms(v, 10, 3600 * 1000, &c->upstream_timeout_ms))
-            return log_einval(err, errlen, "%s: '%s' is not a duration (0.01..3600 s, e.g. 3 or 300ms)", src, v);
+    case CK_CUSTOM:
+        if (o->custom->parse(f, v, why, sizeof(why)))
+            return log_einval(err, errlen, "%s: '%.300s' is not %s", src, v, why);
         return 0;
-    case OPT_UPSTREAM_CONNS:
-        if (parse_ulong(v, 1, 1024, &u))
-            return log_einval(err, errlen, "%s: '%s' is not a connection count (1..1024)", src, v);
-        c->upstream_conns = (unsigned)u;
-        return 0;
-    case OPT_DB:
-        if (*v == '\0' || strlen(v) >= sizeof(c->db))
-            return log_einval(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..%zu bytes)", src, v,
-                              sizeof(c->db) - 1);
-        strcpy(c->db, v);
-        return 0;
-    case OPT_DB_SYNC:
-        if (strcmp(v, "normal") == 0)
-            c->db_sync_full = false;
-        else if (strcmp(v, "full") == 0)
-            c->db_sync_full = true;
-        else
-            return log_einval(err, errlen, "%s: '%s' is not a sync mode (normal or full)", src, v);
-        return 0;
-    case OPT_CATALOG_URL:
-    case OPT_INVENTORY_URL: {
-        struct url *dst = o->id == OPT_CATALOG_URL ? &c->catalog_url : &c->inventory_url;
-        char why[160];
-        if (*v == '\0') {
-            dst->host[0] = '\0';
-            return 0;
-        }
-        if (url_parse(v, dst, why, sizeof(why)))
-            return log_einval(err, errlen, "%s: '%.300s': %s", src, v, why);
-        if (strchr(dst->path, '?'))
-            return log_einval(err, errlen, "%s: '%.300s': a base URL has no query (/api/... is appended to it)", src, v);
-        size_t n = strlen(dst->path);
-        while (n > 0 && dst->path[n - 1] == '/')
-            dst->path[--n] = '\0'; /* "http://h/" and "http://h" are one base */
-        if (n + sizeof("/api/inventory/") + 32 > sizeof(dst->path))
-            return log_einval(err, errlen, "%s: '%.300s': the base path is too long", src, v);
-        return 0;
-    }
-    case OPT_FANOUT:
-        if (strcmp(v, "parallel") == 0)
-            c->fanout_sequential = false;
-        else if (strcmp(v, "sequential") == 0)
-            c->fanout_sequential = true;
-        else
-            return log_einval(err, errlen, "%s: '%s' is not a fan-out (parallel or sequential)", src, v);
-        return 0;
-    case OPT_CATALOG:
-        if (strlen(v) >= sizeof(c->catalog_file))
-            return log_einval(err, errlen, "%s: '%.300s' is not a path (0..255 bytes)", src, v);
-        strcpy(c->catalog_file, v);
-        return 0;
-    case OPT_FAULT_DELAY:
-        if (parse_ms(v, 0, 3600 * 1000, &c->fault_delay_ms))
-            return log_einval(err, errlen, "%s: '%s' is not a duration (0..3600 s, e.g. 3 or 500ms)", src, v);
-        return 0;
-    case OPT_FAULT_DELAY_PCT:
-    case OPT_FAULT_ABORT_PCT:
-        if (parse_pct(v, o->id == OPT_FAULT_DELAY_PCT ? &c->fault_delay_pct : &c->fault_abort_pct))
-            return log_einval(err, errlen, "%s: '%s' is not a percentage (0..100)", src, v);
-        return 0;
-    case OPT_FAULT_ABORT:
-        if (*v == '\0') {
-            c->fault_abort = 0;
-            return 0;
-        }
-        if (parse_ulong(v, 400, 599, &u) || !abort_code(u)) {
-            char codes[128];
-            return log_einval(err, errlen, "%s: '%s' is not a status primed answers (one of %s)", src, v,
-                        abort_codes(codes, sizeof(codes)));
-        }
-        c->fault_abort = (unsigned)u;
-        return 0;
-    case OPT_FAULT_PATH:
-        if (v[0] != '/' || strlen(v) >= sizeof(c->fault_path))
-            return log_einval(err, errlen, "%s: '%.300s' is not a path prefix (starts with /, at most 255 bytes)", src, v);
-        strcpy(c->fault_path, v);
-        return 0;
-    case OPT_HELP:
-    case OPT_HELP_MARKDOWN:
-    case OPT_VERSION:
-        break;
     }
     return 0;
+}
+
+/* o's value as the ready line writes it. */
+static void show(const struct config *c, const struct config_opt *o, char *out, size_t cap)
+{
+    const void *f = (const char *)c + o->off;
+    const struct url *url = f;
+    switch (o->kind) {
+    case CK_UINT:
+        snprintf(out, cap, "%u", *(const unsigned *)f);
+        break;
+    case CK_ULONG:
+        snprintf(out, cap, "%lu", *(const unsigned long *)f);
+        break;
+    case CK_MS:
+        snprintf(out, cap, "%ums", *(const unsigned *)f);
+        break;
+    case CK_PCT:
+        snprintf(out, cap, "%g", *(const double *)f);
+        break;
+    case CK_ONOFF:
+        show_onoff(f, out, cap);
+        break;
+    case CK_CHOICE:
+        choice_name(o, o->size == sizeof(bool) ? *(const bool *)f : *(const int *)f, out, cap);
+        break;
+    case CK_TEXT:
+        snprintf(out, cap, "%s", *(const char *)f ? (const char *)f : "none");
+        break;
+    case CK_URL:
+        snprintf(out, cap, "%s", url->host[0] ? url->authority : "none");
+        break;
+    case CK_BASE_URL:
+        if (url->host[0])
+            snprintf(out, cap, "http://%s%s", url->authority, url->path);
+        else
+            snprintf(out, cap, "none");
+        break;
+    case CK_CUSTOM:
+        o->custom->show(f, out, cap);
+        break;
+    }
+}
+
+size_t config_ready(const struct config *c, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap)
+        out[0] = '\0';
+    for (size_t i = 0; i < NOPTS && n + 1 < cap; i++) {
+        if (!opts[i].ready)
+            continue;
+        char v[sizeof(struct url) + 16];
+        show(c, &opts[i], v, sizeof(v));
+        int w = snprintf(out + n, cap - n, " %s=%s", opts[i].ready, v);
+        n = w < 0 ? n : n + (size_t)w < cap ? n + (size_t)w : cap - 1;
+    }
+    return n;
 }
 
 void config_defaults(struct config *c)
@@ -618,7 +626,7 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-        const struct opt *o = NULL;
+        const struct config_opt *o = NULL;
         for (size_t i = 0; i < NOPTS; i++)
             if (strlen(opts[i].flag) == nlen && strncmp(opts[i].flag, name, nlen) == 0)
                 o = &opts[i];

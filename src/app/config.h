@@ -2,6 +2,11 @@
  *
  * main.c fills it once before anything starts; afterwards it is read-only and
  * shared by all workers.
+ *
+ * owns: the one list of flags (CONFIG_FLAGS), from which come the struct, the
+ * parser with its ranges, --help, README.md's flag table (--help-markdown)
+ * and the ready line's settings. never: what a setting does (its users'), the
+ * run-time facts the ready line adds (server.c: threads, CPUs, the backend).
  */
 #ifndef PRIMED_CONFIG_H
 #define PRIMED_CONFIG_H
@@ -18,51 +23,169 @@
  * table of the server are bounded by it. */
 #define CONFIG_WORKERS_MAX 1024
 
+#define CONFIG_STR_(x) #x
+#define CONFIG_STR(x)  CONFIG_STR_(x)
 
+/* --prime-vector: the sieve engine's eight-lane tests (AVX-512 IFMA). */
+enum config_vector { CONFIG_VECTOR_AUTO, CONFIG_VECTOR_ON, CONFIG_VECTOR_OFF };
+
+/* The kinds of value a flag takes: config.c has one parser, one range check
+ * and one printer for each. */
+enum config_kind {
+    CK_TEXT,     /* char[N]: at most N-1 bytes, then the row's check, if any */
+    CK_UINT,     /* unsigned (or int) in LO..HI */
+    CK_ULONG,    /* unsigned long in LO..HI */
+    CK_MS,       /* a duration ("30", "1.5s", "250ms") in LO..HI ms, kept in ms */
+    CK_PCT,      /* double, 0..100 */
+    CK_ONOFF,    /* bool: on or off */
+    CK_CHOICE,   /* one of the row's names ("a|b|c"), kept as its index (a bool or an enum in that order) */
+    CK_URL,      /* struct url: a full http:// URL; "" unsets */
+    CK_BASE_URL, /* struct url: a base http:// URL (no query, no trailing slash); "" unsets */
+    CK_CUSTOM,   /* the row's own parser and printer */
+};
+
+/* Every flag that sets a field of struct config, in the order --help and README.md list them:
+ *
+ *   X(ID, TYPE, FIELD, DIM, KIND, LO, HI, EXTRA, FLAG, ENVIRONMENT, DEFAULT, SHOWN, READY, MEANING)
+ *
+ *   TYPE FIELD DIM  the struct member (DIM: "[N]" for text, else empty)
+ *   KIND LO HI      how it parses (enum config_kind) and its range (ms for durations)
+ *   EXTRA           in parentheses, designated initializers of struct config_opt (config.c): .what
+ *                   (the noun of its error message), .choices, .check, .custom
+ *   DEFAULT         what config_defaults() gives the flag's own parser; "" leaves the field zero
+ *   SHOWN           the default cell when it is not DEFAULT itself: what zero means ("none")
+ *   READY           its key on the ready line, or NULL where server.c writes what is in effect
+ *   MEANING         one paragraph, Markdown: `code` in backticks, which --help drops; the range of a
+ *                   number is not typed here: --help and README.md append it from LO and HI
+ */
+#define CONFIG_FLAGS(X)                                                                                           \
+    X(HOST, char, host, [64], CK_TEXT, 0, 0, (.check = check_host), "host", "PRIMED_HOST", "0.0.0.0", NULL, "host", \
+      "listen address (numeric IPv4/IPv6)")                                                                       \
+    X(PORT, int, port, , CK_UINT, 0, 65535, (.what = "a port"), "port", "PORT", "8080", NULL, NULL,                 \
+      "TCP port; 0 picks a free one (the ready line says which)")                                                 \
+    X(THREADS, unsigned, threads, , CK_UINT, 1, CONFIG_WORKERS_MAX, (.what = "a thread count"), "threads",          \
+      "PRIMED_THREADS", "", "CPUs usable", NULL,                                                                  \
+      "workers, one pinned per CPU; by default one per CPU of the affinity mask capped by the cgroup CPU quota "  \
+      "(v2 `cpu.max`, v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`; rounded up)")                                    \
+    X(BITS, unsigned, bits, , CK_UINT, PRIME_BITS_MIN, PRIME_BITS_MAX, (.what = "a bit size"), "bits",              \
+      "PRIMED_BITS", CONFIG_STR(PRIME_BITS_DEFAULT), NULL, "bits", "default prime size of /example")              \
+    X(DRAIN, unsigned, drain_timeout_ms, , CK_MS, 0, 3600 * 1000, (.what = "a duration"), "drain-timeout",          \
+      "PRIMED_DRAIN_TIMEOUT", "30", NULL, "drain_timeout", "seconds to finish in-flight requests after SIGTERM")  \
+    X(HEADER_TO, unsigned, header_timeout_ms, , CK_MS, 100, 3600 * 1000, (.what = "a duration"), "header-timeout",  \
+      "PRIMED_HEADER_TIMEOUT", "10", NULL, "header_timeout",                                                      \
+      "seconds for a request to arrive, from its first byte, before 408")                                         \
+    X(IDLE_TO, unsigned, idle_timeout_ms, , CK_MS, 100, 24 * 3600 * 1000, (.what = "a duration"), "idle-timeout",   \
+      "PRIMED_IDLE_TIMEOUT", "60", NULL, "idle_timeout",                                                          \
+      "seconds an idle keep-alive connection is kept, and a request body may stall")                              \
+    X(MAX_CONNS, unsigned, max_conns, , CK_UINT, 1, 1000000, (.what = "a connection count"), "max-conns",           \
+      "PRIMED_MAX_CONNS", "10000", NULL, "max_conns",                                                             \
+      "open connections before accept pauses, split evenly over the workers (backpressure, not 503; "             \
+      "connections past it wait unread, never reset)")                                                            \
+    X(MAX_HEADER, unsigned, max_header, , CK_UINT, 1024, 65536, (.what = "a size"), "max-header",                   \
+      "PRIMED_MAX_HEADER", "8192", NULL, "max_header", "request head limit in bytes (431 past it)")               \
+    X(MAX_URL, unsigned, max_url, , CK_UINT, 16, 65536, (.what = "a size"), "max-url", "PRIMED_MAX_URL", "2048",    \
+      NULL, "max_url", "URL limit in bytes (414 past it)")                                                        \
+    X(MAX_BODY, unsigned long, max_body, , CK_ULONG, 0, 1UL << 40, (.what = "a size"), "max-body",                  \
+      "PRIMED_MAX_BODY", "1048576", NULL, "max_body",                                                             \
+      "request body limit in bytes; bodies are read and discarded (413 past it)")                                 \
+    X(QUEUE_MAX, unsigned, queue_max, , CK_UINT, 1, 65536, (.what = "a queue bound"), "queue-max",                  \
+      "PRIMED_QUEUE_MAX", "256", NULL, "queue_max", "queued /example tasks per worker before reads pause")        \
+    X(ENGINE, enum prime_engine, engine, , CK_CHOICE, 0, 0, (.choices = "flint|sieve", .what = "a prime engine"),   \
+      "prime-engine", "PRIMED_PRIME_ENGINE", "sieve", NULL, "engine",                                             \
+      "`sieve` (its cost against FLINT's: docs/prime.md) or `flint` (the reference `fmpz_randprime`)")            \
+    X(VECTOR, enum config_vector, prime_vector, , CK_CHOICE, 0, 0, (.choices = "auto|on|off",                      \
+      .what = "a vector setting"), "prime-vector", "PRIMED_PRIME_VECTOR", "auto", NULL, NULL,                      \
+      "the sieve engine's eight-lane tests: `auto` where the CPU has AVX-512 IFMA, `off` the scalar engine "      \
+      "(as on CPUs without it: the same primes, slower), `on` refuses to start without IFMA; the ready line "     \
+      "and `--version` say what runs")                                                                            \
+    X(DISPATCH, enum dispatch_mode, dispatch, , CK_CUSTOM, 0, 0, (.custom = &custom_dispatch), "dispatch",          \
+      "PRIMED_DISPATCH", DISPATCH_DEFAULT_NAME, "`steal` where built in", "dispatch",                             \
+      "`inline` or `steal`, among those built in (`--version` says which)")                                       \
+    X(PRIME_SPLIT, bool, prime_split, , CK_ONOFF, 0, 0, (), "prime-split", "PRIMED_PRIME_SPLIT", "on", NULL, NULL,  \
+      "with `steal` and the sieve engine, a prime is shared with idle workers when no other request waits "      \
+      "anywhere (docs/architecture.md); `off` keeps every prime on one core; inline never splits")                \
+    X(IO, enum io_kind, io, , CK_CHOICE, 0, 0, (.choices = "auto|uring|epoll", .what = "an I/O backend"), "io",     \
+      "PRIMED_IO", "auto", NULL, NULL, "`uring`, `epoll`, or `auto` (io_uring, epoll where it is blocked)")       \
+    X(URING_POLL_FIRST, bool, uring_poll_first, , CK_ONOFF, 0, 0, (), "uring-poll-first", "PRIMED_URING_POLL_FIRST", \
+      "off", NULL, "uring_poll_first",                                                                            \
+      "`on`: a receive armed while a response is on its way carries `IORING_RECVSEND_POLL_FIRST` (kernel ≥ "      \
+      "5.19; the kernel arms its poll at once instead of trying a receive that fails with `EAGAIN`). A "          \
+      "comparison switch, off by default; io_uring only, the epoll backend accepts it and ignores it "            \
+      "(docs/architecture.md)")                                                                                   \
+    X(URING_SINGLE_SEND, bool, uring_single_send, , CK_ONOFF, 0, 0, (), "uring-single-send",                        \
+      "PRIMED_URING_SINGLE_SEND", "on", NULL, "uring_single_send",                                                \
+      "a response in one buffer goes out as `IORING_OP_SEND` instead of `SENDMSG` (kernel ≥ 5.6, probed; "        \
+      "`SENDMSG` where it is missing); `off` keeps `SENDMSG` for comparison. io_uring only, the epoll "           \
+      "backend accepts it and ignores it")                                                                        \
+    X(URING_PROVIDED, bool, uring_provided, , CK_ONOFF, 0, 0, (), "uring-provided-buffers",                         \
+      "PRIMED_URING_PROVIDED_BUFFERS", "on", NULL, "uring_provided_buffers",                                      \
+      "a connection between requests waits with a receive whose bytes land in a buffer the kernel takes "         \
+      "from a ring when they arrive (kernel ≥ 5.19; 128 buffers of 1 KiB per worker), so an idle keep-alive "     \
+      "connection holds no buffer; `off`: each connection keeps its own 8 KiB read and 4 KiB write buffers, "     \
+      "as the epoll backend does (docs/architecture.md)")                                                         \
+    X(ACCESS_LOG, bool, access_log, , CK_CUSTOM, 0, 0, (.custom = &custom_access_log), "access-log",                \
+      "PRIMED_ACCESS_LOG", "0", NULL, "access_log",                                                               \
+      "`1`: one logfmt line per request on stdout, buffered per worker, never blocking it (lines stdout cannot "  \
+      "take are dropped and counted on stderr)")                                                                  \
+    X(ACCEPT, bool, shared_listener, , CK_CHOICE, 0, 0, (.choices = "reuseport|shared", .what = "an accept mode"),  \
+      "accept", "PRIMED_ACCEPT", "reuseport", NULL, "accept",                                                     \
+      "`reuseport` (a listener per worker) or `shared` (one listener for all; for comparison)")                   \
+    X(LISTENERS, unsigned, listeners, , CK_UINT, 0, CONFIG_WORKERS_MAX, (.what = "a worker count"), "listeners",    \
+      "PRIMED_LISTENERS", "0", "`0` (all)", NULL,                                                                 \
+      "only the first N workers accept: `1` reproduces the skew of few long-lived connections on one core")       \
+    X(CALLME_URL, struct url, callme, , CK_URL, 0, 0, (), "callme-url", "CALLME_URL", "", "none", "callme",         \
+      "full `http://` URL `/caller/ping` calls (docs/chain.md); without it /caller/ping answers 404")             \
+    X(UPSTREAM_TIMEOUT, unsigned, upstream_timeout_ms, , CK_MS, 10, 3600 * 1000, (.what = "a duration"),            \
+      "upstream-timeout", "PRIMED_UPSTREAM_TIMEOUT", "3", NULL, "upstream_timeout",                               \
+      "seconds an upstream call may take, connect to last byte, before 504")                                      \
+    X(UPSTREAM_CONNS, unsigned, upstream_conns, , CK_UINT, 1, 1024, (.what = "a connection count"),                 \
+      "upstream-conns", "PRIMED_UPSTREAM_CONNS", "64", NULL, "upstream_conns",                                    \
+      "keep-alive connections (= calls in flight) per worker per upstream; more calls wait in order")             \
+    X(ZIPKIN_URL, struct url, zipkin, , CK_URL, 0, 0, (), "zipkin-url", "PRIMED_ZIPKIN_URL", "", "none", "zipkin",  \
+      "Zipkin v2 collector for the sampled spans (`/api/v2/spans`)")                                              \
+    X(DB, char, db, [256], CK_TEXT, 0, 0, (.check = check_db), "db", "PRIMED_DB", ":memory:", NULL, NULL,           \
+      "event store: in memory, a SQLite file (WAL), or PostgreSQL (`postgresql://user@host:port/db` or a libpq " \
+      "keyword string; the password from `PGPASSWORD`); a route that stores an event answers once it is "       \
+      "committed (docs/chain.md)")                                                                                \
+    X(DB_SYNC, bool, db_sync_full, , CK_CHOICE, 0, 0, (.choices = "normal|full", .what = "a sync mode"), "db-sync", \
+      "PRIMED_DB_SYNC", "normal", NULL, "db_sync",                                                                \
+      "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
+      "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
+      "commit; `synchronous_commit=on`)")                                                                         \
+    X(CATALOG, char, catalog_file, [256], CK_TEXT, 0, 0, (), "catalog", "PRIMED_CATALOG", "", "built-in", NULL,     \
+      "products of /api/catalog and /api/inventory: a file of "                                                   \
+      "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \
+    X(CATALOG_URL, struct url, catalog_url, , CK_BASE_URL, 0, 0, (), "catalog-url", "PRIMED_CATALOG_URL", "",       \
+      "none", "catalog_url",                                                                                      \
+      "base `http://` URL of the catalog /api/products reads (`/api/catalog` appended); both this and "           \
+      "`--inventory-url` or neither")                                                                             \
+    X(INVENTORY_URL, struct url, inventory_url, , CK_BASE_URL, 0, 0, (), "inventory-url", "PRIMED_INVENTORY_URL",   \
+      "", "none", "inventory_url",                                                                                \
+      "base `http://` URL of the inventory /api/products asks per product (`/api/inventory/ID` appended); both "  \
+      "this and `--catalog-url` or neither")                                                                      \
+    X(FANOUT, bool, fanout_sequential, , CK_CHOICE, 0, 0, (.choices = "parallel|sequential", .what = "a fan-out"),  \
+      "fanout", "PRIMED_FANOUT", "parallel", NULL, "fanout",                                                      \
+      "`parallel` or `sequential` inventory calls, unless `?fanout=` says")                                       \
+    X(FAULT_DELAY, unsigned, fault_delay_ms, , CK_MS, 0, 3600 * 1000, (.what = "a duration"), "fault-delay",        \
+      "PRIMED_FAULT_DELAY", "0", NULL, "fault_delay",                                                             \
+      "hold the matching requests this long (a timer on the ring), e.g. `3` or `500ms`; Istio's fixedDelay")      \
+    X(FAULT_DELAY_PCT, double, fault_delay_pct, , CK_PCT, 0, 100, (.what = "a percentage"), "fault-delay-percent",  \
+      "PRIMED_FAULT_DELAY_PERCENT", "100", NULL, "fault_delay_percent",                                           \
+      "share of the matching requests `--fault-delay` holds")                                                     \
+    X(FAULT_ABORT, unsigned, fault_abort, , CK_CUSTOM, 0, 0, (.custom = &custom_fault_abort), "fault-abort",        \
+      "PRIMED_FAULT_ABORT", "", "none", "fault_abort",                                                            \
+      "answer the matching requests with this status instead (400..504 of primed's), Istio's abort")              \
+    X(FAULT_ABORT_PCT, double, fault_abort_pct, , CK_PCT, 0, 100, (.what = "a percentage"), "fault-abort-percent",  \
+      "PRIMED_FAULT_ABORT_PERCENT", "100", NULL, "fault_abort_percent",                                           \
+      "share of the matching requests `--fault-abort` answers")                                                   \
+    X(FAULT_PATH, char, fault_path, [256], CK_TEXT, 0, 0, (.check = check_fault_path), "fault-path",                \
+      "PRIMED_FAULT_PATH", "/", NULL, "fault_path", "path prefix the faults apply to; never /healthz, /readyz, /metrics")
+
+/* Every setting, one field per row of CONFIG_FLAGS. */
 struct config {
-    char host[64];    /* listen address, numeric IPv4 or IPv6 */
-    int port;         /* 0: ephemeral (the ready line says which) */
-    unsigned threads; /* 0: one per usable CPU (affinity and cgroup quota) */
-    unsigned bits;    /* default ?bits for /example */
-    unsigned drain_timeout_ms;
-    unsigned header_timeout_ms;
-    unsigned idle_timeout_ms;
-    unsigned max_conns;  /* process-wide; split evenly across workers */
-    unsigned max_header; /* request head limit = read buffer per connection */
-    unsigned max_url;
-    unsigned long max_body;
-    unsigned queue_max;   /* queued /example tasks per worker before backpressure */
-    unsigned listeners;   /* workers that accept (0: all); fewer skews load on purpose */
-    bool shared_listener; /* one listening socket for all workers instead of SO_REUSEPORT each */
-    enum prime_engine engine;
-    enum dispatch_mode dispatch;
-    enum io_kind io;
-    bool uring_poll_first;  /* --uring-poll-first: IORING_RECVSEND_POLL_FIRST behind a response */
-    bool uring_single_send; /* --uring-single-send (default on): IORING_OP_SEND for a one-buffer response */
-    bool uring_provided;    /* --uring-provided-buffers (default on): idle connections wait by select receive */
-    bool access_log;
-
-    /* the chain (upstream.h, store.h, spans.h); a URL with host[0] == '\0' is unset */
-    struct url callme;            /* --callme-url: GET /caller/ping calls it */
-    struct url zipkin;            /* --zipkin-url: spans are POSTed there */
-    unsigned upstream_timeout_ms; /* a call's whole deadline: connect, send, answer */
-    unsigned upstream_conns;      /* connections (= calls in flight) per worker per upstream */
-    char db[256];                 /* the event store: ":memory:" or a file path */
-    bool db_sync_full;            /* --db-sync full: an fsync per commit */
-
-    /* the gateway (gateway.h, catalog.h) */
-    struct url catalog_url;   /* --catalog-url: base URL; GET /api/products calls its /api/catalog */
-    struct url inventory_url; /* --inventory-url: base URL; and its /api/inventory/{itemId} */
-    bool prime_split;         /* --prime-split: idle workers help a busy one's prime search (steal) */
-    bool fanout_sequential;   /* --fanout: inventory calls one after another instead of in parallel */
-    char catalog_file[256];   /* --catalog: the products to serve, or "" for the built-in set */
-
-    /* fault injection (fault.h), Istio's semantics on the serving side */
-    unsigned fault_delay_ms;  /* 0: none */
-    double fault_delay_pct;   /* of the matching requests, 0..100 */
-    unsigned fault_abort;     /* a status to answer, 0: none */
-    double fault_abort_pct;   /* 0..100 */
-    char fault_path[256];     /* path prefix the faults apply to ("/": all but the probes and /metrics) */
+#define CONFIG_X_FIELD(id, type, field, dim, kind, lo, hi, extra, flag, env, def, shown, ready, meaning) type field dim;
+    CONFIG_FLAGS(CONFIG_X_FIELD)
+#undef CONFIG_X_FIELD
 };
 
 enum {
@@ -72,7 +195,7 @@ enum {
     CONFIG_HELP_MARKDOWN = 3,
 };
 
-/* Fills *c with the defaults: each flag's default in config.c's list, through its own parser. */
+/* Fills *c with the defaults: each flag's default in the list, through its own parser. */
 void config_defaults(struct config *c);
 
 /* Applies environment variables read through getenv_fn (getenv in main.c, a
@@ -81,11 +204,15 @@ void config_defaults(struct config *c);
 int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_fn)(const char *), char *err,
                  size_t errlen);
 
-/* Writes the --help text to fd: every flag, its environment variable, default and meaning. */
+/* Writes the --help text to fd: every flag, its environment variable, default, meaning and range. */
 void config_usage(int fd);
 
 /* Writes the same list as README.md's flag table (Markdown) to fd: --help-markdown. */
 void config_usage_markdown(int fd);
+
+/* Writes " KEY=VALUE" for every flag with a ready-line key, in the list's
+ * order, into out (NUL-terminated, cut at cap). Returns the length written. */
+size_t config_ready(const struct config *c, char *out, size_t cap);
 
 /* Whether this binary was built with a dispatch mode. */
 bool config_has_dispatch(enum dispatch_mode m);

@@ -115,11 +115,20 @@ static const struct dispatch_work prime_work = {.run = prime_run};
 static const struct dispatch_work prime_work_split = {
     .run = prime_run, .share_create = prime_share_create, .run_shared = prime_run_shared, .help = prime_help};
 
+bool example_vector_on(const struct config *cfg)
+{
+    return cfg->engine == PRIME_ENGINE_SIEVE && cfg->prime_vector != CONFIG_VECTOR_OFF && prime_vector_supported();
+}
+
 int example_init(struct app_worker *aw, unsigned n)
 {
     aw->prime = prime_state_create(aw->app->prime_seed);
     if (!aw->prime)
         return -1;
+    /* --prime-vector off: the scalar engine, as on a CPU without IFMA (on
+     * without IFMA was refused at start-up) */
+    if (!example_vector_on(aw->cfg))
+        prime_state_vector(aw->prime, false);
     const struct dispatch_work *work = aw->cfg->engine == PRIME_ENGINE_SIEVE ? &prime_work_split : &prime_work;
     if (dispatch_set_work(&aw->w->dispatch, work, aw))
         return -1;

@@ -294,6 +294,24 @@ static void app_stop(struct server *s)
     a->catalog = NULL;
 }
 
+void server_worker_opts(const struct config *cfg, unsigned listening, struct worker_opts *o)
+{
+    *o = (struct worker_opts){
+        .io = cfg->io,
+        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0) |
+                   (cfg->uring_provided ? 0 : IO_TUNE_OWN_BUFFERS),
+        /* a receive and a send per upstream connection */
+        .app_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns,
+        .max_open = (cfg->max_conns + listening - 1) / listening,
+        .lim = {.max_header = cfg->max_header, .max_url = cfg->max_url, .max_body = cfg->max_body,
+                .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
+        .dispatch = cfg->dispatch,
+        .queue_max = cfg->queue_max,
+        .split = cfg->prime_split,
+        .shared_listener = cfg->shared_listener,
+    };
+}
+
 /* How many workers, on which CPUs; and their settings. */
 static void plan_workers(struct server *s)
 {
@@ -311,20 +329,7 @@ static void plan_workers(struct server *s)
     format_cpu_list(s);
 
     unsigned listening = cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n;
-    s->opts = (struct worker_opts){
-        .io = cfg->io,
-        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0) |
-                   (cfg->uring_provided ? 0 : IO_TUNE_OWN_BUFFERS),
-        /* a receive and a send per upstream connection */
-        .app_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns,
-        .max_open = (cfg->max_conns + listening - 1) / listening,
-        .lim = {.max_header = cfg->max_header, .max_url = cfg->max_url, .max_body = cfg->max_body,
-                .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
-        .dispatch = cfg->dispatch,
-        .queue_max = cfg->queue_max,
-        .split = cfg->prime_split,
-        .shared_listener = cfg->shared_listener,
-    };
+    server_worker_opts(cfg, listening, &s->opts);
     s->all.hooks = &app_worker_hooks;
     s->all.app = &s->app;
 }
@@ -395,32 +400,25 @@ static int start_workers(struct server *s)
     return 0;
 }
 
+/* The ready line: what runs (version, the backend, the workers and their
+ * CPUs, the port, the split and vector unit in effect, the store without its
+ * password, the catalog), then every setting of the flag list (config_ready). */
 static void say_ready(struct server *s)
 {
     const struct config *cfg = s->cfg;
     const struct app *a = &s->app;
     const struct worker *w0 = &s->workers[0];
-    char quota_txt[32] = "none";
+    char quota_txt[32] = "none", settings[3072];
     if (s->quota)
         snprintf(quota_txt, sizeof(quota_txt), "%u", s->quota);
-    log_msg("ready version=%s profile=%s dispatch=%s engine=%s prime_split=%s io=%s threads=%u cpus=%s cgroup_cpus=%s "
-            "listeners=%u accept=%s host=%s port=%d max_conns=%u max_header=%u max_url=%u max_body=%lu queue_max=%u "
-            "header_timeout=%ums idle_timeout=%ums drain_timeout=%ums access_log=%s callme=%s zipkin=%s "
-            "upstream_timeout=%ums upstream_conns=%u db=%s catalog=%s products=%u catalog_url=%s%s%s inventory_url=%s%s%s "
-            "fanout=%s fault_delay=%ums fault_delay_percent=%g fault_abort=%u fault_abort_percent=%g fault_path=%s",
-            PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg->dispatch), prime_engine_name(cfg->engine),
-            w0->dispatch.share ? "on" : "off", w0->io.desc, s->all.n, s->cpu_list, quota_txt,
-            cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n,
-            cfg->shared_listener ? "shared" : "reuseport", cfg->host, s->port, cfg->max_conns, cfg->max_header,
-            cfg->max_url, cfg->max_body, cfg->queue_max, cfg->header_timeout_ms, cfg->idle_timeout_ms,
-            cfg->drain_timeout_ms, cfg->access_log ? "on" : "off", cfg->callme.host[0] ? cfg->callme.authority : "none",
-            cfg->zipkin.host[0] ? cfg->zipkin.authority : "none", cfg->upstream_timeout_ms, cfg->upstream_conns,
+    config_ready(cfg, settings, sizeof(settings));
+    log_msg("ready version=%s profile=%s io=%s threads=%u cpus=%s cgroup_cpus=%s listeners=%u port=%d prime_split=%s "
+            "prime_vector=%s db=%s catalog=%s products=%u%s",
+            PRIMED_VERSION, PRIMED_PROFILE, w0->io.desc, s->all.n, s->cpu_list, quota_txt,
+            cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n, s->port,
+            w0->dispatch.share ? "on" : "off", example_vector_on(cfg) ? "on" : "off",
             PRIMED_HAVE_STORE || a->pg ? a->store_name : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
-            a->catalog->n, a->catalog_target ? "http://" : "", a->catalog_target ? cfg->catalog_url.authority : "none",
-            a->catalog_target ? cfg->catalog_url.path : "", a->inventory_target ? "http://" : "",
-            a->inventory_target ? cfg->inventory_url.authority : "none", a->inventory_target ? cfg->inventory_url.path : "",
-            cfg->fanout_sequential ? "sequential" : "parallel", cfg->fault_delay_ms, cfg->fault_delay_pct,
-            cfg->fault_abort, cfg->fault_abort_pct, cfg->fault_path);
+            a->catalog->n, settings);
 }
 
 /* Blocks SIGTERM and SIGINT in every thread (inherited), for sigwait here. */
@@ -467,6 +465,9 @@ int server_run(const struct config *cfg)
     static struct server srv; /* one per process; workers point into it */
     struct server *s = &srv;
     s->cfg = cfg;
+    if (cfg->prime_vector == CONFIG_VECTOR_ON && !prime_vector_supported())
+        die(2, "--prime-vector on: this CPU lacks AVX-512 IFMA, which the eight-lane tests need (auto or off run the "
+               "scalar engine)");
     sigset_t set;
     plan_workers(s);
     block_signals(&set);

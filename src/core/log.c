@@ -17,7 +17,7 @@
 
 static void vlog(const char *fmt, va_list ap)
 {
-    char line[1024];
+    char line[4096]; /* the ready line names every setting */
     int n = snprintf(line, sizeof(line), "primed: ");
     int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
     if (m < 0)
