@@ -231,6 +231,7 @@ static int app_init(struct worker *w)
         .ns = a->ns,
         .revision_hdr = a->revision_hdr,
         .store_name = a->store_name,
+        .db_timeout_ms = cfg->db_timeout_ms,
         .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
         .catalog = a->catalog,
         .gateway = a->catalog_target != NULL,
@@ -246,18 +247,24 @@ static int app_init(struct worker *w)
         return r;
     aw->faults = fault_init(&aw->fault, cfg);
     aw->inbox.io = &w->io;
+    timer_list_init(&aw->event_timers, 2);
+#if PRIMED_HAVE_STORE
+    if (a->store)
+        aw->env.store_health = store_health_of(a->store);
+#endif
 #if PRIMED_HAVE_PG
     if (a->pg) {
         /* the first worker writes the catalog's tables; all share the schema */
         struct pgstore_opts po = {.conninfo = a->pg, .sync_full = cfg->db_sync_full,
                                   .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
                                   .now_ms = &w->pool.now_ms, .worker = w->id, .owner = SLOTS_OWNER_STORE,
-                                  .up = &a->pg_up};
+                                  .up = &a->pg_up, .timeout_ms = cfg->db_timeout_ms, .health = &a->pg_health};
         if (pgstore_create(&aw->pg, &po, w->init_why, sizeof(w->init_why)))
             return -EINVAL;
         worker_own(w, SLOTS_OWNER_STORE, (worker_event_fn *)pgstore_on_event, aw->pg);
         aw->env.store_up = &a->pg_up;
         aw->env.store_need = (int)w->all->n;
+        aw->env.store_health = &a->pg_health;
     }
 #endif
     timer_list_init(&aw->held, 1);
@@ -297,6 +304,7 @@ static uint64_t app_next_deadline(struct worker *w, uint64_t next)
 {
     struct app_worker *aw = w->app;
     next = timer_next(&aw->held, next);
+    next = events_next_deadline(aw, next);
 #if PRIMED_HAVE_PG
     if (aw->pg)
         next = pgstore_next_deadline(aw->pg, next);
@@ -311,6 +319,7 @@ static void app_poll(struct worker *w, bool second)
 {
     struct app_worker *aw = w->app;
     events_poll(aw);
+    events_expire(aw);
 #if PRIMED_HAVE_PG
     if (aw->pg)
         pgstore_poll(aw->pg);

@@ -134,6 +134,12 @@ static const char *abort_codes(char *out, size_t cap)
       "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
       "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
       "commit; `synchronous_commit=on`)")                                                                         \
+    X(DB_TIMEOUT, "db-timeout", "PRIMED_DB_TIMEOUT", "2", NULL,                                                   \
+      "seconds a request waits for its event's commit before 503 (`not confirmed`: it may still commit), "        \
+      "0.1..3600; on PostgreSQL also the bound of a connect and of a transaction in flight (the connection is "   \
+      "dropped and made again) and its `tcp_user_timeout`. 2: a healthy commit takes milliseconds, so past 2 s "   \
+      "the store is stalled, not slow; and it is under `--upstream-timeout`'s default, so a caller passes on "    \
+      "callme's 503 and its words rather than a 504 of its own (docs/chain.md)")                                 \
     X(CATALOG, "catalog", "PRIMED_CATALOG", "", "built-in",                                                       \
       "products of /api/catalog and /api/inventory: a file of "                                                   \
       "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \
@@ -508,6 +514,10 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
             return log_einval(err, errlen, "%s: '%.300s' is not a path (:memory: or 1..%zu bytes)", src, v,
                               sizeof(c->db) - 1);
         strcpy(c->db, v);
+        return 0;
+    case OPT_DB_TIMEOUT:
+        if (parse_ms(v, 100, 3600 * 1000, &c->db_timeout_ms))
+            return log_einval(err, errlen, "%s: '%s' is not a duration (0.1..3600 s, e.g. 2 or 500ms)", src, v);
         return 0;
     case OPT_DB_SYNC:
         if (strcmp(v, "normal") == 0)

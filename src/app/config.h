@@ -49,6 +49,7 @@ struct config {
     unsigned upstream_conns;      /* connections (= calls in flight) per worker per upstream */
     char db[256];                 /* the event store: ":memory:" or a file path */
     bool db_sync_full;            /* --db-sync full: an fsync per commit */
+    unsigned db_timeout_ms;       /* --db-timeout: a request's wait for its commit, and PostgreSQL's work in flight */
 
     /* the gateway (gateway.h, catalog.h) */
     struct url catalog_url;   /* --catalog-url: base URL; GET /api/products calls its /api/catalog */

@@ -31,9 +31,9 @@
  * most runs never use it. pgstore_load() resolves these once, on the main thread, before
  * any worker starts; the macros below make the rest of this file read as plain libpq. */
 #define PQ_FUNCS(X)                                                                                               \
-    X(PQclear) X(PQconnectPoll) X(PQconnectStart) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
+    X(PQclear) X(PQconnectPoll) X(PQconnectStartParams) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
     X(PQenterPipelineMode) X(PQerrorMessage) X(PQfinish) X(PQflush) X(PQfreemem) X(PQgetResult) X(PQgetvalue) \
-    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendPrepare)    \
+    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendPrepare)    \
     X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking) X(PQsocket) X(PQstatus)
 
 #define X_PTR(f) __typeof__(f) *f;
@@ -63,7 +63,7 @@ int pgstore_load(char *err, size_t errlen)
 
 #define PQclear             (pq.PQclear)
 #define PQconnectPoll       (pq.PQconnectPoll)
-#define PQconnectStart      (pq.PQconnectStart)
+#define PQconnectStartParams (pq.PQconnectStartParams)
 #define PQconninfoFree      (pq.PQconninfoFree)
 #define PQconninfoParse     (pq.PQconninfoParse)
 #define PQconsumeInput      (pq.PQconsumeInput)
@@ -77,6 +77,7 @@ int pgstore_load(char *err, size_t errlen)
 #define PQisBusy            (pq.PQisBusy)
 #define PQntuples           (pq.PQntuples)
 #define PQpipelineSync      (pq.PQpipelineSync)
+#define PQresultErrorField  (pq.PQresultErrorField)
 #define PQresultErrorMessage (pq.PQresultErrorMessage)
 #define PQresultStatus      (pq.PQresultStatus)
 #define PQsendPrepare       (pq.PQsendPrepare)
@@ -107,6 +108,8 @@ struct pgstore {
     uint64_t retry_ms;
     unsigned backoff_ms;
     bool logged_down; /* one line per outage */
+    int down_err;     /* why it is not ready (-errno, store.h's kinds): what a submit answers meanwhile */
+    uint64_t deadline_ms; /* the connect, the set-up or the batch in flight must be over by then; 0: none */
 
     /* the queue: events waiting for the next batch, FIFO */
     struct store_req *head, *tail;
@@ -118,6 +121,7 @@ struct pgstore {
     unsigned results;   /* results read of the pipeline so far (BEGIN, inserts, COMMIT) */
     unsigned expect;    /* results the pipeline gives before its Sync */
     bool failed;        /* a result of it was an error */
+    int why_err;        /* ... its kind (-errno) */
     char why[160];      /* the first error, for the log */
 };
 
@@ -182,6 +186,39 @@ void pgstore_redact(const char *db, char *out, size_t cap)
     }
 }
 
+/* ---- errors by kind ------------------------------------------------------ */
+
+/* A PostgreSQL error as one of store.h's kinds: by SQLSTATE where the
+ * server sent one, else by libpq's message (a failed connection has no
+ * SQLSTATE in libpq's API; its server messages are matched in English,
+ * lc_messages' default); dflt when neither says. */
+static int pg_err(const char *sqlstate, const char *msg, int dflt)
+{
+    if (sqlstate) {
+        if (strcmp(sqlstate, "25006") == 0) /* read_only_sql_transaction: also a hot standby */
+            return -EROFS;
+        if (strcmp(sqlstate, "53100") == 0) /* disk_full */
+            return -ENOSPC;
+        if (strcmp(sqlstate, "53300") == 0) /* too_many_connections */
+            return -EUSERS;
+        if (strncmp(sqlstate, "28", 2) == 0) /* invalid_authorization_specification, invalid_password */
+            return -EACCES;
+        if (strncmp(sqlstate, "08", 2) == 0 || strncmp(sqlstate, "57P", 3) == 0) /* connection, shutdown */
+            return -ECONNRESET;
+    }
+    if (msg) {
+        if (strstr(msg, "too many clients") || strstr(msg, "remaining connection slots"))
+            return -EUSERS;
+        if (strstr(msg, "authentication failed") || strstr(msg, "pg_hba.conf") || strstr(msg, "no password"))
+            return -EACCES;
+        if (strstr(msg, "read-only"))
+            return -EROFS;
+        if (strstr(msg, "No space left"))
+            return -ENOSPC;
+    }
+    return dflt;
+}
+
 /* ---- polling ---------------------------------------------------------- */
 
 static uint64_t tag(const struct pgstore *p)
@@ -212,13 +249,15 @@ static void forget_socket(struct pgstore *p)
 
 /* ---- failing events ----------------------------------------------------- */
 
-/* Takes the events out of the store, errors them, then runs their done:
- * after the store's state is settled, since a done may submit again. */
-static void fail_all(struct pgstore *p, int err)
+/* Takes the events out of the store, errors them (the batch in flight with
+ * sent_err: its commit was not confirmed; the queue with err: nothing of it
+ * was sent), then runs their done: after the store's state is settled,
+ * since a done may submit again. */
+static void fail_all(struct pgstore *p, int sent_err, int err)
 {
     struct store_req *list = NULL, **tail = &list;
     for (unsigned i = 0; i < p->nbatch; i++) {
-        p->batch[i]->err = err == -ENOTCONN ? -ECONNRESET : err;
+        p->batch[i]->err = sent_err;
         *tail = p->batch[i];
         tail = &p->batch[i]->next;
     }
@@ -243,9 +282,13 @@ static void set_ready(struct pgstore *p, bool ready)
     p->ready = ready;
 }
 
-static void disconnect(struct pgstore *p, const char *why)
+/* Drops the connection (err: why, one of store.h's kinds) and retries after
+ * the backoff; the batch in flight fails as not confirmed (-ETIMEDOUT when
+ * its deadline passed, else -ECONNRESET), the queue with err. */
+static void disconnect(struct pgstore *p, const char *why, int err)
 {
     bool was_ready = p->ready;
+    bool changed = p->down_err != err;
     /* why is often PQerrorMessage(): copied before PQfinish() frees it */
     char msg[200];
     snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(why, "\n"), why);
@@ -254,18 +297,22 @@ static void disconnect(struct pgstore *p, const char *why)
         PQfinish(p->conn);
     p->conn = NULL;
     p->state = PG_IDLE;
+    p->deadline_ms = 0;
+    p->down_err = err;
+    if (p->o.health)
+        atomic_store_explicit(&p->o.health->last_err, err, memory_order_relaxed);
     set_ready(p, false);
     p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : PGSTORE_RETRY_MIN_MS;
     if (p->backoff_ms > PGSTORE_RETRY_MAX_MS)
         p->backoff_ms = PGSTORE_RETRY_MAX_MS;
     p->retry_ms = *p->o.now_ms + p->backoff_ms;
-    if (was_ready || !p->logged_down) {
-        log_msg("worker %u: event store %s: %s; retrying every %u ms at most", p->o.worker, p->name, msg,
-                PGSTORE_RETRY_MAX_MS);
+    if (was_ready || !p->logged_down || changed) {
+        log_msg("worker %u: event store %s: %s (%s); /readyz 503; retrying every %u ms at most", p->o.worker,
+                p->name, store_fault_words(store_fault_of(err)), msg, PGSTORE_RETRY_MAX_MS);
         p->logged_down = true;
     }
     /* in flight: the commit was not confirmed; queued: nothing was sent */
-    fail_all(p, -ECONNRESET);
+    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, err == -ETIMEDOUT || err == -ECONNRESET ? -ENOTCONN : err);
 }
 
 /* ---- pipelines ---------------------------------------------------------- */
@@ -280,7 +327,7 @@ static void flush(struct pgstore *p)
 {
     int f = PQflush(p->conn);
     if (f < 0) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
     arm(p, IO_POLL_IN | (f == 1 ? IO_POLL_OUT : 0));
@@ -340,11 +387,12 @@ static void send_setup(struct pgstore *p)
     n++;
     ok = ok && PQpipelineSync(p->conn) == 1;
     if (!ok) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
     p->state = PG_SETUP;
     p->in_flight = true;
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->results = 0;
     p->expect = n;
     p->failed = false;
@@ -376,9 +424,11 @@ static void send_batch(struct pgstore *p)
     p->in_flight = true;
     ok = ok && send0(p, "COMMIT") && PQpipelineSync(p->conn) == 1;
     if (!ok) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
+    /* the one clock read of a batch: the worker's, already there */
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->results = 0;
     p->expect = n + 2;
     p->failed = false;
@@ -396,6 +446,7 @@ static void on_result(struct pgstore *p, PGresult *res)
         p->failed = true;
         const char *m = st == PGRES_PIPELINE_ABORTED ? "aborted after an earlier error" : PQresultErrorMessage(res);
         snprintf(p->why, sizeof(p->why), "%.*s", (int)strcspn(m, "\n"), m);
+        p->why_err = pg_err(PQresultErrorField(res, PG_DIAG_SQLSTATE), m, -EIO);
     }
     if (!ok)
         return;
@@ -420,16 +471,18 @@ static void on_result(struct pgstore *p, PGresult *res)
 static void on_sync(struct pgstore *p)
 {
     p->in_flight = false;
+    p->deadline_ms = 0;
     if (p->state == PG_SETUP) {
         if (p->failed || p->results != p->expect) {
-            /* the schema cannot be set up: keep retrying; say why once */
+            /* the schema cannot be set up (its transaction is the probe a
+             * read-only or full database fails): keep retrying; say why once */
             char why[200];
             snprintf(why, sizeof(why), "set-up failed: %s", p->why[0] ? p->why : "short answer");
-            p->logged_down = false;
-            disconnect(p, why);
+            disconnect(p, why, p->failed ? p->why_err : -EIO);
             return;
         }
         p->state = PG_READY;
+        p->down_err = 0;
         set_ready(p, true);
         p->backoff_ms = 0;
         if (p->logged_down)
@@ -444,11 +497,19 @@ static void on_sync(struct pgstore *p)
     struct store_req *done[PGSTORE_BATCH_MAX];
     memcpy(done, p->batch, n * sizeof(done[0]));
     p->nbatch = 0;
-    if (!committed)
-        log_msg("worker %u: event store %s: a transaction of %u events failed: %s", p->o.worker, p->name, n, p->why);
+    int err = committed ? 0 : p->failed ? p->why_err : -EIO;
     for (unsigned i = 0; i < n; i++)
-        done[i]->err = committed ? 0 : -EIO;
-    send_batch(p); /* what queued meanwhile goes out before the answers */
+        done[i]->err = err;
+    if (committed) {
+        send_batch(p); /* what queued meanwhile goes out before the answers */
+    } else {
+        /* rolled back: nothing of it was stored. The connection is set up
+         * again (its set-up is a write transaction: the probe /readyz waits
+         * for), what queued fails with the same kind meanwhile. */
+        char why[200];
+        snprintf(why, sizeof(why), "a transaction of %u events failed: %s", n, p->why);
+        disconnect(p, why, err);
+    }
     for (unsigned i = 0; i < n; i++)
         done[i]->done(done[i]);
 }
@@ -457,7 +518,7 @@ static void on_sync(struct pgstore *p)
 static void read_results(struct pgstore *p)
 {
     if (PQconsumeInput(p->conn) != 1) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
     while (p->conn && p->in_flight && !PQisBusy(p->conn)) {
@@ -474,7 +535,7 @@ static void read_results(struct pgstore *p)
         PQclear(res);
     }
     if (p->conn && PQstatus(p->conn) == CONNECTION_BAD)
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
 }
 
 /* ---- connecting ----------------------------------------------------------- */
@@ -496,7 +557,7 @@ static void connect_step(struct pgstore *p)
         break;
     case PGRES_POLLING_OK:
         if (PQsetnonblocking(p->conn, 1) != 0) {
-            disconnect(p, PQerrorMessage(p->conn));
+            disconnect(p, PQerrorMessage(p->conn), -ENOTCONN);
             return;
         }
         send_setup(p);
@@ -505,20 +566,35 @@ static void connect_step(struct pgstore *p)
         char why[200];
         const char *m = PQerrorMessage(p->conn);
         snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
-        disconnect(p, why);
+        disconnect(p, why, pg_err(NULL, m, -ENOTCONN));
         break;
     }
     }
 }
 
+/* The connection's TCP bounds, before --db's own words (which win: libpq
+ * keeps a keyword's last value, and --db is expanded last): keepalives so
+ * an idle connection to a silent peer is noticed (idle --db-timeout, then 3
+ * probes 1 s apart), tcp_user_timeout (--db-timeout) so data the peer
+ * never acknowledges fails the connection. The deadline of the work in
+ * flight (pgstore_poll) bounds everything else, a stopped server included:
+ * its kernel still acknowledges. */
 static void start_connect(struct pgstore *p)
 {
-    p->conn = PQconnectStart(p->conninfo);
+    char idle[16], user_to[16];
+    unsigned t = p->o.timeout_ms ? p->o.timeout_ms : 1000;
+    snprintf(idle, sizeof(idle), "%u", t / 1000 ? t / 1000 : 1);
+    snprintf(user_to, sizeof(user_to), "%u", t);
+    const char *const keys[] = {"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                                "tcp_user_timeout", "dbname", NULL};
+    const char *const vals[] = {"1", idle, "1", "3", user_to, p->conninfo, NULL};
+    p->conn = PQconnectStartParams(keys, vals, 1);
     if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
-        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory");
+        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory", -ENOTCONN);
         return;
     }
     p->state = PG_CONNECTING;
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->fd = -1;
     connect_step(p);
 }
@@ -549,6 +625,7 @@ int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err
     p->o = *o;
     p->o.conninfo = p->conninfo;
     p->fd = -1;
+    p->down_err = -ENOTCONN;
     pgstore_redact(o->conninfo, p->name, sizeof(p->name));
     start_connect(p);
     *out = p;
@@ -564,7 +641,7 @@ void pgstore_destroy(struct pgstore *p)
         PQfinish(p->conn);
     p->conn = NULL;
     set_ready(p, false);
-    fail_all(p, -ECANCELED);
+    fail_all(p, -ECANCELED, -ECANCELED);
     free(p->conninfo);
     free(p);
 }
@@ -572,7 +649,7 @@ void pgstore_destroy(struct pgstore *p)
 int pgstore_submit(struct pgstore *p, struct store_req *r)
 {
     if (p->state != PG_READY)
-        return -ENOTCONN;
+        return p->down_err ? p->down_err : -ENOTCONN;
     if (p->queued >= PGSTORE_QUEUE_MAX)
         return -EAGAIN;
     r->next = NULL;
@@ -614,11 +691,19 @@ void pgstore_on_event(struct pgstore *p, const struct io_event *ev)
 
 void pgstore_poll(struct pgstore *p)
 {
-    if (p->state == PG_IDLE && *p->o.now_ms >= p->retry_ms)
+    uint64_t now = *p->o.now_ms;
+    if (p->state == PG_IDLE && now >= p->retry_ms) {
         start_connect(p);
+    } else if (p->deadline_ms && now >= p->deadline_ms) {
+        char why[80];
+        snprintf(why, sizeof(why), "no answer within %u ms (--db-timeout)", p->o.timeout_ms);
+        disconnect(p, why, -ETIMEDOUT);
+    }
 }
 
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
 {
-    return p->state == PG_IDLE && p->retry_ms < none ? p->retry_ms : none;
+    if (p->state == PG_IDLE)
+        return p->retry_ms < none ? p->retry_ms : none;
+    return p->deadline_ms && p->deadline_ms < none ? p->deadline_ms : none;
 }

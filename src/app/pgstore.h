@@ -11,7 +11,12 @@
  * fails what was in flight (-ECONNRESET: its commit was not confirmed) and
  * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
  * doubling to PGSTORE_RETRY_MAX_MS); until it is back, submits fail at once
- * (-ENOTCONN) and /readyz says 503 until every worker's store is up. On connect the schema is
+ * (-ENOTCONN, or the kind that brought it down: -EUSERS, -EACCES, -EROFS,
+ * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect,
+ * a set-up or a batch still unanswered after --db-timeout drops the
+ * connection the same way (its batch -ETIMEDOUT: not confirmed), and so
+ * does a batch whose transaction failed (its kind), so that a connection is
+ * ready only after a write transaction committed. On connect the schema is
  * created if missing, under an advisory lock, versioned in schema_version
  * (docs/chain.md), and the first worker writes the catalog's tables.
  */
@@ -44,6 +49,8 @@ struct pgstore_opts {
     unsigned worker;               /* for logs */
     uint8_t owner;                 /* the tag owner of its completions (slots.h) */
     _Atomic int *up;               /* counts the process's connected stores (not owned), or NULL */
+    unsigned timeout_ms;           /* --db-timeout: a connect, set-up or batch in flight longer is dropped */
+    struct store_health *health;   /* the process's (not owned; last_err written), or NULL */
 };
 
 /* Loads libpq (libpq.so.5, with dlopen: primed does not link it). Once,
@@ -63,9 +70,10 @@ int pgstore_submit(struct pgstore *p, struct store_req *r);
 
 /* A completion of a tag of this store's owner. */
 void pgstore_on_event(struct pgstore *p, const struct io_event *ev);
-/* Reconnects when its backoff is over. From the worker's loop. */
+/* Reconnects when its backoff is over; drops the connection whose work in
+ * flight passed --db-timeout. From the worker's loop. */
 void pgstore_poll(struct pgstore *p);
-/* The next reconnect, or none. */
+/* The next reconnect or deadline, or none. */
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
 
 /* Whether db names a PostgreSQL database (a postgres:// or postgresql://
