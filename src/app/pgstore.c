@@ -648,8 +648,12 @@ void pgstore_destroy(struct pgstore *p)
 
 int pgstore_submit(struct pgstore *p, struct store_req *r)
 {
-    if (p->state != PG_READY)
-        return p->down_err ? p->down_err : -ENOTCONN;
+    if (p->state != PG_READY) {
+        /* nothing of r is sent: a connection that timed out or was lost
+         * leaves it unreachable, the other kinds say themselves */
+        int e = p->down_err;
+        return e && e != -ETIMEDOUT && e != -ECONNRESET ? e : -ENOTCONN;
+    }
     if (p->queued >= PGSTORE_QUEUE_MAX)
         return -EAGAIN;
     r->next = NULL;
