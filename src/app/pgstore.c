@@ -188,11 +188,8 @@ void pgstore_redact(const char *db, char *out, size_t cap)
 
 /* ---- errors by kind ------------------------------------------------------ */
 
-/* A PostgreSQL error as one of store.h's kinds: by SQLSTATE where the
- * server sent one, else by libpq's message (a failed connection has no
- * SQLSTATE in libpq's API; its server messages are matched in English,
- * lc_messages' default); dflt when neither says. */
-static int pg_err(const char *sqlstate, const char *msg, int dflt)
+/* The server's messages are matched in English (lc_messages' default). */
+int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
 {
     if (sqlstate) {
         if (strcmp(sqlstate, "25006") == 0) /* read_only_sql_transaction: also a hot standby */
@@ -446,7 +443,7 @@ static void on_result(struct pgstore *p, PGresult *res)
         p->failed = true;
         const char *m = st == PGRES_PIPELINE_ABORTED ? "aborted after an earlier error" : PQresultErrorMessage(res);
         snprintf(p->why, sizeof(p->why), "%.*s", (int)strcspn(m, "\n"), m);
-        p->why_err = pg_err(PQresultErrorField(res, PG_DIAG_SQLSTATE), m, -EIO);
+        p->why_err = pgstore_error_kind(PQresultErrorField(res, PG_DIAG_SQLSTATE), m, -EIO);
     }
     if (!ok)
         return;
@@ -566,7 +563,7 @@ static void connect_step(struct pgstore *p)
         char why[200];
         const char *m = PQerrorMessage(p->conn);
         snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
-        disconnect(p, why, pg_err(NULL, m, -ENOTCONN));
+        disconnect(p, why, pgstore_error_kind(NULL, m, -ENOTCONN));
         break;
     }
     }

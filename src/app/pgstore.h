@@ -76,6 +76,11 @@ void pgstore_poll(struct pgstore *p);
 /* The next reconnect or deadline, or none. */
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
 
+/* A PostgreSQL error as one of store.h's kinds (-EROFS, -ENOSPC, -EUSERS,
+ * -EACCES, -ECONNRESET): by its SQLSTATE, or NULL, then by libpq's message
+ * (a failed connect has no SQLSTATE in libpq's API), else dflt. */
+int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt);
+
 /* Whether db names a PostgreSQL database (a postgres:// or postgresql://
  * URI, or a keyword string such as "host=... dbname=..."). */
 bool pgstore_is_conninfo(const char *db);
