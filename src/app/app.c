@@ -258,7 +258,8 @@ static int app_init(struct worker *w)
         struct pgstore_opts po = {.conninfo = a->pg, .sync_full = cfg->db_sync_full,
                                   .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
                                   .now_ms = &w->pool.now_ms, .worker = w->id, .owner = SLOTS_OWNER_STORE,
-                                  .up = &a->pg_up, .timeout_ms = cfg->db_timeout_ms, .health = &a->pg_health};
+                                  .up = &a->pg_up, .timeout_ms = cfg->db_timeout_ms, .health = &a->pg_health,
+                                  .pooler_tx = cfg->db_pooler_tx};
         if (pgstore_create(&aw->pg, &po, w->init_why, sizeof(w->init_why)))
             return -EINVAL;
         worker_own(w, SLOTS_OWNER_STORE, (worker_event_fn *)pgstore_on_event, aw->pg);

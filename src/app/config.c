@@ -134,6 +134,11 @@ static const char *abort_codes(char *out, size_t cap)
       "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
       "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
       "commit; `synchronous_commit=on`)")                                                                         \
+    X(DB_POOLER, "db-pooler", "PRIMED_DB_POOLER", "session", NULL,                                                \
+      "PostgreSQL: `session` (each worker's connection is a server session: its INSERT prepared once, "        \
+      "`synchronous_commit` set once) or `transaction`, for a transaction pooler such as PgBouncer's "          \
+      "`pool_mode = transaction`, which keeps no session state between transactions: the INSERT goes unnamed "  \
+      "and `synchronous_commit` with `SET LOCAL` in every transaction (docs/chain.md)")                          \
     X(DB_TIMEOUT, "db-timeout", "PRIMED_DB_TIMEOUT", "2", NULL,                                                   \
       "seconds a request waits for its event's commit before 503 (`not confirmed`: it may still commit), "        \
       "0.1..3600; on PostgreSQL also the bound of a connect and of a transaction in flight (the connection is "   \
@@ -518,6 +523,14 @@ static int apply(struct config *c, const struct opt *o, const char *v, const cha
     case OPT_DB_TIMEOUT:
         if (parse_ms(v, 100, 3600 * 1000, &c->db_timeout_ms))
             return log_einval(err, errlen, "%s: '%s' is not a duration (0.1..3600 s, e.g. 2 or 500ms)", src, v);
+        return 0;
+    case OPT_DB_POOLER:
+        if (strcmp(v, "session") == 0)
+            c->db_pooler_tx = false;
+        else if (strcmp(v, "transaction") == 0)
+            c->db_pooler_tx = true;
+        else
+            return log_einval(err, errlen, "%s: '%s' is not a pooler mode (session or transaction)", src, v);
         return 0;
     case OPT_DB_SYNC:
         if (strcmp(v, "normal") == 0)

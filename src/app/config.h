@@ -49,6 +49,7 @@ struct config {
     unsigned upstream_conns;      /* connections (= calls in flight) per worker per upstream */
     char db[256];                 /* the event store: ":memory:" or a file path */
     bool db_sync_full;            /* --db-sync full: an fsync per commit */
+    bool db_pooler_tx;            /* --db-pooler transaction: no session state kept across transactions */
     unsigned db_timeout_ms;       /* --db-timeout: a request's wait for its commit, and PostgreSQL's work in flight */
 
     /* the gateway (gateway.h, catalog.h) */

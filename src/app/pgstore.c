@@ -87,6 +87,8 @@ int pgstore_load(char *err, size_t errlen)
 #define PQsocket            (pq.PQsocket)
 #define PQstatus            (pq.PQstatus)
 
+#define INSERT_SQL "INSERT INTO event (time_ms, pod) VALUES ($1, $2) RETURNING id"
+
 enum pg_state {
     PG_IDLE,       /* not connected: a retry at retry_ms */
     PG_CONNECTING, /* PQconnectPoll until OK */
@@ -120,6 +122,7 @@ struct pgstore {
     bool in_flight;
     unsigned results;   /* results read of the pipeline so far (BEGIN, inserts, COMMIT) */
     unsigned expect;    /* results the pipeline gives before its Sync */
+    unsigned version_at; /* the set-up's: the index of its schema_version result */
     bool failed;        /* a result of it was an error */
     int why_err;        /* ... its kind (-errno) */
     char why[160];      /* the first error, for the log */
@@ -349,13 +352,22 @@ static void send_setup(struct pgstore *p)
     };
     bool ok = PQenterPipelineMode(p->conn) == 1;
     unsigned n = 0;
-    ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
-    n++;
-    /* "relation ... already exists, skipping" is no news: only warnings reach stderr */
-    ok = ok && send0(p, "SET client_min_messages = warning");
-    n++;
-    for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++)
+    /* "relation ... already exists, skipping" is no news: only warnings reach
+     * stderr. Behind a transaction pooler a session SET would stay with
+     * whichever server connection ran it, so the set-up's is LOCAL and
+     * synchronous_commit goes with each batch. */
+    if (!p->o.pooler_tx) {
+        ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+        ok = ok && send0(p, "SET client_min_messages = warning");
+        n += 2;
+    }
+    for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++) {
         ok = send0(p, schema[i]);
+        if (ok && i == 0 && p->o.pooler_tx) {
+            ok = send0(p, "SET LOCAL client_min_messages = warning");
+            n++;
+        }
+    }
     const struct catalog *c = p->o.catalog;
     for (unsigned i = 0; ok && c && i < c->n; i++) {
         const struct catalog_item *it = &c->items[i];
@@ -378,10 +390,11 @@ static void send_setup(struct pgstore *p)
     n++;
     /* a schema newer than this binary's is refused, not written over */
     ok = ok && send0(p, "SELECT max(version) FROM schema_version");
-    n++;
-    ok = ok && PQsendPrepare(p->conn, "primed_event", "INSERT INTO event (time_ms, pod) VALUES ($1, $2) RETURNING id",
-                             2, NULL) == 1;
-    n++;
+    p->version_at = n++;
+    if (!p->o.pooler_tx) {
+        ok = ok && PQsendPrepare(p->conn, "primed_event", INSERT_SQL, 2, NULL) == 1;
+        n++;
+    }
     ok = ok && PQpipelineSync(p->conn) == 1;
     if (!ok) {
         disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
@@ -403,13 +416,18 @@ static void send_batch(struct pgstore *p)
     if (p->state != PG_READY || p->in_flight || !p->head)
         return;
     bool ok = send0(p, "BEGIN");
+    if (p->o.pooler_tx)
+        ok = ok && send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
     unsigned n = 0;
     while (ok && p->head && n < PGSTORE_BATCH_MAX) {
         struct store_req *r = p->head;
         char t[24];
         snprintf(t, sizeof(t), "%" PRId64, r->time_ms);
         const char *v[] = {t, r->pod};
-        ok = PQsendQueryPrepared(p->conn, "primed_event", 2, v, NULL, NULL, 0) == 1;
+        /* a transaction pooler may run this transaction on a server
+         * connection that never saw the prepare: the statement unnamed */
+        ok = (p->o.pooler_tx ? PQsendQueryParams(p->conn, INSERT_SQL, 2, NULL, v, NULL, NULL, 0)
+                             : PQsendQueryPrepared(p->conn, "primed_event", 2, v, NULL, NULL, 0)) == 1;
         p->head = r->next;
         p->queued--;
         r->next = NULL;
@@ -427,7 +445,7 @@ static void send_batch(struct pgstore *p)
     /* the one clock read of a batch: the worker's, already there */
     p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->results = 0;
-    p->expect = n + 2;
+    p->expect = n + 2 + p->o.pooler_tx;
     p->failed = false;
     p->why[0] = '\0';
     flush(p);
@@ -449,7 +467,7 @@ static void on_result(struct pgstore *p, PGresult *res)
         return;
     if (p->state == PG_SETUP) {
         /* the SELECT of the schema version is the result before the prepare */
-        if (i + 2 == p->expect && PQntuples(res) == 1) {
+        if (i == p->version_at && PQntuples(res) == 1) {
             long v = strtol(PQgetvalue(res, 0, 0), NULL, 10);
             if (v > PGSTORE_SCHEMA && !p->failed) {
                 p->failed = true;
@@ -460,8 +478,9 @@ static void on_result(struct pgstore *p, PGresult *res)
         return;
     }
     /* a batch: BEGIN, the inserts, COMMIT */
-    if (i >= 1 && i <= p->nbatch && PQntuples(res) == 1)
-        p->batch[i - 1]->id = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+    unsigned first = 1 + p->o.pooler_tx; /* after BEGIN (and SET LOCAL) */
+    if (i >= first && i < first + p->nbatch && PQntuples(res) == 1)
+        p->batch[i - first]->id = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 }
 
 /* The pipeline's Sync came back: it is over. */
