@@ -218,7 +218,8 @@ Test(handlers, readyz_follows_the_store)
     atomic_store(&health.last_err, -EUSERS);
     handlers_route(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 503, "one worker of two not connected");
-    cr_assert_str_eq(r.body, "event store events.db cannot commit: too many connections (the server has no slot free)\n");
+    cr_assert_str_eq(r.body,
+                     "event store events.db cannot commit: too many connections (the server has no slot free)\n");
     up = 2;
     handlers_route(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 200);

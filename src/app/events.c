@@ -172,8 +172,12 @@ static void on_deadline(struct timer *t, void *ctx)
         /* SQLite: the store thread did not commit in time, so it cannot
          * commit now, until one succeeds. PostgreSQL's connection says so
          * itself (pgstore_poll drops it at the same bound). */
-        if (!aw->pg)
+        if (!aw->pg) {
+            if (!atomic_load_explicit(&h->down, memory_order_relaxed))
+                log_msg("worker %u: event store %s: no commit within %u ms (--db-timeout); /readyz 503 until a "
+                        "commit succeeds", aw->w->id, aw->env.store_name, aw->cfg->db_timeout_ms);
             store_health_down(h, -ETIMEDOUT);
+        }
     }
     j->then(aw, q, 0, -ETIMEDOUT);
 }

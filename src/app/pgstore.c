@@ -7,7 +7,11 @@
  * writing while PQflush() has bytes left). At most one pipeline (the
  * set-up, or one batch) is in flight; events that arrive meanwhile queue and
  * form the next batch (group commit). An event's done runs only after its
- * batch's COMMIT result, or with an error; never twice. Rejected: a store
+ * batch's COMMIT result, or with an error; never twice. Nothing waits
+ * unbounded: a connect, the set-up or a batch carries a deadline
+ * (--db-timeout), past which the connection is dropped; a failed
+ * transaction drops it too, so that a connection is ready only once its
+ * set-up (a write transaction) committed. Rejected: a store
  * thread per process with blocking libpq (one connection for all workers,
  * a cross-thread hand-off per event and a thread blocked on the network),
  * and one transaction per event (a WAL flush per request).
@@ -33,8 +37,9 @@
 #define PQ_FUNCS(X)                                                                                               \
     X(PQclear) X(PQconnectPoll) X(PQconnectStartParams) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
     X(PQenterPipelineMode) X(PQerrorMessage) X(PQfinish) X(PQflush) X(PQfreemem) X(PQgetResult) X(PQgetvalue) \
-    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendPrepare)    \
-    X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking) X(PQsocket) X(PQstatus)
+    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage)                  \
+    X(PQresultStatus) X(PQsendPrepare) X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking)         \
+    X(PQsocket) X(PQstatus)
 
 #define X_PTR(f) __typeof__(f) *f;
 static struct {
@@ -312,7 +317,8 @@ static void disconnect(struct pgstore *p, const char *why, int err)
         p->logged_down = true;
     }
     /* in flight: the commit was not confirmed; queued: nothing was sent */
-    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, err == -ETIMEDOUT || err == -ECONNRESET ? -ENOTCONN : err);
+    bool unsure = err == -ETIMEDOUT || err == -ECONNRESET;
+    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, unsure ? -ENOTCONN : err);
 }
 
 /* ---- pipelines ---------------------------------------------------------- */
@@ -417,7 +423,8 @@ static void send_batch(struct pgstore *p)
         return;
     bool ok = send0(p, "BEGIN");
     if (p->o.pooler_tx)
-        ok = ok && send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
+        ok = ok &&
+             send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
     unsigned n = 0;
     while (ok && p->head && n < PGSTORE_BATCH_MAX) {
         struct store_req *r = p->head;

@@ -13,6 +13,12 @@
  * (store_insert_now), which saves the two wake-ups of the hand-over. Ids are unique and increasing across workers (assigned under the
  * queue's lock, in queue order) and, with a file, across restarts (seeded
  * from max(id)).
+ *
+ * Failures have kinds (STORE_FAULTS: disk full, read-only, ...), carried as
+ * -errno to the answer; struct store_health says whether the store can
+ * commit now (/readyz, /metrics): down from a failed commit (or a wait past
+ * --db-timeout) until one succeeds, which, while nothing is queued, the
+ * store thread's own probe commit finds out.
  */
 #ifndef PRIMED_STORE_H
 #define PRIMED_STORE_H
