@@ -109,6 +109,11 @@ static void probe(struct store *s)
     char sql[128];
     snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO store_probe (k, at_ms) VALUES (1, %lld)",
              (long long)time(NULL) * 1000);
+    /* a WAL that grew until the disk was full frees its space only through
+     * a checkpoint that truncates it: the commits that would have run the
+     * automatic one fail */
+    if (atomic_load_explicit(&s->health.last_err, memory_order_relaxed) == -ENOSPC && !s->mem)
+        exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)");
     int err = 0;
     if (exec(s->db, "BEGIN") != SQLITE_OK || exec(s->db, sql) != SQLITE_OK || exec(s->db, "COMMIT") != SQLITE_OK) {
         err = sql_err(s->db);
