@@ -117,6 +117,7 @@ struct pgstore {
     bool logged_down; /* one line per outage */
     int down_err;     /* why it is not ready (-errno, store.h's kinds): what a submit answers meanwhile */
     uint64_t deadline_ms; /* the connect, the set-up or the batch in flight must be over by then; 0: none */
+    uint64_t idle_ms;     /* the last pipeline's end: an idle connection is pinged --db-timeout after it */
 
     /* the queue: events waiting for the next batch, FIFO */
     struct store_req *head, *tail;
@@ -495,6 +496,7 @@ static void on_sync(struct pgstore *p)
 {
     p->in_flight = false;
     p->deadline_ms = 0;
+    p->idle_ms = *p->o.now_ms;
     if (p->state == PG_SETUP) {
         if (p->failed || p->results != p->expect) {
             /* the schema cannot be set up (its transaction is the probe a
@@ -716,6 +718,27 @@ void pgstore_on_event(struct pgstore *p, const struct io_event *ev)
         arm(p, IO_POLL_IN); /* a closed connection is seen at once, in flight or idle */
 }
 
+/* A connection with nothing to do for --db-timeout sends a bare Sync (an
+ * empty pipeline: the server answers ReadyForQuery) under the same
+ * deadline, so a server that stalls while no request comes is found out,
+ * and /readyz says so, without a request having to wait on it first. Its
+ * Sync ends like a batch of no events. */
+static void ping(struct pgstore *p)
+{
+    if (PQpipelineSync(p->conn) != 1) {
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
+        return;
+    }
+    p->in_flight = true;
+    p->nbatch = 0;
+    p->results = 0;
+    p->expect = 0;
+    p->failed = false;
+    p->why[0] = '\0';
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
+    flush(p);
+}
+
 void pgstore_poll(struct pgstore *p)
 {
     uint64_t now = *p->o.now_ms;
@@ -725,6 +748,8 @@ void pgstore_poll(struct pgstore *p)
         char why[80];
         snprintf(why, sizeof(why), "no answer within %u ms (--db-timeout)", p->o.timeout_ms);
         disconnect(p, why, -ETIMEDOUT);
+    } else if (p->state == PG_READY && !p->in_flight && now >= p->idle_ms + p->o.timeout_ms) {
+        ping(p);
     }
 }
 
@@ -732,5 +757,8 @@ uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
 {
     if (p->state == PG_IDLE)
         return p->retry_ms < none ? p->retry_ms : none;
-    return p->deadline_ms && p->deadline_ms < none ? p->deadline_ms : none;
+    uint64_t t = p->deadline_ms;
+    if (p->state == PG_READY && !p->in_flight)
+        t = p->idle_ms + p->o.timeout_ms; /* the next ping */
+    return t && t < none ? t : none;
 }

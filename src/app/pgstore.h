@@ -16,7 +16,9 @@
  * a set-up or a batch still unanswered after --db-timeout drops the
  * connection the same way (its batch -ETIMEDOUT: not confirmed), and so
  * does a batch whose transaction failed (its kind), so that a connection is
- * ready only after a write transaction committed. On connect the schema is
+ * ready only after a write transaction committed. An idle connection sends
+ * a bare Sync every --db-timeout under the same deadline, so a stall is
+ * found without a request. On connect the schema is
  * created if missing, under an advisory lock, versioned in schema_version
  * (docs/chain.md), and the first worker writes the catalog's tables.
  */
