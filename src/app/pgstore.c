@@ -417,14 +417,22 @@ static void send_setup(struct pgstore *p)
     flush(p);
 }
 
-/* One transaction for everything queued (up to PGSTORE_BATCH_MAX). */
+/* One transaction for everything queued (up to PGSTORE_BATCH_MAX): the
+ * INSERTs and a Sync, no BEGIN or COMMIT. What a pipeline sends up to a
+ * Sync outside an explicit block is one implicit transaction: the Sync
+ * commits it when every statement succeeded and rolls it back otherwise,
+ * and an error at that commit (a deferred constraint) comes back as one
+ * more result before the Sync's (libpq 15; then results != expect, the batch
+ * failed). Saves the server two statements, each parsed anew, per batch:
+ * at one request at a time, every request is a batch. Behind a transaction
+ * pooler the block is explicit, for its SET LOCAL. */
 static void send_batch(struct pgstore *p)
 {
     if (p->state != PG_READY || p->in_flight || !p->head)
         return;
-    bool ok = send0(p, "BEGIN");
-    if (p->o.pooler_tx)
-        ok = ok &&
+    bool tx = p->o.pooler_tx, ok = true;
+    if (tx)
+        ok = send0(p, "BEGIN") &&
              send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
     unsigned n = 0;
     while (ok && p->head && n < PGSTORE_BATCH_MAX) {
@@ -445,7 +453,7 @@ static void send_batch(struct pgstore *p)
         p->tail = NULL;
     p->nbatch = n;
     p->in_flight = true;
-    ok = ok && send0(p, "COMMIT") && PQpipelineSync(p->conn) == 1;
+    ok = ok && (!tx || send0(p, "COMMIT")) && PQpipelineSync(p->conn) == 1;
     if (!ok) {
         disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
@@ -453,7 +461,7 @@ static void send_batch(struct pgstore *p)
     /* the one clock read of a batch: the worker's, already there */
     p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->results = 0;
-    p->expect = n + 2 + p->o.pooler_tx;
+    p->expect = n + (tx ? 3 : 0);
     p->failed = false;
     p->why[0] = '\0';
     flush(p);
@@ -485,8 +493,8 @@ static void on_result(struct pgstore *p, PGresult *res)
         }
         return;
     }
-    /* a batch: BEGIN, the inserts, COMMIT */
-    unsigned first = 1 + p->o.pooler_tx; /* after BEGIN (and SET LOCAL) */
+    /* a batch: the inserts (after BEGIN and SET LOCAL behind a pooler) */
+    unsigned first = p->o.pooler_tx ? 2 : 0;
     if (i >= first && i < first + p->nbatch && PQntuples(res) == 1)
         p->batch[i - first]->id = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 }
@@ -516,7 +524,8 @@ static void on_sync(struct pgstore *p)
         send_batch(p);
         return;
     }
-    /* a batch: committed when every result was good (the COMMIT's last) */
+    /* a batch: committed when every result was good and no error came from
+     * the commit at the Sync (it would be one result more) */
     bool committed = !p->failed && p->results == p->expect;
     unsigned n = p->nbatch;
     struct store_req *done[PGSTORE_BATCH_MAX];

@@ -4,9 +4,10 @@
  *
  * Each worker keeps one connection in pipeline mode. Events queue per worker;
  * while no transaction is in flight, every queued event (up to
- * PGSTORE_BATCH_MAX) goes out as one pipeline: BEGIN, the prepared INSERT ...
- * RETURNING id per event, COMMIT, Sync; each event's done runs once the
- * COMMIT's result is back (ids come from the database's identity column, so
+ * PGSTORE_BATCH_MAX) goes out as one pipeline: the prepared INSERT ...
+ * RETURNING id per event, then a Sync, which commits them as one implicit
+ * transaction; each event's done runs once the Sync's result is back, the
+ * commit done (ids come from the database's identity column, so
  * they are unique across every process that shares it). A lost connection
  * fails what was in flight (-ECONNRESET: its commit was not confirmed) and
  * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
