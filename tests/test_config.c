@@ -65,6 +65,8 @@ Test(config, every_default_through_its_parser)
     cr_assert_eq(c.upstream_timeout_ms, 3000);
     cr_assert_eq(c.upstream_conns, 64);
     cr_assert_str_eq(c.db, ":memory:");
+    cr_assert_eq(c.db_timeout_ms, 2000);
+    cr_assert(!c.db_pooler_tx);
     cr_assert_str_eq(c.catalog_file, "");
     cr_assert(!c.fanout_sequential);
     cr_assert_eq(c.fault_delay_ms, 0);
@@ -120,7 +122,9 @@ Test(config, bad_values_are_one_line_errors)
         {"--callme-url", "callme"}, {"--zipkin-url", "http://:9411/"},
         {"--upstream-timeout", "0"}, {"--upstream-timeout", "5ms"},
         {"--upstream-conns", "0"}, {"--upstream-conns", "1025"},
-        {"--db", ""},
+        {"--db", ""},              {"--db-timeout", "0"},
+        {"--db-timeout", "50ms"},  {"--db-timeout", "soon"},
+        {"--db-pooler", "statement"},
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         struct config c;
@@ -185,7 +189,8 @@ Test(config, chain_flags_and_their_environment)
     const char *env[] = {"CALLME_URL", "http://callme.default.svc.cluster.local/callme/ping",
                          "PRIMED_ZIPKIN_URL", "http://zipkin.istio-system:9411/api/v2/spans",
                          "PRIMED_UPSTREAM_TIMEOUT", "250ms", "PRIMED_UPSTREAM_CONNS", "8",
-                         "PRIMED_DB", "/data/events.db", NULL};
+                         "PRIMED_DB", "/data/events.db", "PRIMED_DB_TIMEOUT", "750ms", "PRIMED_DB_POOLER",
+                         "transaction", NULL};
     cr_assert_eq(parse(&c, env, 1, argv, err), CONFIG_OK, "%s", err);
     cr_assert_str_eq(c.callme.host, "callme.default.svc.cluster.local");
     cr_assert_eq(c.callme.port, 80);
@@ -194,6 +199,8 @@ Test(config, chain_flags_and_their_environment)
     cr_assert_eq(c.upstream_timeout_ms, 250);
     cr_assert_eq(c.upstream_conns, 8);
     cr_assert_str_eq(c.db, "/data/events.db");
+    cr_assert_eq(c.db_timeout_ms, 750);
+    cr_assert(c.db_pooler_tx);
 
     const char *argv2[] = {"primed", "--callme-url", "http://127.0.0.1:9/x", "--upstream-timeout", "2"};
     cr_assert_eq(parse(&c, env, 5, argv2, err), CONFIG_OK, "%s", err);

@@ -151,11 +151,78 @@ Test(handlers, store_errors_name_the_store_and_say_nothing_was_stored)
     char body[HANDLERS_BODY_MAX];
     handlers_store_error(&env, &h, -EAGAIN, &r, body, sizeof(body));
     cr_assert_eq(r.status, 503);
-    cr_assert_str_eq(r.body, "event store events.db is behind; nothing was stored; retry\n");
+    cr_assert_str_eq(r.body, "event store events.db: behind (its queue is full); nothing was stored; retry\n");
     cr_assert(r.keep_alive);
     handlers_store_error(&env, &h, -EIO, &r, body, sizeof(body));
     cr_assert_eq(r.status, 503);
-    cr_assert_str_eq(r.body, "event store events.db: commit failed (Input/output error); nothing was stored\n");
+    cr_assert_str_eq(r.body, "event store events.db: commit failed; nothing was stored; retry\n");
+}
+
+/* Each kind has its own words, the same for either store; a full disk is
+ * not an I/O error; the two kinds whose commit was sent say "not
+ * confirmed", never "nothing was stored". */
+Test(handlers, store_errors_by_kind)
+{
+    struct http h = parsed("GET /callme/ping HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    struct handler_env e = env;
+    e.db_timeout_ms = 1500;
+    static const struct {
+        int err;
+        const char *body;
+    } cases[] = {
+        {-ENOSPC, "event store events.db: disk full; nothing was stored; retry\n"},
+        {-EROFS, "event store events.db: the database is read-only; nothing was stored; retry\n"},
+        {-EUSERS, "event store events.db: too many connections (the server has no slot free); nothing was stored; "
+                  "retry\n"},
+        {-EACCES, "event store events.db: authentication failed; nothing was stored; retry\n"},
+        {-ENOTCONN, "event store events.db: unreachable; nothing was stored; retry\n"},
+        {-ETIMEDOUT, "event store events.db: no answer within --db-timeout (1500 ms); not confirmed: the event may "
+                     "still be stored; retry\n"},
+        {-ECONNRESET, "event store events.db: connection lost before the commit was confirmed; not confirmed: the "
+                      "event may still be stored; retry\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        handlers_store_error(&e, &h, cases[i].err, &r, body, sizeof(body));
+        cr_assert_eq(r.status, 503);
+        cr_assert_str_eq(r.body, cases[i].body);
+    }
+    cr_assert_eq(store_fault_of(-ENOSPC), STORE_FAULT_DISK_FULL);
+    cr_assert_str_eq(store_fault_label(store_fault_of(-EUSERS)), "too_many_connections");
+    cr_assert_eq(store_fault_of(-E2BIG), STORE_FAULT_OTHER, "an unnamed errno is 'other'");
+}
+
+/* /readyz is 503 while the store cannot commit, with the reason, and 200
+ * again once it can; PostgreSQL's workers must all be connected. */
+Test(handlers, readyz_follows_the_store)
+{
+    struct http h = parsed("GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n");
+    struct resp r;
+    char body[HANDLERS_BODY_MAX];
+    struct store_health health = {0};
+    struct handler_env e = env;
+    e.store_health = &health;
+    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 200);
+    store_health_down(&health, -ENOSPC);
+    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 503);
+    cr_assert_str_eq(r.body, "event store events.db cannot commit: disk full\n");
+    store_health_up(&health);
+    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 200, "ready again after a good commit");
+    _Atomic int up = 1;
+    e.store_up = &up;
+    e.store_need = 2;
+    atomic_store(&health.last_err, -EUSERS);
+    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 503, "one worker of two not connected");
+    cr_assert_str_eq(r.body,
+                     "event store events.db cannot commit: too many connections (the server has no slot free)\n");
+    up = 2;
+    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    cr_assert_eq(r.status, 200);
 }
 
 Test(handlers, caller_needs_an_upstream)

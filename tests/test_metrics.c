@@ -206,3 +206,31 @@ Test(metrics, gateway_and_fault_series)
     cr_assert_null(strstr(out, "primed_upstream_calls_total"), "no upstream configured");
     free(out);
 }
+
+/* The store's state and its failures by kind: written with a store, every
+ * kind listed (a rate over a missing series is no rate), none without. */
+Test(metrics, store_state_and_failures_by_kind)
+{
+    struct metrics m = {0};
+    struct metrics *ms[1] = {&m};
+    struct metrics_info st = info;
+    st.store_health = 1;
+    st.store_ready = 0;
+    st.store_failures[STORE_FAULT_DISK_FULL] = 7;
+    st.store_failures[STORE_FAULT_TIMEOUT] = 2;
+    char *out = NULL;
+    cr_assert_gt(metrics_scrape(ms, 1, &st, &out), 0);
+    cr_assert_eq(value_of(out, "\nprimed_store_ready"), 0);
+    cr_assert_not_null(strstr(out, "# TYPE primed_store_ready gauge\n"));
+    cr_assert_eq(value_of(out, "primed_store_failures_total{kind=\"disk_full\"}"), 7);
+    cr_assert_eq(value_of(out, "primed_store_failures_total{kind=\"timeout\"}"), 2);
+    cr_assert_eq(value_of(out, "primed_store_failures_total{kind=\"too_many_connections\"}"), 0);
+    free(out);
+    st.store_ready = 1;
+    cr_assert_gt(metrics_scrape(ms, 1, &st, &out), 0);
+    cr_assert_eq(value_of(out, "\nprimed_store_ready"), 1);
+    free(out);
+    cr_assert_gt(metrics_scrape(ms, 1, &info, &out), 0);
+    cr_assert_null(strstr(out, "primed_store_ready"), "no store, no series");
+    free(out);
+}

@@ -1,8 +1,10 @@
 /* test_pgstore.c - the pure parts of src/app/pgstore.c: which --db values
  * are PostgreSQL, and that a password never survives into what primed
- * prints (the ready line, logs, error bodies). The store itself runs against
+ * prints (the ready line, logs, error bodies), and the kind each error is
+ * answered as (store.h's words). The store itself runs against
  * a real PostgreSQL in tests/store/postgres. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <string.h>
 
 #include "pgstore.h"
@@ -38,4 +40,24 @@ Test(pgstore, redacts_every_password)
         cr_assert_str_eq(out, cases[i].out, "%s", cases[i].in);
         cr_assert_null(strstr(out, "s3"), "a password survives: %s", out);
     }
+}
+
+/* Each fault a client must tell apart: by SQLSTATE, or by the message of a
+ * connect that failed (no SQLSTATE there); the rest is the caller's default. */
+Test(pgstore, errors_by_kind)
+{
+    cr_assert_eq(pgstore_error_kind("25006", "cannot execute INSERT in a read-only transaction", -EIO), -EROFS);
+    cr_assert_eq(pgstore_error_kind("53100", "could not extend file: No space left on device", -EIO), -ENOSPC);
+    cr_assert_eq(pgstore_error_kind("53300", NULL, -EIO), -EUSERS);
+    cr_assert_eq(pgstore_error_kind("28P01", NULL, -EIO), -EACCES);
+    cr_assert_eq(pgstore_error_kind("57P01", "terminating connection due to administrator command", -EIO),
+                 -ECONNRESET);
+    cr_assert_eq(pgstore_error_kind(NULL, "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  sorry, "
+                                          "too many clients already", -ENOTCONN), -EUSERS);
+    cr_assert_eq(pgstore_error_kind(NULL, "FATAL:  remaining connection slots are reserved for non-replication "
+                                          "superuser connections", -ENOTCONN), -EUSERS);
+    cr_assert_eq(pgstore_error_kind(NULL, "FATAL:  password authentication failed for user \"primed\"", -ENOTCONN),
+                 -EACCES);
+    cr_assert_eq(pgstore_error_kind(NULL, "connection refused", -ENOTCONN), -ENOTCONN);
+    cr_assert_eq(pgstore_error_kind("23505", "duplicate key", -EIO), -EIO);
 }

@@ -2,7 +2,8 @@
  * file; an event comes back to its submitter only after its transaction
  * committed (the row is there when done runs), ids unique and increasing
  * across threads and continued across a reopen, a full queue refused, a
- * commit that fails said so (nothing stored), clear errors; an idle
+ * commit that fails said so (nothing stored) and marks the store down until
+ * a commit (its own probe) succeeds, clear errors; an idle
  * in-memory store takes an event on the caller's thread (store_insert_now),
  * mixed with queued ones without a duplicate or an id out of order. */
 #define _GNU_SOURCE
@@ -309,8 +310,15 @@ Test(store, a_failed_commit_comes_back_as_an_error)
     for (int i = 0; i < 3; i++)
         cr_assert_eq(r[i].err, -EIO, "event %d: err %d", i, r[i].err);
     cr_assert_eq(store_dropped(b.s), 3);
+    struct store_health *h = store_health_of(b.s);
+    cr_assert_eq(atomic_load(&h->down), 1, "a failed commit: the store cannot commit (/readyz 503)");
+    cr_assert_eq(atomic_load(&h->last_err), -EIO);
     sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(other);
+    /* nothing queued: the store's own probe commits once the lock is gone */
+    for (int i = 0; i < 300 && atomic_load(&h->down); i++)
+        usleep(10000);
+    cr_assert_eq(atomic_load(&h->down), 0, "up again after the probe's commit, with no request sent");
     uint64_t rows, max;
     cr_assert_eq(store_stats(b.s, &rows, &max), 0);
     cr_assert_eq(rows, 0, "a failed event is not in the database");

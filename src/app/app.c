@@ -244,6 +244,7 @@ static int app_init(struct worker *w)
         .ns = a->ns,
         .revision_hdr = a->revision_hdr,
         .store_name = a->store_name,
+        .db_timeout_ms = cfg->db_timeout_ms,
         .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
         .catalog = a->catalog,
         .gateway = a->catalog_target != NULL,
@@ -260,6 +261,11 @@ static int app_init(struct worker *w)
         return r;
     aw->faults = fault_init(&aw->fault, cfg);
     aw->inbox.io = &w->io;
+    timer_list_init(&aw->event_timers, 2);
+#if PRIMED_HAVE_STORE
+    if (a->store)
+        aw->env.store_health = store_health_of(a->store);
+#endif
 #if PRIMED_HAVE_PG
     if (a->pg) {
         /* the first worker writes the catalog's tables; all share the schema */
@@ -269,11 +275,13 @@ static int app_init(struct worker *w)
         struct pgstore_opts po = {.conninfo = a->pg, .sync_full = cfg->db_sync_full,
                                   .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
                                   .now_ms = &w->pool.now_ms, .worker = w->id, .owner = (uint8_t)owner,
-                                  .up = &a->pg_up};
+                                  .up = &a->pg_up, .timeout_ms = cfg->db_timeout_ms, .health = &a->pg_health,
+                                  .pooler_tx = cfg->db_pooler_tx};
         if (pgstore_create(&aw->pg, &po, w->init_why, sizeof(w->init_why)))
             return -EINVAL;
         aw->env.store_up = &a->pg_up;
         aw->env.store_need = (int)w->all->n;
+        aw->env.store_health = &a->pg_health;
     }
 #endif
     timer_list_init(&aw->held, 1);
@@ -315,6 +323,7 @@ static uint64_t app_next_deadline(struct worker *w, uint64_t next)
 {
     struct app_worker *aw = w->app;
     next = timer_next(&aw->held, next);
+    next = events_next_deadline(aw, next);
 #if PRIMED_HAVE_PG
     if (aw->pg)
         next = pgstore_next_deadline(aw->pg, next);
@@ -329,6 +338,7 @@ static void app_poll(struct worker *w, bool second)
 {
     struct app_worker *aw = w->app;
     events_poll(aw);
+    events_expire(aw);
 #if PRIMED_HAVE_PG
     if (aw->pg)
         pgstore_poll(aw->pg);

@@ -57,6 +57,7 @@ struct app {
     struct store *store;        /* the SQLite event store, owned; NULL without it (or with PostgreSQL) */
     const char *pg;             /* --db's PostgreSQL conninfo, or NULL: each worker connects (pgstore.h) */
     _Atomic int pg_up;          /* workers whose PostgreSQL connection is ready */
+    struct store_health pg_health; /* PostgreSQL's failures (SQLite's: store_health_of) */
     char store_name[256];       /* --db without its password, for the ready line and error bodies */
     struct resolver resolver;   /* upstream names, owned */
     struct resolver_target *callme_target, *zipkin_target;     /* in resolver, or NULL */
@@ -119,6 +120,7 @@ struct app_worker {
     struct store_inbox inbox;  /* events committed for this worker (store.h) */
     struct pgstore *pg;        /* owned: this worker's PostgreSQL connection, or NULL */
     struct objpool events;     /* owned: events until their commit (events.c) */
+    struct timer_list event_timers; /* their --db-timeout deadlines (events.c) */
     struct objpool calls;      /* owned: /caller/ping's calls until their answer (chain.c) */
     unsigned events_out; /* events submitted and not yet back */
 };
@@ -168,6 +170,11 @@ int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
 void events_cancel(struct app_worker *aw, struct app_req *q);
 /* Runs then for the events committed for this worker. Returns how many. */
 unsigned events_poll(struct app_worker *aw);
+/* Answers the requests whose event is not committed after --db-timeout:
+ * then runs with -ETIMEDOUT (not confirmed), the event stays with the store. */
+void events_expire(struct app_worker *aw);
+/* The next such deadline, or none. */
+uint64_t events_next_deadline(struct app_worker *aw, uint64_t none);
 void events_fini(struct app_worker *aw);
 
 /* hold.c: holds q for delay_ms (--fault-delay), then serves or aborts it. */

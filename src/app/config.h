@@ -152,6 +152,19 @@ enum config_kind {
       "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
       "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
       "commit; `synchronous_commit=on`)")                                                                         \
+    X(DB_POOLER, bool, db_pooler_tx, , CK_CHOICE, 0, 0, (.choices = "session|transaction", .what = "a pooler mode"), \
+      "db-pooler", "PRIMED_DB_POOLER", "session", NULL, "db_pooler",                                              \
+      "PostgreSQL: `session` (each worker's connection is a server session: its INSERT prepared once, "        \
+      "`synchronous_commit` set once) or `transaction`, for a transaction pooler such as PgBouncer's "          \
+      "`pool_mode = transaction`, which keeps no session state between transactions: the INSERT goes unnamed "  \
+      "and `synchronous_commit` with `SET LOCAL` in every transaction (docs/chain.md)")                          \
+    X(DB_TIMEOUT, unsigned, db_timeout_ms, , CK_MS, 100, 3600 * 1000, (.what = "a duration"), "db-timeout",       \
+      "PRIMED_DB_TIMEOUT", "2", NULL, "db_timeout",                                                               \
+      "seconds a request waits for its event's commit before 503 (`not confirmed`: it may still commit); on "     \
+      "PostgreSQL also the bound of a connect and of a transaction in flight (the connection is dropped and "     \
+      "made again) and its `tcp_user_timeout`. 2: a healthy commit takes milliseconds, so past 2 s the store is " \
+      "stalled, not slow; and it is under `--upstream-timeout`'s default, so a caller passes on callme's 503 "    \
+      "and its words rather than a 504 of its own (docs/chain.md)")                                              \
     X(CATALOG, char, catalog_file, [256], CK_TEXT, 0, 0, (), "catalog", "PRIMED_CATALOG", "", "built-in", NULL,     \
       "products of /api/catalog and /api/inventory: a file of "                                                   \
       "`ID<TAB>NAME<TAB>DESCRIPTION<TAB>PRICE<TAB>QUANTITY` lines (docs/gateway.md)")                             \

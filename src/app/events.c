@@ -11,6 +11,12 @@
  * store that is idle takes the event on the worker itself
  * (store_insert_now) and the answer is immediate, as it is without a store
  * built in, where ids come from a process-wide counter.
+ *
+ * Every wait is bounded: an event queued carries a deadline (--db-timeout)
+ * on the worker's list; past it the request is answered 503, "not
+ * confirmed" (its commit may still come), and the event stays the store's
+ * until it comes back, as a cancelled one does. That timer is the only
+ * work the bound adds to a request: a list insert and a removal, no syscall.
  */
 #include "app.h"
 
@@ -29,8 +35,9 @@
 
 struct event_job {
     struct store_req req; /* first: the store hands it back */
-    struct app_req *q;    /* its request, or NULL once cancelled */
+    struct app_req *q;    /* its request, or NULL once cancelled or answered (its deadline passed) */
     events_done_fn *then;
+    struct timer deadline; /* on aw->event_timers until the store hands it back */
 };
 
 #if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
@@ -55,11 +62,14 @@ static void on_committed(struct store_req *r)
     events_done_fn *then = j->then;
     uint64_t id = r->id;
     int err = r->err;
+    timer_remove(&j->deadline);
     aw->events_out--;
     job_put(aw, j);
     if (!q)
-        return; /* its client went away */
+        return; /* its client went away, or it was answered at its deadline */
     q->event = NULL;
+    if (err && aw->env.store_health)
+        store_health_count(aw->env.store_health, err);
     then(aw, q, id, err);
 }
 
@@ -89,8 +99,10 @@ int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
             struct store_req now = {.time_ms = time_ms, .pod = aw->env.pod};
             int r = store_insert_now(aw->app->store, &now);
             if (r != -EBUSY) {
-                if (r)
+                if (r) {
+                    store_health_count(aw->env.store_health, r);
                     return r;
+                }
                 then(aw, q, now.id, 0);
                 return 0;
             }
@@ -108,10 +120,14 @@ int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then)
         int r = submit(aw, &j->req);
         if (r) {
             job_put(aw, j);
+            if (aw->env.store_health)
+                store_health_count(aw->env.store_health, r);
             return r;
         }
         q->event = j;
         aw->events_out++;
+        timer_init(&j->deadline);
+        timer_add(&aw->event_timers, &j->deadline, aw->w->pool.now_ms + aw->cfg->db_timeout_ms);
         return 0;
     }
 #endif
@@ -136,6 +152,46 @@ unsigned events_poll(struct app_worker *aw)
 #else
     return 0;
 #endif
+}
+
+#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
+/* timer_fire_fn: q's event is not committed after --db-timeout. */
+static void on_deadline(struct timer *t, void *ctx)
+{
+    struct app_worker *aw = ctx;
+    struct event_job *j = (struct event_job *)((char *)t - offsetof(struct event_job, deadline));
+    struct app_req *q = j->q;
+    if (!q)
+        return; /* its client went away meanwhile */
+    j->q = NULL; /* the store still has it: on_committed frees it */
+    q->event = NULL;
+    struct store_health *h = aw->env.store_health;
+    if (h) {
+        store_health_count(h, -ETIMEDOUT);
+        /* SQLite: the store thread did not commit in time, so it cannot
+         * commit now, until one succeeds. PostgreSQL's connection says so
+         * itself (pgstore_poll drops it at the same bound). */
+        if (!aw->pg) {
+            if (!atomic_load_explicit(&h->down, memory_order_relaxed))
+                log_msg("worker %u: event store %s: no commit within %u ms (--db-timeout); /readyz 503 until a "
+                        "commit succeeds", aw->w->id, aw->env.store_name, aw->cfg->db_timeout_ms);
+            store_health_down(h, -ETIMEDOUT);
+        }
+    }
+    j->then(aw, q, 0, -ETIMEDOUT);
+}
+#endif
+
+void events_expire(struct app_worker *aw)
+{
+#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
+    timer_expire(&aw->event_timers, aw->w->pool.now_ms, on_deadline, aw);
+#endif
+}
+
+uint64_t events_next_deadline(struct app_worker *aw, uint64_t none)
+{
+    return timer_next(&aw->event_timers, none);
 }
 
 void events_fini(struct app_worker *aw)

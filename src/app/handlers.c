@@ -71,9 +71,12 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     case ROUTE_READYZ:
         if (draining(env))
             text(r, rt, 503, "draining\n", false);
-        else if (env->store_up && atomic_load_explicit(env->store_up, memory_order_relaxed) < env->store_need)
-            text(r, rt, 503, "event store unreachable\n", ka);
-        else
+        else if (!handlers_store_ready(env)) {
+            int e = env->store_health ? atomic_load_explicit(&env->store_health->last_err, memory_order_relaxed) : 0;
+            snprintf(body, cap, "event store %.200s cannot commit: %s\n", env->store_name,
+                     store_fault_words(store_fault_of(e ? e : -ENOTCONN)));
+            text(r, rt, 503, body, ka);
+        } else
             text(r, rt, 200, "ready\n", ka);
         break;
     case ROUTE_CALLME:
@@ -123,19 +126,22 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
     return HANDLER_RESPOND;
 }
 
+bool handlers_store_ready(const struct handler_env *env)
+{
+    if (env->store_up && atomic_load_explicit(env->store_up, memory_order_relaxed) < env->store_need)
+        return false;
+    return !env->store_health || !atomic_load_explicit(&env->store_health->down, memory_order_relaxed);
+}
+
 void handlers_store_error(const struct handler_env *env, const struct http *h, int err, struct resp *r, char *body,
                           size_t cap)
 {
-    if (err == -EAGAIN)
-        snprintf(body, cap, "event store %.200s is behind; nothing was stored; retry\n", env->store_name);
-    else if (err == -ENOTCONN)
-        snprintf(body, cap, "event store %.200s is unreachable; nothing was stored; retry\n", env->store_name);
-    else if (err == -ECONNRESET)
-        snprintf(body, cap, "event store %.200s: connection lost before the commit was confirmed; retry\n",
-                 env->store_name);
-    else
-        snprintf(body, cap, "event store %.200s: commit failed (%s); nothing was stored\n", env->store_name,
-                 strerror(-err));
+    enum store_fault f = store_fault_of(err);
+    char what[64] = "";
+    if (f == STORE_FAULT_TIMEOUT)
+        snprintf(what, sizeof(what), " (%u ms)", env->db_timeout_ms);
+    snprintf(body, cap, "event store %.200s: %s%s; %s; retry\n", env->store_name, store_fault_words(f), what,
+             store_fault_unconfirmed(f) ? "not confirmed: the event may still be stored" : "nothing was stored");
     text(r, NULL, 503, body, handlers_keep_alive(env, h));
 }
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "http.h"
+#include "store.h"
 #include "log.h"
 #include "resp.h"
 #include "route.h"
@@ -37,6 +38,8 @@ struct handler_env {
     const char *store_name;     /* the event store, for messages (--db, no password) */
     _Atomic int *store_up;      /* workers whose store is connected (PostgreSQL), or NULL: always up */
     int store_need;             /* ... how many must be: /readyz says 503 until then */
+    struct store_health *store_health; /* the store's (store.h), or NULL: no store */
+    unsigned db_timeout_ms;     /* --db-timeout, for the words of a wait that ran out */
     const char *callme;         /* --callme-url's host:port, or NULL: /caller/ping is 404 */
     const struct catalog *catalog; /* /api/catalog's and /api/inventory's products, or NULL: 404 */
     bool gateway;               /* --catalog-url and --inventory-url: /api/products answers */
@@ -63,8 +66,14 @@ void handlers_example(const struct handler_env *env, const struct http *h, int r
  * many scrape bodies alive on this worker). */
 void handlers_metrics(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
                       struct resp *r);
+/* Whether the store can commit now: every worker's connection set up
+ * (PostgreSQL), and the last commit good (store_health). /readyz's answer. */
+bool handlers_store_ready(const struct handler_env *env);
+
 /* The answer of a route whose event could not be stored: 503 naming the
- * store, saying nothing was stored (err -EAGAIN: the store is behind). */
+ * store, what happened (err's kind, store.h) and the event's fate: "not
+ * confirmed" where its commit was sent and never answered, else "nothing
+ * was stored". */
 void handlers_store_error(const struct handler_env *env, const struct http *h, int err, struct resp *r, char *body,
                           size_t cap);
 

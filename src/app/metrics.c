@@ -264,6 +264,19 @@ static void put_upstreams(struct out *o, const struct metrics_view *v, const str
             "# TYPE primed_store_events_dropped_total counter\n"
             "primed_store_events_dropped_total %" PRIu64 "\n",
             info->store_dropped);
+    if (info->store_health) {
+        put(o,
+            "# HELP primed_store_ready Whether the event store can commit (1; /readyz 200) or not (0: stalled, "
+            "unreachable, full, read-only; /readyz 503 until a commit succeeds).\n"
+            "# TYPE primed_store_ready gauge\n"
+            "primed_store_ready %d\n"
+            "# HELP primed_store_failures_total Requests answered 503 because of the event store, by kind.\n"
+            "# TYPE primed_store_failures_total counter\n",
+            info->store_ready);
+        for (unsigned k = 0; k < STORE_FAULT_N; k++)
+            put(o, "primed_store_failures_total{kind=\"%s\"} %" PRIu64 "\n", store_fault_label(k),
+                info->store_failures[k]);
+    }
 }
 
 int metrics_render(const struct metrics_view *v, const struct metrics_info *info, char *buf, size_t cap)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store.h"
 #include "conn.h"
 #include "dispatch.h"
 #include "http.h"
@@ -90,6 +91,9 @@ struct metrics_info {
     int store;                           /* 1: built with the event store (its series are written) */
     int gateway;                         /* 1: /api/products is served (its fallback series is written) */
     uint64_t store_dropped;              /* events refused (queue full) or that failed to insert */
+    int store_health;                    /* 1: a store is configured (the two series below are written) */
+    int store_ready;                     /* 1: it can commit (/readyz 200), 0: not */
+    uint64_t store_failures[STORE_FAULT_N]; /* requests answered 503 for the store, by kind (store.h) */
 };
 
 /* Writes the Prometheus text format 0.0.4 for v into buf. Returns the length,

@@ -7,7 +7,11 @@
  * writing while PQflush() has bytes left). At most one pipeline (the
  * set-up, or one batch) is in flight; events that arrive meanwhile queue and
  * form the next batch (group commit). An event's done runs only after its
- * batch's COMMIT result, or with an error; never twice. Rejected: a store
+ * batch's COMMIT result, or with an error; never twice. Nothing waits
+ * unbounded: a connect, the set-up or a batch carries a deadline
+ * (--db-timeout), past which the connection is dropped; a failed
+ * transaction drops it too, so that a connection is ready only once its
+ * set-up (a write transaction) committed. Rejected: a store
  * thread per process with blocking libpq (one connection for all workers,
  * a cross-thread hand-off per event and a thread blocked on the network),
  * and one transaction per event (a WAL flush per request).
@@ -31,10 +35,11 @@
  * most runs never use it. pgstore_load() resolves these once, on the main thread, before
  * any worker starts; the macros below make the rest of this file read as plain libpq. */
 #define PQ_FUNCS(X)                                                                                               \
-    X(PQclear) X(PQconnectPoll) X(PQconnectStart) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
+    X(PQclear) X(PQconnectPoll) X(PQconnectStartParams) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
     X(PQenterPipelineMode) X(PQerrorMessage) X(PQfinish) X(PQflush) X(PQfreemem) X(PQgetResult) X(PQgetvalue) \
-    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorMessage) X(PQresultStatus) X(PQsendPrepare)    \
-    X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking) X(PQsocket) X(PQstatus)
+    X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage)                  \
+    X(PQresultStatus) X(PQsendPrepare) X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking)         \
+    X(PQsocket) X(PQstatus)
 
 #define X_PTR(f) __typeof__(f) *f;
 static struct {
@@ -63,7 +68,7 @@ int pgstore_load(char *err, size_t errlen)
 
 #define PQclear             (pq.PQclear)
 #define PQconnectPoll       (pq.PQconnectPoll)
-#define PQconnectStart      (pq.PQconnectStart)
+#define PQconnectStartParams (pq.PQconnectStartParams)
 #define PQconninfoFree      (pq.PQconninfoFree)
 #define PQconninfoParse     (pq.PQconninfoParse)
 #define PQconsumeInput      (pq.PQconsumeInput)
@@ -77,6 +82,7 @@ int pgstore_load(char *err, size_t errlen)
 #define PQisBusy            (pq.PQisBusy)
 #define PQntuples           (pq.PQntuples)
 #define PQpipelineSync      (pq.PQpipelineSync)
+#define PQresultErrorField  (pq.PQresultErrorField)
 #define PQresultErrorMessage (pq.PQresultErrorMessage)
 #define PQresultStatus      (pq.PQresultStatus)
 #define PQsendPrepare       (pq.PQsendPrepare)
@@ -85,6 +91,8 @@ int pgstore_load(char *err, size_t errlen)
 #define PQsetnonblocking    (pq.PQsetnonblocking)
 #define PQsocket            (pq.PQsocket)
 #define PQstatus            (pq.PQstatus)
+
+#define INSERT_SQL "INSERT INTO event (time_ms, pod) VALUES ($1, $2) RETURNING id"
 
 enum pg_state {
     PG_IDLE,       /* not connected: a retry at retry_ms */
@@ -107,6 +115,9 @@ struct pgstore {
     uint64_t retry_ms;
     unsigned backoff_ms;
     bool logged_down; /* one line per outage */
+    int down_err;     /* why it is not ready (-errno, store.h's kinds): what a submit answers meanwhile */
+    uint64_t deadline_ms; /* the connect, the set-up or the batch in flight must be over by then; 0: none */
+    uint64_t idle_ms;     /* the last pipeline's end: an idle connection is pinged --db-timeout after it */
 
     /* the queue: events waiting for the next batch, FIFO */
     struct store_req *head, *tail;
@@ -117,7 +128,9 @@ struct pgstore {
     bool in_flight;
     unsigned results;   /* results read of the pipeline so far (BEGIN, inserts, COMMIT) */
     unsigned expect;    /* results the pipeline gives before its Sync */
+    unsigned version_at; /* the set-up's: the index of its schema_version result */
     bool failed;        /* a result of it was an error */
+    int why_err;        /* ... its kind (-errno) */
     char why[160];      /* the first error, for the log */
 };
 
@@ -182,6 +195,36 @@ void pgstore_redact(const char *db, char *out, size_t cap)
     }
 }
 
+/* ---- errors by kind ------------------------------------------------------ */
+
+/* The server's messages are matched in English (lc_messages' default). */
+int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
+{
+    if (sqlstate) {
+        if (strcmp(sqlstate, "25006") == 0) /* read_only_sql_transaction: also a hot standby */
+            return -EROFS;
+        if (strcmp(sqlstate, "53100") == 0) /* disk_full */
+            return -ENOSPC;
+        if (strcmp(sqlstate, "53300") == 0) /* too_many_connections */
+            return -EUSERS;
+        if (strncmp(sqlstate, "28", 2) == 0) /* invalid_authorization_specification, invalid_password */
+            return -EACCES;
+        if (strncmp(sqlstate, "08", 2) == 0 || strncmp(sqlstate, "57P", 3) == 0) /* connection, shutdown */
+            return -ECONNRESET;
+    }
+    if (msg) {
+        if (strstr(msg, "too many clients") || strstr(msg, "remaining connection slots"))
+            return -EUSERS;
+        if (strstr(msg, "authentication failed") || strstr(msg, "pg_hba.conf") || strstr(msg, "no password"))
+            return -EACCES;
+        if (strstr(msg, "read-only"))
+            return -EROFS;
+        if (strstr(msg, "No space left"))
+            return -ENOSPC;
+    }
+    return dflt;
+}
+
 /* ---- polling ---------------------------------------------------------- */
 
 static uint64_t tag(const struct pgstore *p)
@@ -212,13 +255,15 @@ static void forget_socket(struct pgstore *p)
 
 /* ---- failing events ----------------------------------------------------- */
 
-/* Takes the events out of the store, errors them, then runs their done:
- * after the store's state is settled, since a done may submit again. */
-static void fail_all(struct pgstore *p, int err)
+/* Takes the events out of the store, errors them (the batch in flight with
+ * sent_err: its commit was not confirmed; the queue with err: nothing of it
+ * was sent), then runs their done: after the store's state is settled,
+ * since a done may submit again. */
+static void fail_all(struct pgstore *p, int sent_err, int err)
 {
     struct store_req *list = NULL, **tail = &list;
     for (unsigned i = 0; i < p->nbatch; i++) {
-        p->batch[i]->err = err == -ENOTCONN ? -ECONNRESET : err;
+        p->batch[i]->err = sent_err;
         *tail = p->batch[i];
         tail = &p->batch[i]->next;
     }
@@ -243,9 +288,13 @@ static void set_ready(struct pgstore *p, bool ready)
     p->ready = ready;
 }
 
-static void disconnect(struct pgstore *p, const char *why)
+/* Drops the connection (err: why, one of store.h's kinds) and retries after
+ * the backoff; the batch in flight fails as not confirmed (-ETIMEDOUT when
+ * its deadline passed, else -ECONNRESET), the queue with err. */
+static void disconnect(struct pgstore *p, const char *why, int err)
 {
     bool was_ready = p->ready;
+    bool changed = p->down_err != err;
     /* why is often PQerrorMessage(): copied before PQfinish() frees it */
     char msg[200];
     snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(why, "\n"), why);
@@ -254,18 +303,23 @@ static void disconnect(struct pgstore *p, const char *why)
         PQfinish(p->conn);
     p->conn = NULL;
     p->state = PG_IDLE;
+    p->deadline_ms = 0;
+    p->down_err = err;
+    if (p->o.health)
+        atomic_store_explicit(&p->o.health->last_err, err, memory_order_relaxed);
     set_ready(p, false);
     p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : PGSTORE_RETRY_MIN_MS;
     if (p->backoff_ms > PGSTORE_RETRY_MAX_MS)
         p->backoff_ms = PGSTORE_RETRY_MAX_MS;
     p->retry_ms = *p->o.now_ms + p->backoff_ms;
-    if (was_ready || !p->logged_down) {
-        log_msg("worker %u: event store %s: %s; retrying every %u ms at most", p->o.worker, p->name, msg,
-                PGSTORE_RETRY_MAX_MS);
+    if (was_ready || !p->logged_down || changed) {
+        log_msg("worker %u: event store %s: %s (%s); /readyz 503; retrying every %u ms at most", p->o.worker,
+                p->name, store_fault_words(store_fault_of(err)), msg, PGSTORE_RETRY_MAX_MS);
         p->logged_down = true;
     }
     /* in flight: the commit was not confirmed; queued: nothing was sent */
-    fail_all(p, -ECONNRESET);
+    bool unsure = err == -ETIMEDOUT || err == -ECONNRESET;
+    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, unsure ? -ENOTCONN : err);
 }
 
 /* ---- pipelines ---------------------------------------------------------- */
@@ -280,7 +334,7 @@ static void flush(struct pgstore *p)
 {
     int f = PQflush(p->conn);
     if (f < 0) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
     arm(p, IO_POLL_IN | (f == 1 ? IO_POLL_OUT : 0));
@@ -305,13 +359,22 @@ static void send_setup(struct pgstore *p)
     };
     bool ok = PQenterPipelineMode(p->conn) == 1;
     unsigned n = 0;
-    ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
-    n++;
-    /* "relation ... already exists, skipping" is no news: only warnings reach stderr */
-    ok = ok && send0(p, "SET client_min_messages = warning");
-    n++;
-    for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++)
+    /* "relation ... already exists, skipping" is no news: only warnings reach
+     * stderr. Behind a transaction pooler a session SET would stay with
+     * whichever server connection ran it, so the set-up's is LOCAL and
+     * synchronous_commit goes with each batch. */
+    if (!p->o.pooler_tx) {
+        ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+        ok = ok && send0(p, "SET client_min_messages = warning");
+        n += 2;
+    }
+    for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++) {
         ok = send0(p, schema[i]);
+        if (ok && i == 0 && p->o.pooler_tx) {
+            ok = send0(p, "SET LOCAL client_min_messages = warning");
+            n++;
+        }
+    }
     const struct catalog *c = p->o.catalog;
     for (unsigned i = 0; ok && c && i < c->n; i++) {
         const struct catalog_item *it = &c->items[i];
@@ -334,17 +397,19 @@ static void send_setup(struct pgstore *p)
     n++;
     /* a schema newer than this binary's is refused, not written over */
     ok = ok && send0(p, "SELECT max(version) FROM schema_version");
-    n++;
-    ok = ok && PQsendPrepare(p->conn, "primed_event", "INSERT INTO event (time_ms, pod) VALUES ($1, $2) RETURNING id",
-                             2, NULL) == 1;
-    n++;
+    p->version_at = n++;
+    if (!p->o.pooler_tx) {
+        ok = ok && PQsendPrepare(p->conn, "primed_event", INSERT_SQL, 2, NULL) == 1;
+        n++;
+    }
     ok = ok && PQpipelineSync(p->conn) == 1;
     if (!ok) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
     p->state = PG_SETUP;
     p->in_flight = true;
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->results = 0;
     p->expect = n;
     p->failed = false;
@@ -352,19 +417,33 @@ static void send_setup(struct pgstore *p)
     flush(p);
 }
 
-/* One transaction for everything queued (up to PGSTORE_BATCH_MAX). */
+/* One transaction for everything queued (up to PGSTORE_BATCH_MAX): the
+ * INSERTs and a Sync, no BEGIN or COMMIT. What a pipeline sends up to a
+ * Sync outside an explicit block is one implicit transaction: the Sync
+ * commits it when every statement succeeded and rolls it back otherwise,
+ * and an error at that commit (a deferred constraint) comes back as one
+ * more result before the Sync's (libpq 15; then results != expect, the batch
+ * failed). Saves the server two statements, each parsed anew, per batch:
+ * at one request at a time, every request is a batch. Behind a transaction
+ * pooler the block is explicit, for its SET LOCAL. */
 static void send_batch(struct pgstore *p)
 {
     if (p->state != PG_READY || p->in_flight || !p->head)
         return;
-    bool ok = send0(p, "BEGIN");
+    bool tx = p->o.pooler_tx, ok = true;
+    if (tx)
+        ok = send0(p, "BEGIN") &&
+             send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
     unsigned n = 0;
     while (ok && p->head && n < PGSTORE_BATCH_MAX) {
         struct store_req *r = p->head;
         char t[24];
         snprintf(t, sizeof(t), "%" PRId64, r->time_ms);
         const char *v[] = {t, r->pod};
-        ok = PQsendQueryPrepared(p->conn, "primed_event", 2, v, NULL, NULL, 0) == 1;
+        /* a transaction pooler may run this transaction on a server
+         * connection that never saw the prepare: the statement unnamed */
+        ok = (p->o.pooler_tx ? PQsendQueryParams(p->conn, INSERT_SQL, 2, NULL, v, NULL, NULL, 0)
+                             : PQsendQueryPrepared(p->conn, "primed_event", 2, v, NULL, NULL, 0)) == 1;
         p->head = r->next;
         p->queued--;
         r->next = NULL;
@@ -374,13 +453,15 @@ static void send_batch(struct pgstore *p)
         p->tail = NULL;
     p->nbatch = n;
     p->in_flight = true;
-    ok = ok && send0(p, "COMMIT") && PQpipelineSync(p->conn) == 1;
+    ok = ok && (!tx || send0(p, "COMMIT")) && PQpipelineSync(p->conn) == 1;
     if (!ok) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
+    /* the one clock read of a batch: the worker's, already there */
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->results = 0;
-    p->expect = n + 2;
+    p->expect = n + (tx ? 3 : 0);
     p->failed = false;
     p->why[0] = '\0';
     flush(p);
@@ -396,12 +477,13 @@ static void on_result(struct pgstore *p, PGresult *res)
         p->failed = true;
         const char *m = st == PGRES_PIPELINE_ABORTED ? "aborted after an earlier error" : PQresultErrorMessage(res);
         snprintf(p->why, sizeof(p->why), "%.*s", (int)strcspn(m, "\n"), m);
+        p->why_err = pgstore_error_kind(PQresultErrorField(res, PG_DIAG_SQLSTATE), m, -EIO);
     }
     if (!ok)
         return;
     if (p->state == PG_SETUP) {
         /* the SELECT of the schema version is the result before the prepare */
-        if (i + 2 == p->expect && PQntuples(res) == 1) {
+        if (i == p->version_at && PQntuples(res) == 1) {
             long v = strtol(PQgetvalue(res, 0, 0), NULL, 10);
             if (v > PGSTORE_SCHEMA && !p->failed) {
                 p->failed = true;
@@ -411,25 +493,29 @@ static void on_result(struct pgstore *p, PGresult *res)
         }
         return;
     }
-    /* a batch: BEGIN, the inserts, COMMIT */
-    if (i >= 1 && i <= p->nbatch && PQntuples(res) == 1)
-        p->batch[i - 1]->id = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+    /* a batch: the inserts (after BEGIN and SET LOCAL behind a pooler) */
+    unsigned first = p->o.pooler_tx ? 2 : 0;
+    if (i >= first && i < first + p->nbatch && PQntuples(res) == 1)
+        p->batch[i - first]->id = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
 }
 
 /* The pipeline's Sync came back: it is over. */
 static void on_sync(struct pgstore *p)
 {
     p->in_flight = false;
+    p->deadline_ms = 0;
+    p->idle_ms = *p->o.now_ms;
     if (p->state == PG_SETUP) {
         if (p->failed || p->results != p->expect) {
-            /* the schema cannot be set up: keep retrying; say why once */
+            /* the schema cannot be set up (its transaction is the probe a
+             * read-only or full database fails): keep retrying; say why once */
             char why[200];
             snprintf(why, sizeof(why), "set-up failed: %s", p->why[0] ? p->why : "short answer");
-            p->logged_down = false;
-            disconnect(p, why);
+            disconnect(p, why, p->failed ? p->why_err : -EIO);
             return;
         }
         p->state = PG_READY;
+        p->down_err = 0;
         set_ready(p, true);
         p->backoff_ms = 0;
         if (p->logged_down)
@@ -438,17 +524,26 @@ static void on_sync(struct pgstore *p)
         send_batch(p);
         return;
     }
-    /* a batch: committed when every result was good (the COMMIT's last) */
+    /* a batch: committed when every result was good and no error came from
+     * the commit at the Sync (it would be one result more) */
     bool committed = !p->failed && p->results == p->expect;
     unsigned n = p->nbatch;
     struct store_req *done[PGSTORE_BATCH_MAX];
     memcpy(done, p->batch, n * sizeof(done[0]));
     p->nbatch = 0;
-    if (!committed)
-        log_msg("worker %u: event store %s: a transaction of %u events failed: %s", p->o.worker, p->name, n, p->why);
+    int err = committed ? 0 : p->failed ? p->why_err : -EIO;
     for (unsigned i = 0; i < n; i++)
-        done[i]->err = committed ? 0 : -EIO;
-    send_batch(p); /* what queued meanwhile goes out before the answers */
+        done[i]->err = err;
+    if (committed) {
+        send_batch(p); /* what queued meanwhile goes out before the answers */
+    } else {
+        /* rolled back: nothing of it was stored. The connection is set up
+         * again (its set-up is a write transaction: the probe /readyz waits
+         * for), what queued fails with the same kind meanwhile. */
+        char why[200];
+        snprintf(why, sizeof(why), "a transaction of %u events failed: %s", n, p->why);
+        disconnect(p, why, err);
+    }
     for (unsigned i = 0; i < n; i++)
         done[i]->done(done[i]);
 }
@@ -457,7 +552,7 @@ static void on_sync(struct pgstore *p)
 static void read_results(struct pgstore *p)
 {
     if (PQconsumeInput(p->conn) != 1) {
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
     while (p->conn && p->in_flight && !PQisBusy(p->conn)) {
@@ -474,7 +569,7 @@ static void read_results(struct pgstore *p)
         PQclear(res);
     }
     if (p->conn && PQstatus(p->conn) == CONNECTION_BAD)
-        disconnect(p, PQerrorMessage(p->conn));
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
 }
 
 /* ---- connecting ----------------------------------------------------------- */
@@ -496,7 +591,7 @@ static void connect_step(struct pgstore *p)
         break;
     case PGRES_POLLING_OK:
         if (PQsetnonblocking(p->conn, 1) != 0) {
-            disconnect(p, PQerrorMessage(p->conn));
+            disconnect(p, PQerrorMessage(p->conn), -ENOTCONN);
             return;
         }
         send_setup(p);
@@ -505,20 +600,35 @@ static void connect_step(struct pgstore *p)
         char why[200];
         const char *m = PQerrorMessage(p->conn);
         snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
-        disconnect(p, why);
+        disconnect(p, why, pgstore_error_kind(NULL, m, -ENOTCONN));
         break;
     }
     }
 }
 
+/* The connection's TCP bounds, before --db's own words (which win: libpq
+ * keeps a keyword's last value, and --db is expanded last): keepalives so
+ * an idle connection to a silent peer is noticed (idle --db-timeout, then 3
+ * probes 1 s apart), tcp_user_timeout (--db-timeout) so data the peer
+ * never acknowledges fails the connection. The deadline of the work in
+ * flight (pgstore_poll) bounds everything else, a stopped server included:
+ * its kernel still acknowledges. */
 static void start_connect(struct pgstore *p)
 {
-    p->conn = PQconnectStart(p->conninfo);
+    char idle[16], user_to[16];
+    unsigned t = p->o.timeout_ms ? p->o.timeout_ms : 1000;
+    snprintf(idle, sizeof(idle), "%u", t / 1000 ? t / 1000 : 1);
+    snprintf(user_to, sizeof(user_to), "%u", t);
+    const char *const keys[] = {"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                                "tcp_user_timeout", "dbname", NULL};
+    const char *const vals[] = {"1", idle, "1", "3", user_to, p->conninfo, NULL};
+    p->conn = PQconnectStartParams(keys, vals, 1);
     if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
-        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory");
+        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory", -ENOTCONN);
         return;
     }
     p->state = PG_CONNECTING;
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->fd = -1;
     connect_step(p);
 }
@@ -549,6 +659,7 @@ int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err
     p->o = *o;
     p->o.conninfo = p->conninfo;
     p->fd = -1;
+    p->down_err = -ENOTCONN;
     pgstore_redact(o->conninfo, p->name, sizeof(p->name));
     start_connect(p);
     *out = p;
@@ -564,15 +675,19 @@ void pgstore_destroy(struct pgstore *p)
         PQfinish(p->conn);
     p->conn = NULL;
     set_ready(p, false);
-    fail_all(p, -ECANCELED);
+    fail_all(p, -ECANCELED, -ECANCELED);
     free(p->conninfo);
     free(p);
 }
 
 int pgstore_submit(struct pgstore *p, struct store_req *r)
 {
-    if (p->state != PG_READY)
-        return -ENOTCONN;
+    if (p->state != PG_READY) {
+        /* nothing of r is sent: a connection that timed out or was lost
+         * leaves it unreachable, the other kinds say themselves */
+        int e = p->down_err;
+        return e && e != -ETIMEDOUT && e != -ECONNRESET ? e : -ENOTCONN;
+    }
     if (p->queued >= PGSTORE_QUEUE_MAX)
         return -EAGAIN;
     r->next = NULL;
@@ -612,13 +727,47 @@ void pgstore_on_event(struct pgstore *p, const struct io_event *ev)
         arm(p, IO_POLL_IN); /* a closed connection is seen at once, in flight or idle */
 }
 
+/* A connection with nothing to do for --db-timeout sends a bare Sync (an
+ * empty pipeline: the server answers ReadyForQuery) under the same
+ * deadline, so a server that stalls while no request comes is found out,
+ * and /readyz says so, without a request having to wait on it first. Its
+ * Sync ends like a batch of no events. */
+static void ping(struct pgstore *p)
+{
+    if (PQpipelineSync(p->conn) != 1) {
+        disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
+        return;
+    }
+    p->in_flight = true;
+    p->nbatch = 0;
+    p->results = 0;
+    p->expect = 0;
+    p->failed = false;
+    p->why[0] = '\0';
+    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
+    flush(p);
+}
+
 void pgstore_poll(struct pgstore *p)
 {
-    if (p->state == PG_IDLE && *p->o.now_ms >= p->retry_ms)
+    uint64_t now = *p->o.now_ms;
+    if (p->state == PG_IDLE && now >= p->retry_ms) {
         start_connect(p);
+    } else if (p->deadline_ms && now >= p->deadline_ms) {
+        char why[80];
+        snprintf(why, sizeof(why), "no answer within %u ms (--db-timeout)", p->o.timeout_ms);
+        disconnect(p, why, -ETIMEDOUT);
+    } else if (p->state == PG_READY && !p->in_flight && now >= p->idle_ms + p->o.timeout_ms) {
+        ping(p);
+    }
 }
 
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
 {
-    return p->state == PG_IDLE && p->retry_ms < none ? p->retry_ms : none;
+    if (p->state == PG_IDLE)
+        return p->retry_ms < none ? p->retry_ms : none;
+    uint64_t t = p->deadline_ms;
+    if (p->state == PG_READY && !p->in_flight)
+        t = p->idle_ms + p->o.timeout_ms; /* the next ping */
+    return t && t < none ? t : none;
 }

@@ -4,14 +4,22 @@
  *
  * Each worker keeps one connection in pipeline mode. Events queue per worker;
  * while no transaction is in flight, every queued event (up to
- * PGSTORE_BATCH_MAX) goes out as one pipeline: BEGIN, the prepared INSERT ...
- * RETURNING id per event, COMMIT, Sync; each event's done runs once the
- * COMMIT's result is back (ids come from the database's identity column, so
+ * PGSTORE_BATCH_MAX) goes out as one pipeline: the prepared INSERT ...
+ * RETURNING id per event, then a Sync, which commits them as one implicit
+ * transaction; each event's done runs once the Sync's result is back, the
+ * commit done (ids come from the database's identity column, so
  * they are unique across every process that shares it). A lost connection
  * fails what was in flight (-ECONNRESET: its commit was not confirmed) and
  * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
  * doubling to PGSTORE_RETRY_MAX_MS); until it is back, submits fail at once
- * (-ENOTCONN) and /readyz says 503 until every worker's store is up. On connect the schema is
+ * (-ENOTCONN, or the kind that brought it down: -EUSERS, -EACCES, -EROFS,
+ * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect,
+ * a set-up or a batch still unanswered after --db-timeout drops the
+ * connection the same way (its batch -ETIMEDOUT: not confirmed), and so
+ * does a batch whose transaction failed (its kind), so that a connection is
+ * ready only after a write transaction committed. An idle connection sends
+ * a bare Sync every --db-timeout under the same deadline, so a stall is
+ * found without a request. On connect the schema is
  * created if missing, under an advisory lock, versioned in schema_version
  * (docs/chain.md), and the first worker writes the catalog's tables.
  */
@@ -38,12 +46,15 @@ struct pgstore;
 struct pgstore_opts {
     const char *conninfo;          /* a libpq URI or keyword string; its password, if any, stays in it */
     bool sync_full;                /* synchronous_commit = on (else off) */
+    bool pooler_tx;                /* behind a transaction pooler: no prepared statement, no session SET */
     const struct catalog *catalog; /* written into the catalog tables on connect, or NULL */
     struct io *io;                 /* the worker's; not owned */
     const uint64_t *now_ms;        /* the worker's clock; not owned */
     unsigned worker;               /* for logs */
     uint8_t owner;                 /* the tag owner of its completions (slots.h) */
     _Atomic int *up;               /* counts the process's connected stores (not owned), or NULL */
+    unsigned timeout_ms;           /* --db-timeout: a connect, set-up or batch in flight longer is dropped */
+    struct store_health *health;   /* the process's (not owned; last_err written), or NULL */
 };
 
 /* Loads libpq (libpq.so.5, with dlopen: primed does not link it). Once,
@@ -63,10 +74,16 @@ int pgstore_submit(struct pgstore *p, struct store_req *r);
 
 /* A completion of a tag of this store's owner. */
 void pgstore_on_event(struct pgstore *p, const struct io_event *ev);
-/* Reconnects when its backoff is over. From the worker's loop. */
+/* Reconnects when its backoff is over; drops the connection whose work in
+ * flight passed --db-timeout. From the worker's loop. */
 void pgstore_poll(struct pgstore *p);
-/* The next reconnect, or none. */
+/* The next reconnect or deadline, or none. */
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
+
+/* A PostgreSQL error as one of store.h's kinds (-EROFS, -ENOSPC, -EUSERS,
+ * -EACCES, -ECONNRESET): by its SQLSTATE, or NULL, then by libpq's message
+ * (a failed connect has no SQLSTATE in libpq's API), else dflt. */
+int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt);
 
 /* Whether db names a PostgreSQL database (a postgres:// or postgresql://
  * URI, or a keyword string such as "host=... dbname=..."). */

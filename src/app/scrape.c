@@ -49,6 +49,13 @@ static int render(struct app_worker *aw, char **out)
     if (a->store)
         info.store_dropped = store_dropped(a->store);
 #endif
+    if (aw->env.store_health) {
+        info.store_health = 1;
+        info.store_ready = handlers_store_ready(&aw->env);
+        for (unsigned k = 0; k < STORE_FAULT_N; k++)
+            info.store_failures[k] =
+                atomic_load_explicit(&aw->env.store_health->failures[k], memory_order_relaxed);
+    }
     return metrics_scrape(ms, a->workers->n, &info, out);
 }
 

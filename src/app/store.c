@@ -27,8 +27,11 @@
 #include <time.h>
 
 #include "catalog.h"
+#include "clock.h"
+#include "log.h"
 
 #define BATCH_MAX 512
+#define PROBE_MS  500 /* while the store cannot commit, a probe commit this often (store_health) */
 
 struct store {
     pthread_mutex_t mu;
@@ -50,6 +53,8 @@ struct store {
     bool catalog_ready;
     int catalog_err;
     char catalog_why[160];
+    struct store_health health; /* /readyz and /metrics: down from a failed commit to the next good one */
+    char name[200];             /* the path, for the log */
     sqlite3 *db; /* the store thread's */
     sqlite3_stmt *insert;
     pthread_t thread;
@@ -58,6 +63,64 @@ struct store {
 static int exec(sqlite3 *db, const char *sql)
 {
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* The -errno of SQLite's last failure on db: a full disk (SQLITE_FULL, or
+ * an I/O error whose errno is ENOSPC: a WAL append on a full tmpfs fails
+ * that way) and a read-only file have their own, the rest is -EIO. */
+static int sql_err(sqlite3 *db)
+{
+    int rc = sqlite3_extended_errcode(db), sys = sqlite3_system_errno(db);
+    switch (rc & 0xff) {
+    case SQLITE_FULL:
+        return -ENOSPC;
+    case SQLITE_READONLY:
+        return -EROFS;
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+        return sys == ENOSPC || sys == EDQUOT ? -ENOSPC : sys == EROFS ? -EROFS : -EIO;
+    default:
+        return -EIO;
+    }
+}
+
+/* A commit's outcome: the health flips (and one log line says so) only on a
+ * change, so a healthy store's commits touch nothing shared. */
+static void note_commit(struct store *s, int err)
+{
+    bool was_down = atomic_load_explicit(&s->health.down, memory_order_relaxed) != 0;
+    if (!err) {
+        if (was_down)
+            log_msg("event store %s: commits again; /readyz ready", s->name);
+        store_health_up(&s->health);
+        return;
+    }
+    if (!was_down || atomic_load_explicit(&s->health.last_err, memory_order_relaxed) != err)
+        log_msg("event store %s: %s; /readyz 503 until a commit succeeds", s->name,
+                store_fault_words(store_fault_of(err)));
+    store_health_down(&s->health, err);
+}
+
+/* While the store is down and nothing is queued: one small commit (a row of
+ * store_probe rewritten), so readiness comes back by itself once the disk
+ * has room again, without waiting for a request a not-ready pod is no
+ * longer sent. */
+static void probe(struct store *s)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO store_probe (k, at_ms) VALUES (1, %lld)",
+             (long long)(clock_wall_us() / 1000u));
+    /* a WAL that grew until the disk was full frees its space only through
+     * a checkpoint that truncates it: the commits that would have run the
+     * automatic one fail */
+    if (atomic_load_explicit(&s->health.last_err, memory_order_relaxed) == -ENOSPC && !s->mem)
+        exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+    int err = 0;
+    if (exec(s->db, "BEGIN") != SQLITE_OK || exec(s->db, sql) != SQLITE_OK || exec(s->db, "COMMIT") != SQLITE_OK) {
+        err = sql_err(s->db);
+        exec(s->db, "ROLLBACK");
+    }
+    note_commit(s, err);
 }
 
 static void answer_stats(struct store *s)
@@ -208,8 +271,15 @@ static void *store_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&s->mu);
         s->writing = false;
-        while ((!s->len && !s->stop && !s->stats_wanted && !s->catalog) || s->inline_busy)
-            pthread_cond_wait(&s->work, &s->mu);
+        bool probe_due = false;
+        while ((!s->len && !s->stop && !s->stats_wanted && !s->catalog && !probe_due) || s->inline_busy) {
+            if (s->inline_busy || !atomic_load_explicit(&s->health.down, memory_order_relaxed)) {
+                pthread_cond_wait(&s->work, &s->mu);
+                continue;
+            }
+            struct timespec ts = clock_mono_after(PROBE_MS); /* s->work waits on CLOCK_MONOTONIC */
+            probe_due = pthread_cond_timedwait(&s->work, &s->mu, &ts) == ETIMEDOUT;
+        }
         s->writing = true;
         unsigned n = s->len < BATCH_MAX ? s->len : BATCH_MAX;
         for (unsigned i = 0; i < n; i++)
@@ -221,6 +291,7 @@ static void *store_main(void *arg)
 
         if (n) {
             /* one transaction: every event of it is stored, or none is */
+            int err = 0;
             bool ok = exec(s->db, "BEGIN") == SQLITE_OK;
             for (unsigned i = 0; ok && i < n; i++) {
                 sqlite3_bind_int64(s->insert, 1, (sqlite3_int64)batch[i]->id);
@@ -230,11 +301,13 @@ static void *store_main(void *arg)
                 sqlite3_reset(s->insert);
             }
             if (!ok || exec(s->db, "COMMIT") != SQLITE_OK) {
+                err = sql_err(s->db); /* before the ROLLBACK's own code */
                 exec(s->db, "ROLLBACK");
                 ok = false;
             }
+            note_commit(s, err);
             for (unsigned i = 0; i < n; i++)
-                batch[i]->err = ok ? 0 : -EIO;
+                batch[i]->err = err;
             hand_back(batch, n); /* the events are their workers' again: not touched after this */
             if (!ok) {
                 pthread_mutex_lock(&s->mu);
@@ -242,6 +315,8 @@ static void *store_main(void *arg)
                 pthread_mutex_unlock(&s->mu);
             }
         }
+        else if (probe_due)
+            probe(s);
         if (stats)
             answer_stats(s);
         if (catalog)
@@ -274,6 +349,7 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
     }
     bool mem = strcmp(path, ":memory:") == 0;
     s->mem = mem;
+    snprintf(s->name, sizeof(s->name), "%s", path);
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
         r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -289,6 +365,8 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
                       SQLITE_OK)) ||
         exec(s->db, "CREATE TABLE IF NOT EXISTS event (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, "
                     "pod TEXT NOT NULL)") != SQLITE_OK ||
+        exec(s->db, "CREATE TABLE IF NOT EXISTS store_probe (k INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL)") !=
+            SQLITE_OK ||
         sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert, NULL) !=
             SQLITE_OK) {
         r = fail(err, errlen, -EIO, path, sqlite3_errmsg(s->db));
@@ -301,7 +379,11 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
         s->next_id = (uint64_t)sqlite3_column_int64(q, 0) + 1; /* ids go on increasing across restarts */
     sqlite3_finalize(q);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->work, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->work, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_cond_init(&s->done, NULL);
     int e = pthread_create(&s->thread, NULL, store_main, s);
     if (e) {
@@ -356,7 +438,10 @@ int store_insert_now(struct store *s, struct store_req *r)
     sqlite3_bind_int64(s->insert, 2, r->time_ms);
     sqlite3_bind_text(s->insert, 3, r->pod, -1, SQLITE_STATIC);
     bool ok = sqlite3_step(s->insert) == SQLITE_DONE;
+    int err = ok ? 0 : sql_err(s->db);
     sqlite3_reset(s->insert);
+    if (!ok || atomic_load_explicit(&s->health.down, memory_order_relaxed))
+        note_commit(s, err);
 
     pthread_mutex_lock(&s->mu);
     s->inline_busy = false;
@@ -365,7 +450,7 @@ int store_insert_now(struct store *s, struct store_req *r)
     if (s->len || s->stop || s->stats_wanted || s->catalog)
         pthread_cond_signal(&s->work); /* the store thread waited for us */
     pthread_mutex_unlock(&s->mu);
-    r->err = ok ? 0 : -EIO;
+    r->err = err;
     return r->err;
 }
 
@@ -396,6 +481,11 @@ int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen)
     snprintf(err, errlen, "%s", s->catalog_why);
     pthread_mutex_unlock(&s->mu);
     return r;
+}
+
+struct store_health *store_health_of(struct store *s)
+{
+    return &s->health;
 }
 
 uint64_t store_dropped(struct store *s)

@@ -13,10 +13,17 @@
  * (store_insert_now), which saves the two wake-ups of the hand-over. Ids are unique and increasing across workers (assigned under the
  * queue's lock, in queue order) and, with a file, across restarts (seeded
  * from max(id)).
+ *
+ * Failures have kinds (STORE_FAULTS: disk full, read-only, ...), carried as
+ * -errno to the answer; struct store_health says whether the store can
+ * commit now (/readyz, /metrics): down from a failed commit (or a wait past
+ * --db-timeout) until one succeeds, which, while nothing is queued, the
+ * store thread's own probe commit finds out.
  */
 #ifndef PRIMED_STORE_H
 #define PRIMED_STORE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,7 +53,7 @@ struct store_req {
     struct store_req *next;   /* a store's own queue while it is out (pgstore.c) */
     struct treiber_link back; /* on its inbox, once committed or failed */
     /* runs on the inbox's worker: err 0 (committed, id set) or -errno
-     * (nothing was stored) */
+     * (nothing was stored; its kind: store_fault_of) */
     void (*done)(struct store_req *r);
     struct store_inbox *inbox;
     int64_t time_ms;
@@ -54,6 +61,93 @@ struct store_req {
     uint64_t id;
     int err;
 };
+
+/* The store's failures by kind, each carried as its -errno from the store to
+ * the answer: X(NAME, errno, label on /metrics, what happened: words for the
+ * 503 body, /readyz and the log). The words are the same for SQLite and
+ * PostgreSQL. TIMEOUT and LOST are the kinds whose event may still commit
+ * (store_fault_unconfirmed); every other kind stored nothing. */
+#define STORE_FAULTS(X)                                                                                  \
+    X(TIMEOUT, ETIMEDOUT, "timeout", "no answer within --db-timeout")                                    \
+    X(LOST, ECONNRESET, "lost", "connection lost before the commit was confirmed")                       \
+    X(DISK_FULL, ENOSPC, "disk_full", "disk full")                                                       \
+    X(READ_ONLY, EROFS, "read_only", "the database is read-only")                                        \
+    X(TOO_MANY, EUSERS, "too_many_connections", "too many connections (the server has no slot free)")   \
+    X(AUTH, EACCES, "auth", "authentication failed")                                                     \
+    X(UNREACHABLE, ENOTCONN, "unreachable", "unreachable")                                               \
+    X(BEHIND, EAGAIN, "behind", "behind (its queue is full)")                                            \
+    X(OTHER, EIO, "other", "commit failed")
+
+#define STORE_FAULT_ENUM(name, e, label, words) STORE_FAULT_##name,
+enum store_fault { STORE_FAULTS(STORE_FAULT_ENUM) STORE_FAULT_N };
+#undef STORE_FAULT_ENUM
+
+/* The kind of a store error (-errno); anything unnamed is OTHER. */
+static inline enum store_fault store_fault_of(int err)
+{
+#define STORE_FAULT_CASE(name, e, label, words) \
+    if (err == -(e))                           \
+        return STORE_FAULT_##name;
+    STORE_FAULTS(STORE_FAULT_CASE)
+#undef STORE_FAULT_CASE
+    return STORE_FAULT_OTHER;
+}
+
+/* Its label on /metrics ("disk_full"), and what happened, in words for a client and the log. */
+static inline const char *store_fault_label(enum store_fault f)
+{
+#define STORE_FAULT_LABEL(name, e, label, words) label,
+    static const char *const l[] = {STORE_FAULTS(STORE_FAULT_LABEL)};
+#undef STORE_FAULT_LABEL
+    return f < STORE_FAULT_N ? l[f] : "other";
+}
+
+static inline const char *store_fault_words(enum store_fault f)
+{
+#define STORE_FAULT_WORDS(name, e, label, words) words,
+    static const char *const w[] = {STORE_FAULTS(STORE_FAULT_WORDS)};
+#undef STORE_FAULT_WORDS
+    return f < STORE_FAULT_N ? w[f] : w[STORE_FAULT_OTHER];
+}
+
+/* Whether an event that failed with f may still be stored (the commit was
+ * sent and its answer never came): "not confirmed" rather than "nothing
+ * was stored". */
+static inline bool store_fault_unconfirmed(enum store_fault f)
+{
+    return f == STORE_FAULT_TIMEOUT || f == STORE_FAULT_LOST;
+}
+
+/* What /readyz and /metrics read of the store, process-wide: written by the
+ * store (its commits) and by events.c (a wait that ran out, a request
+ * refused), read by any worker; relaxed atomics, written only on a change
+ * or a failure, so a healthy store's commits leave the line alone. */
+struct store_health {
+    _Atomic int down;                 /* 1: the last commit failed or a wait ran out; 0 after one succeeds */
+    _Atomic int last_err;             /* the -errno of the latest failure (words for /readyz), 0: none yet */
+    _Atomic uint64_t failures[STORE_FAULT_N]; /* requests answered 503 for the store, by kind */
+};
+
+/* The store cannot commit: err says why. */
+static inline void store_health_down(struct store_health *h, int err)
+{
+    atomic_store_explicit(&h->last_err, err, memory_order_relaxed);
+    if (!atomic_load_explicit(&h->down, memory_order_relaxed))
+        atomic_store_explicit(&h->down, 1, memory_order_relaxed);
+}
+
+/* A commit succeeded. */
+static inline void store_health_up(struct store_health *h)
+{
+    if (atomic_load_explicit(&h->down, memory_order_relaxed))
+        atomic_store_explicit(&h->down, 0, memory_order_relaxed);
+}
+
+/* One request answered 503 because of the store (err: its -errno). */
+static inline void store_health_count(struct store_health *h, int err)
+{
+    atomic_fetch_add_explicit(&h->failures[store_fault_of(err)], 1, memory_order_relaxed);
+}
 
 struct store;
 
@@ -74,7 +168,7 @@ int store_submit(struct store *s, struct store_req *r);
  * thread is inside SQLite, stores r on the calling thread, at once (one
  * autocommit INSERT, microseconds; never waits for a lock another thread
  * holds across SQLite). Returns 0 (committed: r->id set; done is not
- * called), -EIO (the insert failed: nothing stored, counted as dropped), or
+ * called), -errno (the insert failed: nothing stored, counted as dropped), or
  * -EBUSY (not now, or a file: store_submit it). Saves the hand-over to the
  * store thread and back, two wake-ups, where there is no disk to wait for. */
 int store_insert_now(struct store *s, struct store_req *r);
@@ -97,6 +191,10 @@ int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen);
 
 /* Events refused because the queue was full, and events whose commit failed. */
 uint64_t store_dropped(struct store *s);
+
+/* The store's health (its commits; events.c adds the waits that ran out).
+ * Lives as long as s. */
+struct store_health *store_health_of(struct store *s);
 
 /* Writes what is queued, stops the thread, closes the database. */
 void store_close(struct store *s);
