@@ -7,6 +7,8 @@ them), and rewriting them: the base's lines, and for an overlay whose image is r
 values, a generated JSON patch between marker comments (removed when the base's values fit).
 Invariants: only the lines between the markers and the two values' own lines are rewritten; the
 rest of a file is left byte for byte.
+The saturation alert of knative/monitoring follows the base's cap (its threshold, its text and
+its unit test's series), as tests/knative/validate requires.
 Never: decides the values (ksweep.recommend does), validates the manifests (tests/knative/validate).
 """
 
@@ -85,8 +87,14 @@ def differences(root, recs):
 
 
 def _strip_generated(text):
+    """text without its generated blocks, markers and what they hold (an overlay's patch)."""
     return re.sub(r"^[ \t]*" + re.escape(BEGIN) + r".*?^[ \t]*" + re.escape(END) + r"[^\n]*\n", "", text,
                   flags=re.M | re.S)
+
+
+def _strip_markers(text):
+    """text without the marker lines, what they held left in place (the base's two values)."""
+    return re.sub(r"^[ \t]*(" + re.escape(BEGIN) + r"|" + re.escape(END) + r")[^\n]*\n", "", text, flags=re.M)
 
 
 def rewrite(root, recs, why):
@@ -98,7 +106,7 @@ def rewrite(root, recs, why):
     bt, bc = recs[TAG_IMAGE[tag]]
     path = os.path.join(root, BASE)
     old = _read(root, BASE)
-    new = _strip_generated(old)
+    new = _strip_markers(old)
     new, n1 = re.subn(r'^([ \t]*)(autoscaling\.knative\.dev/target: )"[^"]*"\n',
                       lambda m: "%s%s (%s)\n"
                                 "%s%s\"%d\"\n%s%s\n" % (m.group(1), BEGIN, why, m.group(1), m.group(2), bt,
@@ -141,6 +149,48 @@ def rewrite(root, recs, why):
                 "%s\n") % (BEGIN, why, T_PATH, t, CC_PATH, c, END)
         if new != old:
             with open(full, "w") as f:
+                f.write(new)
+            changed.append(rel)
+    return changed
+
+
+RULES = "knative/monitoring/primed-rules.yaml"
+RULES_TEST = "knative/monitoring/rules-test.yaml"
+
+
+def rewrite_rules(root, cc):
+    """The saturation alert at the cap cc (threshold cc - 0.5) and its unit test's series: pod a at
+    the cap (+ the scrape), pod b at 70 % of it, pod c alternating between the cap and idle.
+    Returns the files changed; none for cc 0 (no cap: the alert keeps its last cap)."""
+    if not cc:
+        return []
+    changed = []
+    subs = {
+        RULES: [(r"(# containerConcurrency is )\d+", r"\g<1>%d" % cc),
+                (r"(# when )[0-9.]+( is not that - 0\.5\): queue-proxy never lets more than )\d+",
+                 r"\g<1>%g\g<2>%d" % (cc - 0.5, cc)),
+                (r"(primed_requests_in_flight\[1m\]\) - 1 >= )[0-9.]+", r"\g<1>%g" % (cc - 0.5)),
+                (r"(at the cap of )\d+", r"\g<1>%d" % cc)],
+        RULES_TEST: [(r"(# Saturation: pod a runs at the cap \()\d+( requests \+ the scrape = )\d+",
+                      r"\g<1>%d\g<2>%d" % (cc, cc + 1)),
+                     (r"70 % of the cap \(\d+ \+ 1\)", r"70 %% of the cap (%d + 1)" % (cc * 7 // 10)),
+                     (r"(and back \(average )\d+(\))", r"\g<1>%d\g<2>" % ((cc + 2) // 2)),
+                     (r"(deployment-a\".*\n\s*values: ')\d+(x80')", r"\g<1>%d\g<2>" % (cc + 1)),
+                     (r"(deployment-b\".*\n\s*values: ')\d+(x80')", r"\g<1>%d\g<2>" % (cc * 7 // 10 + 1)),
+                     (r"(deployment-c\".*\n\s*values: ')[0-9 ]+(')",
+                      lambda m: m.group(1) + " ".join(["%d 1" % (cc + 1)] * 40) + m.group(2)),
+                     (r"(has had )[0-9.]+( requests in flight on average,)", r"\g<1>%.1f\g<2>" % cc),
+                     (r"(at the cap of )\d+", r"\g<1>%d" % cc)],
+    }
+    for rel, rules in subs.items():
+        old = _read(root, rel)
+        new = old
+        for pat, rep in rules:
+            new, n = re.subn(pat, rep, new)
+            if n == 0:
+                raise ValueError("%s: nothing matches %r" % (rel, pat))
+        if new != old:
+            with open(os.path.join(root, rel), "w") as f:
                 f.write(new)
             changed.append(rel)
     return changed
