@@ -73,16 +73,17 @@ def sweep(targets, pairs=None, loads=None, stage_s=120.0, seed=1, jobs=1, progre
 
 
 def recommend(rows, image, slo_ms=SLO_MS, load="seed"):
-    """The row of image under load that bills the fewest whole CPU-seconds with p95 <= slo_ms (ties: the
-    lower p95, the larger target, a finite cap before none (it bounds a pod's queue), the larger
-    cap); when none meets it, the lowest p95. Returns (row, meets)."""
+    """The row of image under load that bills the fewest whole CPU-seconds with p95 <= slo_ms (ties:
+    the larger target, a finite cap before none (it bounds a pod's queue), the larger cap, the lower
+    p95: settings that bill the same and differ only in the cap differ in p95 by the simulation's
+    grain); when none meets it, the lowest p95. Returns (row, meets)."""
     mine = [r for r in rows if r["image"] == image and r["load"] == load and r["p95_ms"] is not None]
     if not mine:
         raise ValueError("no sweep rows for %s under %s" % (image, load))
     ok = [r for r in mine if r["p95_ms"] <= slo_ms]
     if ok:
         # whole CPU-seconds: a fraction of one is the simulation's grain, not a difference in cost
-        return min(ok, key=lambda r: (round(r["cpu_seconds"]), r["p95_ms"], -r["target"], r["cc"] == 0, -r["cc"])), True
+        return min(ok, key=lambda r: (round(r["cpu_seconds"]), -r["target"], r["cc"] == 0, -r["cc"], r["p95_ms"])), True
     return min(mine, key=lambda r: (r["p95_ms"], r["cpu_seconds"])), False
 
 
