@@ -17,7 +17,8 @@ PULL_MIB_S = 50.0    # the first pull's rate on a node without the image (a mode
 
 
 def service(**kw):
-    """knative/base/service.yaml's Service (scale 0..10, 2 CPUs a pod, 1 s scheduling) with kw."""
+    """The base's Service shape (scale 0..10, 2 CPUs a pod, 1 s scheduling, 100 % utilisation) with kw:
+    knative-sim cold passes each image's recommended target and containerConcurrency."""
     return ksim.Service(**{**ksim.Service(utilization=1.0).__dict__, **kw})
 
 

@@ -65,7 +65,9 @@ class Target:
 
 @dataclass
 class Service:
-    """The Knative Service around the target: knative/base/service.yaml's values by default."""
+    """The Knative Service around the target: the shape of knative/base/service.yaml (scale 0..10, 2
+    CPUs, 1 s scheduling); target and containerConcurrency default to the values it carried before
+    the sweep (11, 16): callers pass the ones they model (knative-sim reads the base's own)."""
     container_concurrency: int = 16
     target: float = 11
     utilization: float = 1.0
