@@ -20,10 +20,11 @@ Then (unless --no-model) the autoscaler model (benchmarks/knative-sim, docs/auto
 the seed's k6 scenario (0 -> 50 -> 100 -> 200 users, stages of --model-stage) over pods that serve
 as this run measured (per-core service time = threads / X_max, or the CPU time per prime when the
 wall clock is contended; its skew from the C=1 run; start-up from the spawn), for each measured level as containerConcurrency with target = headroom x it, and
-for the recommendation above, knative/base/service.yaml's (11, 16) and Knative's defaults: its
+for the recommendation above, knative/base/service.yaml's values and Knative's defaults: its
 recommendation is the cheapest in CPU-seconds whose p95 meets the objective, and it says what
-each buys (p95, pods, cold starts, CPU-seconds). --model-only NAME skips the measurement and
-models a target of benchmarks/ksim/published.json (the published lab table) instead.
+each buys (p95, pods, cold starts, CPU-seconds). --model-only NAME skips the measurement: for an
+image of the published sweep (benchmarks/ksim/sweep.json) it prints the sweep's choice for the
+objective, for another target of benchmarks/ksim/published.json it models the levels instead.
 The load generator shares the machine's cores with the server, so the figures are a floor of
 what a pod with dedicated CPUs does: rerun it on a node like yours before trusting the numbers.
 """
@@ -60,7 +61,8 @@ def main():
     ap.add_argument("--scheduling-delay", type=float, default=1.0,
                     help="the model's pod scheduling delay in seconds (default 1)")
     ap.add_argument("--model-only", metavar="NAME",
-                    help="no measurement: model a target of benchmarks/ksim/published.json (e.g. ctr-static)")
+                    help="no measurement: the published sweep's choice for an image of it (e.g. ctr-static), "
+                         "or the model of another target of benchmarks/ksim/published.json")
     a = ap.parse_args()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
     if a.model_only:
@@ -214,7 +216,9 @@ def model_section(a, tg, levels, target, cc):
     import ksim
     base = ksim.Service(pod_cpus=a.threads, scheduling_delay_s=a.scheduling_delay)
     load = ksim.seed_load(a.model_stage)
-    extra = [("the rule above", target, cc, 1.0), ("service.yaml now", 11, 16, 1.0),
+    import kmanifest
+    _, now_t, now_cc = kmanifest.base_values(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    extra = [("the rule above", target, cc, 1.0), ("service.yaml now", int(now_t) if now_t == int(now_t) else now_t, now_cc, 1.0),
              ("Knative defaults", None, 0, ksim.kpa.DEFAULTS["target_utilization"])]
     rows, best = ksim.recommend(tg, levels, a.slo_ms, a.headroom, base, load, seed=a.model_seed, extra=extra)
     print()
@@ -239,6 +243,38 @@ def model_section(a, tg, levels, target, cc):
           f"max_pods={r['max_ready']} meets_slo={'yes' if meets else 'no'}")
 
 
+def sweep_rows(name):
+    """(rows, sweep document) of the published sweep (benchmarks/ksim/sweep.json) when it holds name."""
+    import json
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ksim", "sweep.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        sw = json.load(f)
+    return (sw["rows"], sw) if name in sw.get("images", []) else None
+
+
+def from_sweep(a, name, rows, sw):
+    """--model-only for an image of the published sweep: its recommendation for --slo-ms, read
+    from the sweep's rows (benchmarks/knative-sim sweep; docs/autoscaling.md)."""
+    import ksweep
+    r, meets = ksweep.recommend(rows, name, a.slo_ms)
+    mine = sorted((x for x in rows if x["image"] == name and x["load"] == "seed"),
+                  key=lambda x: (x["cc"] or 10 ** 6, x["target"]))
+    print(f"# knative-target --model-only {name}: the published sweep (benchmarks/ksim/sweep.json, lab run "
+          f"{sw['run']}, seed {sw['seed']}): the seed's k6 users who never pause, stages of {sw['stage_s']:g} s")
+    print(f"  {'target':>6} {'cc':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max pods':>8} {'CPU-s':>8}")
+    for x in mine:
+        print(f"  {x['target']:>6} {x['cc'] if x['cc'] else 'none':>5} {x['p50_ms']:>8.1f} {x['p95_ms']:>8.1f} "
+              f"{x['p99_ms']:>8.1f} {x['max_ready']:>8} {x['cpu_seconds']:>8.0f}")
+    print(f"  the model recommends target {r['target']}, containerConcurrency {r['cc']}: "
+          + (f"the fewest CPU-seconds ({r['cpu_seconds']:.0f}) with p95 {r['p95_ms']:.1f} ms <= {a.slo_ms:g} ms"
+             if meets else f"no setting meets p95 <= {a.slo_ms:g} ms; the lowest p95 ({r['p95_ms']:.1f} ms)"))
+    print(f"MODEL target={r['target']} containerConcurrency={r['cc']} p95_ms={r['p95_ms']:.1f} "
+          f"cpu_s={r['cpu_seconds']:.0f} max_pods={r['max_ready']} meets_slo={'yes' if meets else 'no'}")
+    return 0
+
+
 def model_only(a):
     """--model-only NAME: the model's section for a target of the published lab table."""
     import json
@@ -253,6 +289,9 @@ def model_only(a):
     tg = ksim.Target(name=t["name"], service_ms_mean=t["service_ms_mean"], service_ms_median=t.get("service_ms_median"),
                      discipline=t.get("discipline", "fifo"), startup_ms=t.get("startup_ms", 0.0),
                      containerised=t.get("containerised", False))
+    sweep = sweep_rows(t["name"])
+    if sweep is not None:
+        return from_sweep(a, t["name"], *sweep)
     levels = [int(x) for x in a.levels.split(",")]
     print(f"# knative-target --model-only {t['name']}: inputs from {doc.get('source', '?')}")
     # the rule above, applied to the levels alone: the largest level, target = headroom x it

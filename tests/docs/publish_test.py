@@ -58,6 +58,8 @@ def main():
         shutil.copy(os.path.join(ROOT, "README.md"), tree)
         shutil.copytree(os.path.join(ROOT, "docs"), os.path.join(tree, "docs"))
         shutil.copy(os.path.join(HERE, "constants"), os.path.join(tree, "tests", "docs"))
+        # the model's data files, which its own blocks name as their run (benchmarks/knative-sim)
+        shutil.copytree(os.path.join(ROOT, "benchmarks", "ksim"), os.path.join(tree, "benchmarks", "ksim"))
         docs = os.path.join(tree, "docs")
         before = rundata.latest(docs)
         old_entry = open(os.path.join(docs, "lab", before["notebook"])).read()
@@ -89,10 +91,12 @@ def main():
         stale, shown = [], False
         for page in ["README.md"] + ["docs/" + f for f in sorted(os.listdir(docs)) if f.endswith(".md")]:
             for b in blocks.find(open(os.path.join(tree, page)).read()):
+                if "/" in b["run"]:
+                    continue  # another producer's block, from its own data file: not publish's to rewrite
                 if b["run"] != "2099-01-02-0304":
                     stale.append("%s: %s from %s" % (page, b["name"], b["run"]))
                 shown |= "7.7 ms" in b["body"]
-        t.ok(not stale, "every generated block names the new run", "\n".join(stale))
+        t.ok(not stale, "every block publish writes names the new run", "\n".join(stale))
         t.ok(shown, "the blocks show the new run's figures (the static build's 7.7 ms start-up)")
         c = run([CHECK, tree])
         t.ok("not the latest published run" not in c.stdout and "not what publish --regenerate writes" not in c.stdout,
