@@ -316,7 +316,7 @@ Test(conn, pauses_and_resumes_under_backpressure, .init = NULL)
     struct conn *c6 = conn_of(&P, S.fd[6].recv_tag);
     cr_assert(c6);
     cr_assert_eq(c6->state, CONN_WAITING);
-    struct dispatch_job *job6 = (struct dispatch_job *)app_req_of(c6)->job; /* example.c's job starts with it */
+    struct dispatch_job *job6 = (struct dispatch_job *)app_req_of(c6)->state; /* example.c's job starts with it */
     cr_assert_eq(job6->where, DISPATCH_JOB_WAITING, "no task left: it waits in the queue");
     cr_assert_eq(c6->timer.list, 0, "no client timer while the server works");
     feed(7, GET("/healthz"));

@@ -149,7 +149,7 @@ static void expect_body(const char *want)
 }
 
 /* The owner's pointer to the fan-out: the gateway clears it when done runs. */
-static struct gateway_req *req;
+static void *req; /* the owner's slot, as app_req.state */
 
 static struct gateway_req *start(bool sequential)
 {

@@ -200,3 +200,31 @@ Test(route, has_prefix)
         cr_assert_eq(route_has_prefix(cases[i].url, strlen(cases[i].url), cases[i].prefix), cases[i].want,
                      "%s under %s", cases[i].url, cases[i].prefix);
 }
+
+/* Every "/{name}" row matches by its prefix, with no code of its own in the
+ * matcher: /api/products/{id} beside the exact /api/products. */
+Test(route, param_rows_match_by_their_prefix)
+{
+    struct route_result r;
+    route_match(HTTP_GET, "/api/products", 13, 1000, &r);
+    cr_assert_eq(r.id, ROUTE_PRODUCTS, "the exact row first");
+    route_match(HTTP_GET, "/api/products?fanout=sequential", 31, 1000, &r);
+    cr_assert_eq(r.id, ROUTE_PRODUCTS);
+    cr_assert_eq(r.fanout, ROUTE_FANOUT_SEQUENTIAL);
+    route_match(HTTP_GET, "/api/products/329299", 20, 1000, &r);
+    cr_assert_eq(r.id, ROUTE_PRODUCT);
+    cr_assert_eq(r.status, 0);
+    cr_assert_str_eq(r.item, "329299");
+    route_match(HTTP_GET, "/api/products/329299?x=1", 24, 1000, &r);
+    cr_assert_eq(r.id, ROUTE_PRODUCT, "a query is not part of the id");
+    cr_assert_str_eq(r.item, "329299");
+    route_match(HTTP_GET, "/api/products/a/b", 17, 1000, &r);
+    cr_assert_eq(r.id, ROUTE_PRODUCT);
+    cr_assert_eq(r.item_len, 0, "an id primed cannot hold: the route answers 404");
+    route_match(HTTP_GET, "/api/products/", 14, 1000, &r);
+    cr_assert_eq(r.id, ROUTE_OTHER, "no id: not the route");
+    route_match(HTTP_POST, "/api/products/1", 15, 1000, &r);
+    cr_assert_eq(r.status, 405);
+    cr_assert_str_eq(route_name(ROUTE_PRODUCT), "/api/products/{id}", "one metrics label for every id");
+    cr_assert(route_flags(ROUTE_PRODUCT) & ROUTE_F_NEW_TRACE);
+}

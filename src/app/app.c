@@ -25,10 +25,15 @@
 
 /* ---- the route table --------------------------------------------------- */
 
-typedef void route_handler_fn(struct app_worker *aw, struct app_req *q);
-#define X_HANDLER(id, path, allow, handler) [id] = handler,
-static route_handler_fn *const handlers[ROUTE__COUNT] = {ROUTES(X_HANDLER)};
-#undef X_HANDLER
+/* The routes handlers.c answers from what it holds (probes, /ping, the catalog). */
+const struct app_route route_plain = {0};
+
+#define X_MODULE(id, path, allow, module, flags) [id] = &module,
+static const struct app_route *const routes[ROUTE__COUNT] = {ROUTES(X_MODULE)};
+#undef X_MODULE
+
+#define each_route(rt) \
+    for (const struct app_route *const *rt = routes; rt < routes + ROUTE__COUNT; rt++)
 
 /* ---- answers ----------------------------------------------------------- */
 
@@ -49,7 +54,13 @@ void app_serve(struct app_worker *aw, struct app_req *q)
         conn_answer(q->conn, &r, &(struct conn_body){.data = (char *)r.body});
         break;
     case HANDLER_ROUTE:
-        handlers[q->route.id](aw, q);
+        if (routes[q->route.id]->serve) {
+            routes[q->route.id]->serve(aw, q);
+            break;
+        }
+        r = (struct resp){.status = 404, .ctype = "text/plain; charset=utf-8", .body = "not found\n",
+                          .body_len = 10, .keep_alive = handlers_keep_alive(&aw->env, &q->conn->http)};
+        conn_answer(q->conn, &r, NULL);
         break;
     }
 }
@@ -92,8 +103,9 @@ static void on_request(void *ctx, struct conn *c)
     struct app_worker *aw = ctx;
     struct app_req *q = &aw->reqs[conn_index(c)];
     uint8_t route = q->route.id;
+    unsigned flags = route_flags((enum route_id)route);
     /* a new trace for the chain's routes, which call or are called */
-    bool start_trace = route == ROUTE_CALLER || route == ROUTE_CALLME || route == ROUTE_PRODUCTS;
+    bool start_trace = flags & ROUTE_F_NEW_TRACE;
     q->wall_us = aw->spans ? clock_wall_us() : 0;
     handlers_trace(&c->http.req, &aw->rng, start_trace, &q->tr, &q->span);
     if (q->route.status == 400)
@@ -102,7 +114,7 @@ static void on_request(void *ctx, struct conn *c)
         unsigned delay;
         int abort_status;
         uint64_t r1 = handlers_rand(&aw->rng), r2 = handlers_rand(&aw->rng);
-        fault_draw(&aw->fault, route, q->fault_path, r1, r2, &delay, &abort_status);
+        fault_draw(&aw->fault, q->fault_path && !(flags & ROUTE_F_QUIET), r1, r2, &delay, &abort_status);
         if (delay) {
             hold_start(aw, q, delay, abort_status);
             return;
@@ -139,8 +151,7 @@ static void on_finish(void *ctx, struct conn *c, struct resp *r, uint64_t dur, e
     if (aw->cfg->access_log)
         handlers_access_log(&aw->alog, aw->iso_time, aw->w->id, rq, (enum route_id)route, r->status,
                             r->head ? 0 : r->body_len, dur, &q->tr);
-    if (aw->spans && (q->tr.flags & 1) && q->tr.valid && route != ROUTE_HEALTHZ && route != ROUTE_READYZ &&
-        route != ROUTE_METRICS)
+    if (aw->spans && (q->tr.flags & 1) && q->tr.valid && !(route_flags((enum route_id)route) & ROUTE_F_QUIET))
         app_span(aw, q, ZIPKIN_SERVER, q->span, q->tr.parent_id, q->wall_us, dur / 1000, r->status, NULL);
 }
 
@@ -290,8 +301,13 @@ static int app_init(struct worker *w)
     aw->reqs = calloc(w->opts->max_open, sizeof(*aw->reqs)); /* mmap'd: touched by the slots in use */
     if (!aw->reqs)
         return fail(w, -ENOMEM, "allocate the request records: out of memory");
-    if (example_init(aw, w->opts->max_open + cfg->queue_max))
-        return fail(w, -ENOMEM, "the /example jobs and prime state: getrandom or allocation failed");
+    each_route(rt) {
+        if ((*rt)->init && (*rt)->init(aw)) {
+            if (!w->init_why[0])
+                snprintf(w->init_why, sizeof(w->init_why), "route %s: set-up failed", route_name((enum route_id)(rt - routes)));
+            return -ENOMEM;
+        }
+    }
     return 0;
 }
 
@@ -312,9 +328,11 @@ static void app_fini(struct worker *w)
     pgstore_destroy(aw->pg); /* what is queued fails: after the connections, nothing waits on it */
     aw->pg = NULL;
 #endif
-    example_fini(aw);
+    each_route(rt) {
+        if ((*rt)->fini) /* after the client's fini: no call is out */
+            (*rt)->fini(aw);
+    }
     events_fini(aw);
-    objpool_fini(&aw->calls); /* after the client's fini: no call is out */
     free(aw->reqs);
     /* aw stays: server.c reads its metrics after the join (drain report) */
 }
@@ -331,6 +349,10 @@ static uint64_t app_next_deadline(struct worker *w, uint64_t next)
     next = upstream_next_deadline(&aw->up, next);
     if (aw->spans)
         next = spans_next_deadline(aw->spans, next);
+    each_route(rt) {
+        if ((*rt)->next_deadline)
+            next = (*rt)->next_deadline(aw, next);
+    }
     return next;
 }
 
@@ -339,6 +361,10 @@ static void app_poll(struct worker *w, bool second)
     struct app_worker *aw = w->app;
     events_poll(aw);
     events_expire(aw);
+    each_route(rt) {
+        if ((*rt)->poll)
+            (*rt)->poll(aw);
+    }
 #if PRIMED_HAVE_PG
     if (aw->pg)
         pgstore_poll(aw->pg);
@@ -372,6 +398,10 @@ static bool app_busy(struct worker *w)
         return true; /* events of requests whose clients went away are not back yet */
     if (aw->spans && (aw->spans->n || spans_busy(aw->spans)))
         return true; /* the last spans have not left yet */
+    each_route(rt) {
+        if ((*rt)->busy && (*rt)->busy(aw))
+            return true;
+    }
     upstream_drain(&aw->up); /* cut what the pool still holds */
     return upstream_busy(&aw->up) != 0;
 }

@@ -4,11 +4,12 @@
  *
  * The core knows no route: it hands each request head to app_head() (route
  * it), each complete request to app_request() (answer, or wait), and each
- * response to app_finish() (record it). A route whose answer needs work has
- * its own handler in the route table (route.h's ROUTES, last column), in its
- * own file: example.c (a prime on the dispatch), chain.c (/caller/ping's
- * call), products.c (the gateway's fan-out), scrape.c (/metrics); hold.c
- * holds a request for --fault-delay first. Each waits through conn_wait() and
+ * response to app_finish() (record it). A route is a row of route.h's table
+ * and a file with its struct app_route (its serve function and worker hooks):
+ * example.c (a prime on the dispatch), chain.c (/callme/ping, /caller/ping),
+ * products.c (the gateway's fan-out), product.c (one product), scrape.c
+ * (/metrics); the probes, /ping and the catalog are handlers.c's. hold.c holds
+ * a request for --fault-delay first. Each waits through conn_wait() and
  * answers through conn_answer(), on the connection's own worker.
  */
 #ifndef PRIMED_APP_H
@@ -66,9 +67,27 @@ struct app {
     uint64_t prime_seed;        /* each worker's prime state: 0 random (tests give one: deterministic) */
 };
 
-struct example_job;
 struct event_job;
-struct chain_call;
+struct app_worker;
+struct app_req;
+
+/* A route's own file gives the app one of these (route.h's table names it):
+ * how it answers, and its part of the worker's hooks. Every member but serve
+ * may be NULL; the app calls the hooks of every route in the table's order. */
+struct app_route {
+    /* Answers q now, or conn_wait()s and answers later (docs/architecture.md,
+     * "Adding an asynchronous route"). */
+    void (*serve)(struct app_worker *aw, struct app_req *q);
+    int (*init)(struct app_worker *aw);   /* 0, or -errno with aw->w->init_why set */
+    void (*fini)(struct app_worker *aw);  /* also after a failed init */
+    void (*poll)(struct app_worker *aw);  /* after each batch of completions */
+    uint64_t (*next_deadline)(struct app_worker *aw, uint64_t next);
+    bool (*busy)(struct app_worker *aw);  /* drained: still has work out */
+};
+
+#define X_DECL(id, path, allow, module, flags) extern const struct app_route module;
+ROUTES(X_DECL)
+#undef X_DECL
 
 /* One connection's current request, as the app sees it: its route, its
  * trace, and the state of whatever it waits on. Indexed by conn_index(). */
@@ -79,17 +98,14 @@ struct app_req {
     struct trace tr;   /* its trace context */
     uint64_t span;     /* its SERVER span id */
     uint64_t wall_us;  /* when it began, epoch microseconds (spans) */
-    /* an event stored before the answer (events.c) */
+    /* the route's own state while the request waits on it (a job, a call, a
+     * fan-out: its file's type), lent by the route; NULL otherwise */
+    void *state;
+    /* an event stored before the answer (events.c, the store's service) */
     struct event_job *event;
-    /* /caller/ping (chain.c): its call to callme, lent while it runs */
-    struct chain_call *call;
-    /* /api/products (products.c) */
-    struct gateway_req *fan;
-    /* --fault-delay (hold.c) */
+    /* --fault-delay (hold.c), any route's */
     struct timer held;
     int fault_abort; /* the status to answer once held, or 0: serve it */
-    /* /example (example.c) */
-    struct example_job *job;
 };
 
 /* One per connection slot: lent per request is what only some routes need. */
@@ -145,16 +161,6 @@ void app_serve(struct app_worker *aw, struct app_req *q);
 /* Answers q with r (an inline body). */
 void app_answer(struct app_req *q, struct resp *r);
 
-/* The routes' handlers (route.h's table). Each answers or waits. */
-void example_serve(struct app_worker *aw, struct app_req *q);
-void chain_callme_serve(struct app_worker *aw, struct app_req *q);
-void scrape_serve(struct app_worker *aw, struct app_req *q);
-void chain_caller_serve(struct app_worker *aw, struct app_req *q);
-void products_serve(struct app_worker *aw, struct app_req *q);
-
-/* example.c: the job pool (jobs for nslots + queue_max), the dispatch's done hook. */
-int example_init(struct app_worker *aw, unsigned n);
-void example_fini(struct app_worker *aw);
 /* Whether /example runs the eight-lane tests with cfg on this CPU (the ready
  * line and --version say it). */
 bool example_vector_on(const struct config *cfg);

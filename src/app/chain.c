@@ -42,8 +42,8 @@ static void answer(struct app_worker *aw, struct app_req *q, uint64_t event_id, 
 
 static void call_put(struct app_worker *aw, struct app_req *q)
 {
-    objpool_put(&aw->calls, q->call);
-    q->call = NULL;
+    objpool_put(&aw->calls, q->state);
+    q->state = NULL;
 }
 
 /* upstream_done_fn of the call. */
@@ -74,8 +74,8 @@ static void on_cancel(struct conn *c, void *arg)
     struct app_worker *aw = app_of(c);
     if (q->event) {
         events_cancel(aw, q);
-    } else if (q->call) {
-        upstream_cancel(&aw->up, &q->call->call);
+    } else if (q->state) {
+        upstream_cancel(&aw->up, &((struct chain_call *)q->state)->call);
         call_put(aw, q);
     }
 }
@@ -102,7 +102,7 @@ static void caller_stored(struct app_worker *aw, struct app_req *q, uint64_t id,
         answer(aw, q, id, UPSTREAM_ERROR, -ENOMEM, NULL, 0, NULL, 0);
         return;
     }
-    q->call = cc;
+    q->state = cc;
     cc->q = q;
     cc->event_id = id;
     struct upstream_call *call = &cc->call;
@@ -128,7 +128,7 @@ static void caller_stored(struct app_worker *aw, struct app_req *q, uint64_t id,
  * with the trace continued (a CLIENT span whose parent is this request's
  * SERVER span); answer with callme's answer. Nothing is called when the
  * event cannot be stored. */
-void chain_caller_serve(struct app_worker *aw, struct app_req *q)
+static void caller_serve(struct app_worker *aw, struct app_req *q)
 {
     conn_wait(q->conn, on_cancel, q); /* before the start: the answer may come inside */
     int err = events_store(aw, q, caller_stored);
@@ -149,10 +149,19 @@ static void callme_stored(struct app_worker *aw, struct app_req *q, uint64_t id,
 }
 
 /* /callme/ping: store an event, answer its id once it is committed. */
-void chain_callme_serve(struct app_worker *aw, struct app_req *q)
+static void callme_serve(struct app_worker *aw, struct app_req *q)
 {
     conn_wait(q->conn, on_cancel, q);
     int err = events_store(aw, q, callme_stored);
     if (err)
         answer_store_error(aw, q, err);
 }
+
+/* after the upstream client's fini: no call is out */
+static void chain_fini(struct app_worker *aw)
+{
+    objpool_fini(&aw->calls);
+}
+
+const struct app_route callme_route = {.serve = callme_serve};
+const struct app_route caller_route = {.serve = caller_serve, .fini = chain_fini};

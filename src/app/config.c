@@ -392,7 +392,8 @@ void config_usage(int fd)
     }
     dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
                 "           /callme/ping, /caller/ping (with --callme-url), /api/catalog,\n"
-                "           /api/inventory/ID, /api/products (with --catalog-url and --inventory-url)\n");
+                "           /api/inventory/ID, /api/products, /api/products/ID (with --catalog-url\n"
+                "           and --inventory-url)\n");
 }
 
 void config_usage_markdown(int fd)

@@ -46,7 +46,7 @@ static void on_done(void *ctx, uint64_t tag, int result)
     job_put(aw, j);
     if (!q)
         return; /* its client went away */
-    q->job = NULL;
+    q->state = NULL;
     answer(aw, q, result);
 }
 
@@ -56,13 +56,13 @@ static void on_cancel(struct conn *c, void *arg)
 {
     struct app_worker *aw = app_of(c);
     struct example_job *j = arg;
-    j->q->job = NULL;
+    j->q->state = NULL;
     j->q = NULL;
     if (dispatch_cancel(&aw->w->dispatch, &j->job))
         job_put(aw, j);
 }
 
-void example_serve(struct app_worker *aw, struct app_req *q)
+static void example_serve(struct app_worker *aw, struct app_req *q)
 {
     struct example_job *j = aw->job_free;
     if (!j) {
@@ -74,10 +74,10 @@ void example_serve(struct app_worker *aw, struct app_req *q)
     }
     aw->job_free = j->next;
     j->q = q;
-    q->job = j;
+    q->state = j;
     int result;
     if (dispatch_submit(&aw->w->dispatch, &j->job, (uint64_t)(j - aw->jobs), q->route.bits, &result)) {
-        q->job = NULL;
+        q->state = NULL;
         job_put(aw, j);
         answer(aw, q, result);
         return;
@@ -120,8 +120,11 @@ bool example_vector_on(const struct config *cfg)
     return cfg->engine == PRIME_ENGINE_SIEVE && cfg->prime_vector != CONFIG_VECTOR_OFF && prime_vector_supported();
 }
 
-int example_init(struct app_worker *aw, unsigned n)
+/* The job pool (a job per connection slot and per queued task), the prime
+ * state, the dispatch's work and done hook. */
+static int example_init(struct app_worker *aw)
 {
+    unsigned n = aw->w->opts->max_open + aw->cfg->queue_max;
     aw->prime = prime_state_create(aw->app->prime_seed);
     if (!aw->prime)
         return -1;
@@ -144,7 +147,7 @@ int example_init(struct app_worker *aw, unsigned n)
     return 0;
 }
 
-void example_fini(struct app_worker *aw)
+static void example_fini(struct app_worker *aw)
 {
     free(aw->jobs);
     aw->jobs = aw->job_free = NULL;
@@ -152,3 +155,5 @@ void example_fini(struct app_worker *aw)
     aw->prime = NULL;
     prime_thread_fini(); /* fini runs on the worker's own thread */
 }
+
+const struct app_route example_route = {.serve = example_serve, .init = example_init, .fini = example_fini};

@@ -30,12 +30,11 @@ bool fault_init(struct fault *f, const struct config *cfg)
     return f->delay_ms || f->abort_status;
 }
 
-void fault_draw(const struct fault *f, uint8_t route, bool path_match, uint64_t r1, uint64_t r2, unsigned *delay_ms,
-                int *abort_status)
+void fault_draw(const struct fault *f, bool applies, uint64_t r1, uint64_t r2, unsigned *delay_ms, int *abort_status)
 {
     *delay_ms = 0;
     *abort_status = 0;
-    if (!path_match || route == ROUTE_HEALTHZ || route == ROUTE_READYZ || route == ROUTE_METRICS)
+    if (!applies)
         return;
     if (f->delay_ms && (f->delay_always || r1 < f->delay_cut))
         *delay_ms = f->delay_ms;

@@ -29,10 +29,10 @@ struct fault {
 /* From cfg's --fault-* values. Returns whether any fault is configured. */
 bool fault_init(struct fault *f, const struct config *cfg);
 
-/* For a request of route (enum route_id) whose path matched --fault-path,
+/* For a request the faults apply to (applies: its path matched --fault-path
+ * and its route is not ROUTE_F_QUIET: probes and /metrics are never held),
  * with two uniform random numbers: the delay to hold it for (0: none) into
  * *delay_ms and the status to answer (0: serve it) into *abort_status. */
-void fault_draw(const struct fault *f, uint8_t route, bool path_match, uint64_t r1, uint64_t r2, unsigned *delay_ms,
-                int *abort_status);
+void fault_draw(const struct fault *f, bool applies, uint64_t r1, uint64_t r2, unsigned *delay_ms, int *abort_status);
 
 #endif

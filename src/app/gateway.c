@@ -30,7 +30,7 @@ struct gateway_req {
     struct gateway *g;
     gateway_done_fn *done;
     void *ctx;
-    struct gateway_req **owner; /* the owner's pointer to this request */
+    void **owner; /* the owner's slot that points to this request */
     struct trace tr;
     uint64_t span, seed;
     bool sequential;
@@ -235,7 +235,7 @@ static void on_catalog_done(struct upstream_call *call, enum upstream_result res
 }
 
 bool gateway_start(struct gateway *g, bool sequential, const struct trace *tr, uint64_t span, uint64_t seed,
-                   gateway_done_fn *done, void *ctx, struct gateway_req **out)
+                   gateway_done_fn *done, void *ctx, void **out)
 {
     struct gateway_req *r = calloc(1, sizeof(*r));
     if (!r)

@@ -45,13 +45,14 @@ struct gateway_req;
  * one-line text) and no body. */
 typedef void gateway_done_fn(void *ctx, int status, char *body, size_t len, const char *why);
 
-/* Starts a fan-out; *out gets the request before any call starts (done may
+/* Starts a fan-out; *out (the owner's slot for it: a request's state) gets
+ * the request before any call starts (done may
  * run before this returns, and then it has cleared what *out points to: the
  * owner's done sets it to NULL). tr and span continue the trace into every
  * call (a child span of span each, ids from seed). Returns false when out of
  * memory: done does not run then. */
 bool gateway_start(struct gateway *g, bool sequential, const struct trace *tr, uint64_t span, uint64_t seed,
-                   gateway_done_fn *done, void *ctx, struct gateway_req **out);
+                   gateway_done_fn *done, void *ctx, void **out);
 
 /* Forgets r (its client went away): its calls are cancelled, done does not run. */
 void gateway_cancel(struct gateway_req *r);

@@ -120,8 +120,7 @@ enum handler_action handlers_route(const struct handler_env *env, const struct h
         break;
     }
     default:
-        text(r, rt, 404, "not found\n", ka);
-        break;
+        return HANDLER_ROUTE; /* a route of its own file (its module's serve) */
     }
     return HANDLER_RESPOND;
 }

@@ -56,7 +56,8 @@ bool handlers_keep_alive(const struct handler_env *env, const struct http *h);
 
 /* Answers a request routed to rt into r when the answer needs no work (an
  * inline body goes to body, cap >= HANDLERS_BODY_MAX): a refusal (400, 404,
- * 405), a probe, /ping, the catalog; else HANDLER_ROUTE. */
+ * 405), a probe, /ping, the catalog (and the 404 of a route whose flag is
+ * unset); else HANDLER_ROUTE: the route's own module answers (app.h). */
 enum handler_action handlers_route(const struct handler_env *env, const struct http *h, const struct route_result *rt,
                                    struct resp *r, char *body, size_t cap);
 /* /example once its prime is done (result < 0: it failed). body as above. */

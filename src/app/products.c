@@ -26,7 +26,7 @@ static void answer(struct app_worker *aw, struct app_req *q, int status, char *j
 static void on_done(void *ctx, int status, char *json, size_t len, const char *why)
 {
     struct app_req *q = ctx;
-    q->fan = NULL;
+    q->state = NULL;
     answer(app_of(q->conn), q, status, json, len, why);
 }
 
@@ -34,17 +34,19 @@ static void on_done(void *ctx, int status, char *json, size_t len, const char *w
 static void on_cancel(struct conn *c, void *arg)
 {
     struct app_req *q = arg;
-    if (q->fan)
-        gateway_cancel(q->fan); /* clears q->fan */
+    if (q->state)
+        gateway_cancel(q->state); /* clears q->state */
 }
 
-void products_serve(struct app_worker *aw, struct app_req *q)
+static void products_serve(struct app_worker *aw, struct app_req *q)
 {
     uint8_t mode = q->route.fanout;
     bool sequential = mode == ROUTE_FANOUT_DEFAULT ? aw->cfg->fanout_sequential : mode == ROUTE_FANOUT_SEQUENTIAL;
     conn_wait(q->conn, on_cancel, q); /* before the start: done may run inside gateway_start() */
-    if (gateway_start(aw->gateway, sequential, &q->tr, q->span, handlers_rand(&aw->rng), on_done, q, &q->fan))
+    if (gateway_start(aw->gateway, sequential, &q->tr, q->span, handlers_rand(&aw->rng), on_done, q, &q->state))
         return; /* answered in on_done(), maybe already */
-    q->fan = NULL;
+    q->state = NULL;
     answer(aw, q, 503, NULL, 0, "out of memory for the fan-out; retry");
 }
+
+const struct app_route products_route = {.serve = products_serve};

@@ -14,12 +14,15 @@
 
 #include "prime.h"
 
-#define X_NAME(id, path, allow, handler) path,
+#define X_NAME(id, path, allow, module, flags) path,
 static const char *const names[] = {ROUTES(X_NAME)};
 #undef X_NAME
-#define X_ALLOW(id, path, allow, handler) allow,
+#define X_ALLOW(id, path, allow, module, flags) allow,
 static const char *const allows[] = {ROUTES(X_ALLOW)};
 #undef X_ALLOW
+#define X_FLAGS(id, path, allow, module, flags) flags,
+static const unsigned flag_bits[] = {ROUTES(X_FLAGS)};
+#undef X_FLAGS
 
 const char *route_name(enum route_id id)
 {
@@ -29,6 +32,23 @@ const char *route_name(enum route_id id)
 const char *route_allow(enum route_id id)
 {
     return id < ROUTE__COUNT ? allows[id] : NULL;
+}
+
+unsigned route_flags(enum route_id id)
+{
+    return id < ROUTE__COUNT ? flag_bits[id] : 0;
+}
+
+/* The prefix of a "/{name}" route's path ("/api/inventory/" of
+ * "/api/inventory/{itemId}"), its length into *n; NULL for an exact path. */
+static const char *param_prefix(const char *path, size_t *n)
+{
+    size_t len = strlen(path);
+    const char *open = len && path[len - 1] == '}' ? strrchr(path, '{') : NULL;
+    if (!open || open == path || open[-1] != '/')
+        return NULL;
+    *n = (size_t)(open - path);
+    return path;
 }
 
 /* The one parameter `name` of a query string ("name" or "name=value"; other
@@ -136,8 +156,6 @@ bool route_has_prefix(const char *url, size_t len, const char *prefix)
     return n <= plen && memcmp(url, prefix, n) == 0;
 }
 
-#define INVENTORY_PREFIX "/api/inventory/"
-
 void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out)
 {
     out->id = ROUTE_OTHER;
@@ -152,18 +170,19 @@ void route_match(int method, const char *url, size_t len, unsigned default_bits,
     const char *q = memchr(url, '?', len);
     size_t plen = q ? (size_t)(q - url) : len;
 
-    for (int id = ROUTE_OTHER + 1; id < ROUTE__COUNT; id++) {
+    /* an exact path first, then a "/{name}" route's prefix with an id after it */
+    for (int id = ROUTE_OTHER + 1; id < ROUTE__COUNT && out->id == ROUTE_OTHER; id++) {
         size_t n = strlen(names[id]);
-        if (n == plen && memcmp(url, names[id], n) == 0 && id != ROUTE_INVENTORY) {
+        if (!param_prefix(names[id], &n) && n == plen && memcmp(url, names[id], n) == 0)
             out->id = (uint8_t)id;
-            break;
-        }
     }
-    size_t ip = sizeof(INVENTORY_PREFIX) - 1;
-    if (out->id == ROUTE_OTHER && plen > ip && memcmp(url, INVENTORY_PREFIX, ip) == 0) {
+    for (int id = ROUTE_OTHER + 1; id < ROUTE__COUNT && out->id == ROUTE_OTHER; id++) {
+        size_t ip;
+        if (!param_prefix(names[id], &ip) || plen <= ip || memcmp(url, names[id], ip) != 0)
+            continue;
         /* one label for every item (the metrics' path stays bounded); an id
          * primed cannot hold is an unknown item */
-        out->id = ROUTE_INVENTORY;
+        out->id = (uint8_t)id;
         size_t n = plen - ip;
         bool ok = n <= ROUTE_ITEM_MAX;
         for (size_t k = 0; ok && k < n; k++)

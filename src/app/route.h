@@ -9,26 +9,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The routes: id, path, Allow, and the handler of a route whose answer
- * needs work (app.c's table; NULL: handlers_route() answers it). */
-#define ROUTES(X)                                                          \
-    X(ROUTE_OTHER, "other", NULL, NULL)                                    \
-    X(ROUTE_EXAMPLE, "/example", "GET, HEAD", example_serve)               \
-    X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD", NULL)                        \
-    X(ROUTE_READYZ, "/readyz", "GET, HEAD", NULL)                          \
-    X(ROUTE_METRICS, "/metrics", "GET, HEAD", scrape_serve)                \
-    X(ROUTE_PING, "/ping", "GET, HEAD", NULL)                              \
-    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD", chain_callme_serve)       \
-    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD", chain_caller_serve)       \
-    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD", NULL)                    \
-    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD", NULL)       \
-    X(ROUTE_PRODUCTS, "/api/products", "GET, HEAD", products_serve)
+/* The route table: one row a route.
+ *
+ *   X(ID, PATH, ALLOW, MODULE, FLAGS)
+ *
+ *   PATH    exact, or ending in one "/{name}" segment: the prefix, then an id of
+ *           1..ROUTE_ITEM_MAX bytes of [A-Za-z0-9._-] (route_result.item; any other
+ *           id is an unknown item: the route answers 404). One metrics label a row.
+ *   MODULE  the route's struct app_route (app.h), in the route's own file:
+ *           its serve function and its worker hooks; route_plain for the routes
+ *           handlers.c answers from what it holds
+ *   FLAGS   ROUTE_F_*: what the app does around the route
+ *
+ * Adding a route: one row here and one file with its module (docs/architecture.md). */
+#define ROUTE_F_NEW_TRACE 1u /* the chain's routes, which call or are called: a trace starts here when none came */
+#define ROUTE_F_QUIET     2u /* probes and /metrics: no span, no injected fault */
+#define ROUTES(X)                                                                                  \
+    X(ROUTE_OTHER, "other", NULL, route_plain, 0)                                                  \
+    X(ROUTE_EXAMPLE, "/example", "GET, HEAD", example_route, 0)                                    \
+    X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD", route_plain, ROUTE_F_QUIET)                          \
+    X(ROUTE_READYZ, "/readyz", "GET, HEAD", route_plain, ROUTE_F_QUIET)                            \
+    X(ROUTE_METRICS, "/metrics", "GET, HEAD", scrape_route, ROUTE_F_QUIET)                         \
+    X(ROUTE_PING, "/ping", "GET, HEAD", route_plain, 0)                                            \
+    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD", callme_route, ROUTE_F_NEW_TRACE)                  \
+    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD", caller_route, ROUTE_F_NEW_TRACE)                  \
+    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD", route_plain, 0)                                  \
+    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD", route_plain, 0)                     \
+    X(ROUTE_PRODUCTS, "/api/products", "GET, HEAD", products_route, ROUTE_F_NEW_TRACE)             \
+    X(ROUTE_PRODUCT, "/api/products/{id}", "GET, HEAD", product_route, ROUTE_F_NEW_TRACE)
 
-#define X_ENUM(id, path, allow, handler) id,
+#define X_ENUM(id, path, allow, module, flags) id,
 enum route_id { ROUTES(X_ENUM) ROUTE__COUNT };
 #undef X_ENUM
 
-/* An item id of /api/inventory/{itemId}: 1..ROUTE_ITEM_MAX bytes of
+/* The id of a route's "/{name}" segment: 1..ROUTE_ITEM_MAX bytes of
  * [A-Za-z0-9._-] (any other is an unknown item: 404). */
 #define ROUTE_ITEM_MAX 32
 
@@ -41,7 +55,7 @@ struct route_result {
     unsigned bits;      /* /example: the prime size asked for */
     const char *reason; /* with status 400: a one-line reason (static string) */
     uint8_t fanout;     /* /api/products: enum route_fanout */
-    uint8_t item_len;   /* /api/inventory/{itemId}: the id's length */
+    uint8_t item_len;   /* a "/{name}" route: the id's length (0: none primed can hold) */
     char item[ROUTE_ITEM_MAX + 1]; /* and the id, NUL-terminated */
 };
 
@@ -62,5 +76,8 @@ const char *route_name(enum route_id id);
 
 /* The Allow header value of a route, or NULL. */
 const char *route_allow(enum route_id id);
+
+/* A route's ROUTE_F_* flags. */
+unsigned route_flags(enum route_id id);
 
 #endif

@@ -59,7 +59,7 @@ static int render(struct app_worker *aw, char **out)
     return metrics_scrape(ms, a->workers->n, &info, out);
 }
 
-void scrape_serve(struct app_worker *aw, struct app_req *q)
+static void scrape_serve(struct app_worker *aw, struct app_req *q)
 {
     struct resp r;
     char *body = NULL;
@@ -76,3 +76,5 @@ void scrape_serve(struct app_worker *aw, struct app_req *q)
     aw->scrapes_live++;
     conn_answer(q->conn, &r, &(struct conn_body){.data = body, .release = release_body, .arg = aw});
 }
+
+const struct app_route scrape_route = {.serve = scrape_serve};
