@@ -379,11 +379,7 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
         s->next_id = (uint64_t)sqlite3_column_int64(q, 0) + 1; /* ids go on increasing across restarts */
     sqlite3_finalize(q);
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->work, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&s->work); /* the probe's timed wait */
     pthread_cond_init(&s->done, NULL);
     int e = pthread_create(&s->thread, NULL, store_main, s);
     if (e) {

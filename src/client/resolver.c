@@ -21,11 +21,7 @@ void resolver_init(struct resolver *r)
 {
     memset(r, 0, sizeof(*r));
     pthread_mutex_init(&r->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    clock_cond_init(&r->cv);
 }
 
 static void lookup(struct resolver_target *t)

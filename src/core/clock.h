@@ -8,6 +8,7 @@
 #ifndef PRIMED_CLOCK_H
 #define PRIMED_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -31,6 +32,17 @@ static inline struct timespec clock_mono_after(unsigned ms)
 {
     uint64_t t = clock_mono_ns() + (uint64_t)ms * 1000000u;
     return (struct timespec){.tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u)};
+}
+
+/* Initialises cv to wait on CLOCK_MONOTONIC (its deadlines from
+ * clock_mono_after), so a step of the wall clock never stretches a wait. */
+static inline void clock_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
 }
 
 /* This thread's CPU time in nanoseconds. */
