@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """benchmarks/chain - what a hop costs: caller -> callme over loopback.
 
-    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual|none]
+    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
                      [--baseline PATH] [--no-nginx]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
@@ -19,11 +19,14 @@ keep-alive) in front of the same callme, pinned to the same CPU, measured in the
 row "nginx -> callme". Its hop beside primed's is the question a caller's cost answers: what
 a primed caller adds against what a plain proxy adds (--no-nginx leaves it out).
 
---java (default fixed) adds seed 000's pair on JDK 21 (benchmarks/peers/java/Chain.java:
-HttpServer + HttpClient, the event in H2 in memory through JDBC, B3 forwarded), per
-THREAD_TYPE, pinned to the same CPU, measured in the same rounds: rows "java21-fixed callme
-direct" and "java21-fixed caller -> callme"; a Java peer that does not start or answers
-another body than primed's fails the run (benchmarks/peers/java/chain21.py).
+--java (default fixed,tomcat-platform,tomcat-virtual,netty) adds seed 000's pair on JDK 21
+(benchmarks/peers/java/Chain.java: HttpServer + HttpClient, the event in H2 in memory through
+JDBC, B3 forwarded), per THREAD_TYPE, and the same pair on embedded Tomcat (its platform pool or
+virtual threads) and on Netty (TomcatPeer.java, NettyPeer.java: JDBC through HikariCP, the DB
+call off Netty's loop; docs/java-peers.md), pinned to the same CPU, measured in the same
+rounds: rows "java21-fixed callme direct", "tomcat-platform caller -> callme", ...; a Java peer
+that does not start or answers another body than primed's fails the run
+(benchmarks/peers/java/chain21.py).
 
 --counts (with perf) adds what a request costs in events that hypervisor steal does not bend:
 context switches and system calls per request of the server processes (callme; caller and
@@ -149,9 +152,10 @@ def main():
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--load-cpu", type=int, default=1 if (os.cpu_count() or 1) > 1 else None,
                     help="CPU wrk is pinned to (default 1; unpinned on a 1-CPU machine)")
-    ap.add_argument("--java", default="fixed",
-                    help="the JDK 21 pair (benchmarks/peers/java/Chain.java) beside primed's, per THREAD_TYPE: "
-                         "fixed, virtual, fixed,virtual or none (fixed: 200 threads, the seed's Tomcat)")
+    ap.add_argument("--java", default="fixed,tomcat-platform,tomcat-virtual,netty",
+                    help="Java pairs beside primed's: fixed, virtual (benchmarks/peers/java/Chain.java's THREAD_TYPE; "
+                         "fixed: 200 threads), tomcat-platform, tomcat-virtual, netty (TomcatPeer.java, NettyPeer.java); "
+                         "a comma list, or none")
     ap.add_argument("--baseline", metavar="PATH",
                     help="another primed (an older build): its callme and caller measured in the same rounds, "
                          "rows 'baseline callme direct' and 'baseline caller -> callme'")
@@ -166,8 +170,8 @@ def main():
     a.java = [] if a.java == "none" else a.java.split(",")
     if a.baseline and not os.access(a.baseline, os.X_OK):
         sys.exit("chain: --baseline %s is not an executable" % a.baseline)
-    if any(t not in ("fixed", "virtual") for t in a.java):
-        sys.exit("chain: --java takes fixed, virtual, both or none")
+    if any(t not in chain21.TYPES for t in a.java):
+        sys.exit("chain: --java takes a list of %s, or none" % ",".join(chain21.TYPES))
     if not os.access(a.bin, os.X_OK):
         sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
     quiet.guard("benchmarks/chain", table=sys.stdout)
@@ -250,7 +254,7 @@ def main():
         for (dn, _, _), (cn, _, _) in zip(pairs[0::2], pairs[1::2]):
             d, c = res[(conns, dn)], res[(conns, cn)]
             print("| -c%d | %s | %.3f | %.3f | %.2f |" % (conns, cn.rsplit(" caller", 1)[0]
-                                                          if cn.startswith(("java", "baseline")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
+                                                          if cn.startswith(("java", "baseline", "tomcat", "netty")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
                                                           (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
                                                           med(c, "rps") / med(d, "rps")))
         for cn, _, _ in proxied:
