@@ -327,7 +327,7 @@ def main():
     if "stacks" in peers:   # tomcat-platform, tomcat-virtual, netty, tomcat-appcds: benchmarks/peers/java/labstacks.py
         sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
         import labstacks  # noqa: E402
-        for t in labstacks.targets(lab):
+        for t in labstacks.targets(lab, cpus=args.server_cpus):
             t.port = port
             port += 1
             targets.append(t)

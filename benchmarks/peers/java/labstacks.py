@@ -1,9 +1,10 @@
 """benchmarks/peers/java/labstacks.py - the lab's Tomcat and Netty rows: tomcat-platform,
 tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
 
-benchmarks/load imports this for `--peers stacks`. Each target's command is
-benchmarks/peers/java/stacks (JDK 21 from jdk21, Debian's jars, the JVM tuned and its flags
-printed), so the server log holds the flags line and the JVM's settings line, which
+benchmarks/load imports this for `--peers stacks`. Each target's command is the java command
+benchmarks/peers/java/stacks would exec (`--print-cmd`: JDK 21 from jdk21, Debian's jars, the
+JVM tuned, its CPU count taken under the server's CPUs), so no script is in the start-up time;
+the flags go in the row's note and the JVM's own settings line, in the server log, is what
 lab.jvm_settings() reads back into the report. tomcat-appcds is TomcatPeer on Tomcat's
 platform pool started from a CDS archive (-XX:SharedArchiveFile) that targets() makes first
 with a training run (-XX:ArchiveClassesAtExit: the peer started, /example, /healthz and
@@ -62,8 +63,21 @@ def train(archive, port, timeout=90):
     return os.path.getsize(archive)
 
 
-def targets(lab, outdir_cache=None, train_port=None):
-    """The four rows as lab.Target (port unset); SystemExit when the JDK, a jar or the archive fails."""
+def command(pre, cls, cpus=()):
+    """The java command stacks would exec for cls (`stacks --print-cmd`), with the JVM's CPU count
+    taken under the CPUs the lab pins the server to: the lab execs the JVM itself, so that no
+    shell script is in its start-up time. SystemExit with stacks' reason when it fails."""
+    pin = ["taskset", "-c", ",".join(map(str, cpus))] if cpus else []
+    p = subprocess.run(pin + [STACKS, "--print-cmd", *pre, cls], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=600)
+    if p.returncode != 0:
+        raise SystemExit("load: peer stacks cannot start %s: %s" % (cls, p.stderr.strip()[-600:]))
+    return p.stdout.splitlines()
+
+
+def targets(lab, outdir_cache=None, train_port=None, cpus=()):
+    """The four rows as lab.Target (port unset), their JVMs sized for cpus (the server's CPUs);
+    SystemExit when the JDK, a jar or the archive fails."""
     kv = compile_info()
     cache = outdir_cache or os.path.join(os.environ.get("BENCH_CACHE", os.path.join(lab.BENCH_DIR, ".cache")),
                                          "java-stacks-cds")
@@ -83,14 +97,15 @@ def targets(lab, outdir_cache=None, train_port=None):
              "embedded Tomcat %s, platform pool, started from an AppCDS archive of a training run")]
     out = []
     for name, pre, cls, env, what in rows:
-        t = lab.Target(name=name, kind="java", cmd=[STACKS, *pre, cls], env=dict(env))
+        cmd = command(pre, cls, cpus)
+        t = lab.Target(name=name, kind="java", cmd=cmd, env=dict(env))
         t.build_s = float(kv["javac_s"]) + (train_s if pre else 0)
         t.build = "%.1f s (javac%s)" % (t.build_s, " + CDS training run" if pre else "")
         t.artifact_bytes = int(kv["class_bytes"]) + int(kv["jar_bytes"]) + (jsa if pre else 0)
         t.artifact_note = "classes + Debian's jars%s, + %s JDK 21 (Debian 13's)" % (
             " + the CDS archive" if pre else "", lab.human_bytes(size))
-        t.note = (what % ("10.1" if cls == "TomcatPeer" else "4.1")) + "; JVM tuned (benchmarks/peers/java/stacks): " \
-            "settings in the server log"
+        t.note = "%s; JVM tuned by benchmarks/peers/java/stacks: %s" % (
+            what % ("10.1" if cls == "TomcatPeer" else "4.1"), " ".join(a for a in cmd[1:] if a.startswith("-X")))
         out.append(t)
     return out
 
