@@ -330,9 +330,11 @@ def settled(series, window=5, tol=0.10):
     return m > 0 and (max(last) - min(last)) <= tol * m and abs(m - mb) <= tol * m
 
 
-def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=5, max_s=120, window=5, tol=0.10):
-    """Unrecorded load on t in chunk-second wrk runs until settled() holds or max_s passes.
-    Records t.warmup = {"persec_rps": [...], "seconds": n, "settled": bool} and logs the series."""
+def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=6, max_s=120, window=5, tol=0.10):
+    """Unrecorded load on t in chunk-second wrk runs until settled() holds or max_s passes. Each
+    run's first second (connections opening, the sampler's first reading) is left out of the
+    series, so a chunk adds chunk - 1 seconds: window 5 judges the last run against the one
+    before. Records t.warmup = {"persec_rps": [...], "seconds": n, "settled": bool} and logs it."""
     series, spent = [], 0
     while spent < max_s:
         r = run_wrk(t, path, conns, chunk, wrk_cpus, pgids=pgids)
@@ -341,7 +343,7 @@ def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=5, ma
             t.warmup = {"persec_rps": series, "seconds": spent, "settled": False, "error": r["error"]}
             log("warm-up %s: %s" % (t.name, r["error"]))
             return t.warmup
-        series += [float(x) for x in r.get("persec_rps") or []]
+        series += [float(x) for x in (r.get("persec_rps") or [])[1:]]
         if settled(series, window, tol):
             break
     t.warmup = {"persec_rps": [round(x) for x in series], "seconds": spent, "settled": settled(series, window, tol)}
