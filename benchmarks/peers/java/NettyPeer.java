@@ -82,7 +82,7 @@ public final class NettyPeer {
                                 @Override
                                 protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse r) {
                                     Promise<FullHttpResponse> p = ctx.channel().attr(PENDING).getAndSet(null);
-                                    if (p != null) p.trySuccess(r.retain());
+                                    if (p != null && !p.trySuccess(r.retain())) r.release();   // already timed out
                                 }
 
                                 @Override
