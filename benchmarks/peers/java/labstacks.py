@@ -7,8 +7,9 @@ JVM tuned, its CPU count taken under the server's CPUs), so no script is in the 
 the flags go in the row's note and the JVM's own settings line, in the server log, is what
 lab.jvm_settings() reads back into the report. tomcat-appcds is TomcatPeer on Tomcat's
 platform pool started from a CDS archive (-XX:SharedArchiveFile) that targets() makes first
-with a training run (-XX:ArchiveClassesAtExit: the peer started, /example, /healthz and
-/callme/ping asked, then stopped). A missing jar, JDK or archive ends the run with the reason
+with a training run (-XX:ArchiveClassesAtExit: the peer started as the row runs, without an
+event store, /healthz and /example asked, then stopped). Every row runs with DB_URL=none: it
+serves /example, as Example.java does, so no connection pool is in its start-up. A missing jar, JDK or archive ends the run with the reason
 (SystemExit): a requested peer is never skipped quietly. Standard library only.
 """
 import os
@@ -35,7 +36,7 @@ def train(archive, port, timeout=90):
     """Makes archive with a training run of TomcatPeer; SystemExit when none is written."""
     if os.path.exists(archive):
         os.unlink(archive)
-    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", EXECUTOR="platform")
+    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", EXECUTOR="platform", DB_URL="none")
     p = subprocess.Popen([STACKS, "--cds-train", archive, "TomcatPeer"], env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     lines = []
@@ -47,7 +48,7 @@ def train(archive, port, timeout=90):
                 break
             lines.append(line.rstrip())
             if "tomcat: ready" in line:
-                for path in ("/healthz", "/example", "/callme/ping", "/example"):
+                for path in ("/healthz", "/example", "/example"):
                     urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=30).read()
                 break
     finally:
@@ -98,7 +99,8 @@ def targets(lab, outdir_cache=None, train_port=None, cpus=()):
     out = []
     for name, pre, cls, env, what in rows:
         cmd = command(pre, cls, cpus)
-        t = lab.Target(name=name, kind="java", cmd=cmd, env=dict(env))
+        # DB_URL=none: the rows serve /example, as Example.java, so no pool or database is in their start-up.
+        t = lab.Target(name=name, kind="java", cmd=cmd, env=dict(env, DB_URL="none"))
         t.build_s = float(kv["javac_s"]) + (train_s if pre else 0)
         t.build = "%.1f s (javac%s)" % (t.build_s, " + CDS training run" if pre else "")
         t.artifact_bytes = int(kv["class_bytes"]) + int(kv["jar_bytes"]) + (jsa if pre else 0)
