@@ -2,7 +2,7 @@
 """benchmarks/chain - what a hop costs: caller -> callme over loopback.
 
     benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
-                     [--baseline PATH] [--no-nginx]
+                     [--db memory|postgresql] [--baseline PATH] [--no-nginx]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
 default 0: the whole chain on one core) and runs wrk pinned to --load-cpu (default 1) against, in turn
@@ -28,6 +28,13 @@ rounds: rows "java21-fixed callme direct", "tomcat-platform caller -> callme", .
 that does not start or answers another body than primed's fails the run
 (benchmarks/peers/java/chain21.py).
 
+--db postgresql (seed 004's database column) stores every pair's events in PostgreSQL instead
+of memory: a cluster of Debian's postgresql-15 on 127.0.0.1 (benchmarks/lib/pglib.py) pinned to
+--cpu with the pairs, one database per process (primed through libpq, the Tomcat and Netty peers
+through pgjdbc and HikariCP); Chain.java has H2 only, so --java then takes only
+tomcat-platform, tomcat-virtual and netty. primed's pair is measured once it answers 200 (it
+connects after its ready line). A --baseline pair keeps its store in memory.
+
 --counts (with perf) adds what a request costs in events that hypervisor steal does not bend:
 context switches and system calls per request of the server processes (callme; caller and
 callme; nginx's master and worker and callme), counted by `perf stat -p` over a -c1 wrk run
@@ -50,6 +57,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "lib"))
 import bench  # noqa: E402
+import pglib  # noqa: E402
 import quiet  # noqa: E402
 import spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
@@ -156,6 +164,10 @@ def main():
                     help="Java pairs beside primed's: fixed, virtual (benchmarks/peers/java/Chain.java's THREAD_TYPE; "
                          "fixed: 200 threads), tomcat-platform, tomcat-virtual, netty (TomcatPeer.java, NettyPeer.java); "
                          "a comma list, or none")
+    ap.add_argument("--db", choices=["memory", "postgresql"], default="memory",
+                    help="the event store of every pair: memory (primed's :memory:, the Java pairs' H2 in memory) or "
+                         "postgresql (a cluster of Debian's PostgreSQL on 127.0.0.1, pinned to --cpu, one database per "
+                         "process: primed through libpq, Tomcat and Netty through pgjdbc; Chain.java has H2 only)")
     ap.add_argument("--baseline", metavar="PATH",
                     help="another primed (an older build): its callme and caller measured in the same rounds, "
                          "rows 'baseline callme direct' and 'baseline caller -> callme'")
@@ -172,6 +184,12 @@ def main():
         sys.exit("chain: --baseline %s is not an executable" % a.baseline)
     if any(t not in chain21.TYPES for t in a.java):
         sys.exit("chain: --java takes a list of %s, or none" % ",".join(chain21.TYPES))
+    if a.db == "postgresql":
+        if any(t not in chain21.STACKS for t in a.java):
+            sys.exit("chain: --db postgresql: Chain.java (--java fixed, virtual) stores in H2 only; give --java %s"
+                     % ",".join(chain21.STACKS))
+        if not pglib.bindir():
+            sys.exit("chain: --db postgresql needs PostgreSQL (profiles/deps @test installs postgresql-15)")
     if not os.access(a.bin, os.X_OK):
         sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
     quiet.guard("benchmarks/chain", table=sys.stdout)
@@ -182,9 +200,52 @@ def main():
         open("/proc/loadavg").read().split()[0]))
 
     env = {"POD_NAME": "bench-pod", "POD_NAMESPACE": "bench"}
-    callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme"))
+    pg = pglib.Postgres(cpu=a.cpu) if a.db == "postgresql" else None
+    try:
+        run(a, env, pg)
+    finally:
+        if pg:
+            pg.close()
+
+
+def wait_ok(port, path, timeout):
+    """True once GET path answers 200 (polled every 0.1 s), False after timeout s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if spawn.http_get(port, path)[0] == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def database(pg, name):
+    """A new database NAME in pg for one process: (primed's environment, the Java peers')."""
+    pg.psql("CREATE DATABASE %s OWNER primed" % name)
+    url = "postgresql://primed@127.0.0.1:%d/%s" % (pg.port, name)
+    return ({"PRIMED_DB": url, "PGPASSWORD": pglib.PASSWORD},
+            {"DB_URL": "jdbc:postgresql://127.0.0.1:%d/%s" % (pg.port, name), "DB_USER": "primed",
+             "DB_PASSWORD": pglib.PASSWORD})
+
+
+def run(a, env, pg):
+    penv = {"callme": {}, "caller": {}}
+    if pg:
+        penv = {n: database(pg, "primed_" + n)[0] for n in penv}
+        a.java_db = lambda pair, n: database(pg, ("%s_%s" % (pair, n)).replace("-", "_"))[1]
+    else:
+        a.java_db = lambda pair, n: {}
+    callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme", **penv["callme"]))
     caller = start(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
-                   dict(env, APP_NAME="caller"))
+                   dict(env, APP_NAME="caller", **penv["caller"]))
+    if pg:   # primed connects to PostgreSQL after its ready line: measure once both store
+        for port, path in ((callme.port, "/callme/ping"), (caller.port, "/caller/ping")):
+            if not wait_ok(port, path, 15):
+                callme.stop()
+                caller.stop()
+                sys.exit("chain: primed's %s did not answer 200 within 15 s on PostgreSQL" % path)
     res, proxied = {}, []
     pids = {"callme direct": lambda: [callme.pid], "caller -> callme": lambda: [caller.pid, callme.pid]}
     jpeers, pairs = [], [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
@@ -240,7 +301,8 @@ def main():
     def med(rows, k):
         return statistics.median(x[k] for x in rows)
 
-    print("\n### Chain: caller -> callme on one core (%s)\n" % ("CPU %d" % a.cpu))
+    print("\n### Chain: caller -> callme on one core (%s; event store: %s)\n" % (
+        "CPU %d" % a.cpu, "PostgreSQL, a database per process" if pg else "in memory"))
     print("| load | target | req/s | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|---|---|")
     for conns in (1, 32):

@@ -30,9 +30,10 @@ def start(a, env):
                 kw, name = {"runner": peer21.STACKS, "ready_timeout": 90}, tt
             else:
                 cls, extra, kw, name = "Chain", {"THREAD_TYPE": tt}, {}, "java21-%s" % tt
-            callme = peer21.Peer(cls, dict(env, APP_NAME="callme", **extra), cpu=a.cpu, **kw)
+            db = getattr(a, "java_db", lambda pair, n: {})   # benchmarks/chain --db postgresql: a database each
+            callme = peer21.Peer(cls, dict(env, APP_NAME="callme", **extra, **db(name, "callme")), cpu=a.cpu, **kw)
             peers.append(callme)
-            caller = peer21.Peer(cls, dict(env, APP_NAME="caller", **extra,
+            caller = peer21.Peer(cls, dict(env, APP_NAME="caller", **extra, **db(name, "caller"),
                                            CALLME_URL="http://127.0.0.1:%d/callme/ping" % callme.port), cpu=a.cpu, **kw)
             peers.append(caller)
             check(callme.port, "/callme/ping", r"callme\(id=1\): %s in %s\n" % (env["POD_NAME"], env["POD_NAMESPACE"]))
