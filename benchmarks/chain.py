@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """benchmarks/chain - what a hop costs: caller -> callme over loopback.
 
-    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual|none]
-                     [--baseline PATH] [--no-nginx]
+    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
+                     [--db memory|postgresql] [--baseline PATH] [--no-nginx]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
 default 0: the whole chain on one core) and runs wrk pinned to --load-cpu (default 1) against, in turn
@@ -19,11 +19,21 @@ keep-alive) in front of the same callme, pinned to the same CPU, measured in the
 row "nginx -> callme". Its hop beside primed's is the question a caller's cost answers: what
 a primed caller adds against what a plain proxy adds (--no-nginx leaves it out).
 
---java (default fixed) adds seed 000's pair on JDK 21 (benchmarks/peers/java/Chain.java:
-HttpServer + HttpClient, the event in H2 in memory through JDBC, B3 forwarded), per
-THREAD_TYPE, pinned to the same CPU, measured in the same rounds: rows "java21-fixed callme
-direct" and "java21-fixed caller -> callme"; a Java peer that does not start or answers
-another body than primed's fails the run (benchmarks/peers/java/chain21.py).
+--java (default fixed,tomcat-platform,tomcat-virtual,netty) adds seed 000's pair on JDK 21
+(benchmarks/peers/java/Chain.java: HttpServer + HttpClient, the event in H2 in memory through
+JDBC, B3 forwarded), per THREAD_TYPE, and the same pair on embedded Tomcat (its platform pool or
+virtual threads) and on Netty (TomcatPeer.java, NettyPeer.java: JDBC through HikariCP, the DB
+call off Netty's loop; docs/java-peers.md), pinned to the same CPU, measured in the same
+rounds: rows "java21-fixed callme direct", "tomcat-platform caller -> callme", ...; a Java peer
+that does not start or answers another body than primed's fails the run
+(benchmarks/peers/java/chain21.py).
+
+--db postgresql (seed 004's database column) stores every pair's events in PostgreSQL instead
+of memory: a cluster of Debian's postgresql-15 on 127.0.0.1 (benchmarks/lib/pglib.py) pinned to
+--cpu with the pairs, one database per process (primed through libpq, the Tomcat and Netty peers
+through pgjdbc and HikariCP); Chain.java has H2 only, so --java then takes only
+tomcat-platform, tomcat-virtual and netty. primed's pair is measured once it answers 200 (it
+connects after its ready line). A --baseline pair keeps its store in memory.
 
 --counts (with perf) adds what a request costs in events that hypervisor steal does not bend:
 context switches and system calls per request of the server processes (callme; caller and
@@ -47,6 +57,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "lib"))
 import bench  # noqa: E402
+import pglib  # noqa: E402
 import quiet  # noqa: E402
 import spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
@@ -149,9 +160,14 @@ def main():
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--load-cpu", type=int, default=1 if (os.cpu_count() or 1) > 1 else None,
                     help="CPU wrk is pinned to (default 1; unpinned on a 1-CPU machine)")
-    ap.add_argument("--java", default="fixed",
-                    help="the JDK 21 pair (benchmarks/peers/java/Chain.java) beside primed's, per THREAD_TYPE: "
-                         "fixed, virtual, fixed,virtual or none (fixed: 200 threads, the seed's Tomcat)")
+    ap.add_argument("--java", default="fixed,tomcat-platform,tomcat-virtual,netty",
+                    help="Java pairs beside primed's: fixed, virtual (benchmarks/peers/java/Chain.java's THREAD_TYPE; "
+                         "fixed: 200 threads), tomcat-platform, tomcat-virtual, netty (TomcatPeer.java, NettyPeer.java); "
+                         "a comma list, or none")
+    ap.add_argument("--db", choices=["memory", "postgresql"], default="memory",
+                    help="the event store of every pair: memory (primed's :memory:, the Java pairs' H2 in memory) or "
+                         "postgresql (a cluster of Debian's PostgreSQL on 127.0.0.1, pinned to --cpu, one database per "
+                         "process: primed through libpq, Tomcat and Netty through pgjdbc; Chain.java has H2 only)")
     ap.add_argument("--baseline", metavar="PATH",
                     help="another primed (an older build): its callme and caller measured in the same rounds, "
                          "rows 'baseline callme direct' and 'baseline caller -> callme'")
@@ -166,8 +182,14 @@ def main():
     a.java = [] if a.java == "none" else a.java.split(",")
     if a.baseline and not os.access(a.baseline, os.X_OK):
         sys.exit("chain: --baseline %s is not an executable" % a.baseline)
-    if any(t not in ("fixed", "virtual") for t in a.java):
-        sys.exit("chain: --java takes fixed, virtual, both or none")
+    if any(t not in chain21.TYPES for t in a.java):
+        sys.exit("chain: --java takes a list of %s, or none" % ",".join(chain21.TYPES))
+    if a.db == "postgresql":
+        if any(t not in chain21.STACKS for t in a.java):
+            sys.exit("chain: --db postgresql: Chain.java (--java fixed, virtual) stores in H2 only; give --java %s"
+                     % ",".join(chain21.STACKS))
+        if not pglib.bindir():
+            sys.exit("chain: --db postgresql needs PostgreSQL (profiles/deps @test installs postgresql-15)")
     if not os.access(a.bin, os.X_OK):
         sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
     quiet.guard("benchmarks/chain", table=sys.stdout)
@@ -178,9 +200,52 @@ def main():
         open("/proc/loadavg").read().split()[0]))
 
     env = {"POD_NAME": "bench-pod", "POD_NAMESPACE": "bench"}
-    callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme"))
+    pg = pglib.Postgres(cpu=a.cpu) if a.db == "postgresql" else None
+    try:
+        run(a, env, pg)
+    finally:
+        if pg:
+            pg.close()
+
+
+def wait_ok(port, path, timeout):
+    """True once GET path answers 200 (polled every 0.1 s), False after timeout s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if spawn.http_get(port, path)[0] == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def database(pg, name):
+    """A new database NAME in pg for one process: (primed's environment, the Java peers')."""
+    pg.psql("CREATE DATABASE %s OWNER primed" % name)
+    url = "postgresql://primed@127.0.0.1:%d/%s" % (pg.port, name)
+    return ({"PRIMED_DB": url, "PGPASSWORD": pglib.PASSWORD},
+            {"DB_URL": "jdbc:postgresql://127.0.0.1:%d/%s" % (pg.port, name), "DB_USER": "primed",
+             "DB_PASSWORD": pglib.PASSWORD})
+
+
+def run(a, env, pg):
+    penv = {"callme": {}, "caller": {}}
+    if pg:
+        penv = {n: database(pg, "primed_" + n)[0] for n in penv}
+        a.java_db = lambda pair, n: database(pg, ("%s_%s" % (pair, n)).replace("-", "_"))[1]
+    else:
+        a.java_db = lambda pair, n: {}
+    callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme", **penv["callme"]))
     caller = start(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
-                   dict(env, APP_NAME="caller"))
+                   dict(env, APP_NAME="caller", **penv["caller"]))
+    if pg:   # primed connects to PostgreSQL after its ready line: measure once both store
+        for port, path in ((callme.port, "/callme/ping"), (caller.port, "/caller/ping")):
+            if not wait_ok(port, path, 15):
+                callme.stop()
+                caller.stop()
+                sys.exit("chain: primed's %s did not answer 200 within 15 s on PostgreSQL" % path)
     res, proxied = {}, []
     pids = {"callme direct": lambda: [callme.pid], "caller -> callme": lambda: [caller.pid, callme.pid]}
     jpeers, pairs = [], [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
@@ -236,7 +301,8 @@ def main():
     def med(rows, k):
         return statistics.median(x[k] for x in rows)
 
-    print("\n### Chain: caller -> callme on one core (%s)\n" % ("CPU %d" % a.cpu))
+    print("\n### Chain: caller -> callme on one core (%s; event store: %s)\n" % (
+        "CPU %d" % a.cpu, "PostgreSQL, a database per process" if pg else "in memory"))
     print("| load | target | req/s | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|---|---|")
     for conns in (1, 32):
@@ -250,7 +316,7 @@ def main():
         for (dn, _, _), (cn, _, _) in zip(pairs[0::2], pairs[1::2]):
             d, c = res[(conns, dn)], res[(conns, cn)]
             print("| -c%d | %s | %.3f | %.3f | %.2f |" % (conns, cn.rsplit(" caller", 1)[0]
-                                                          if cn.startswith(("java", "baseline")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
+                                                          if cn.startswith(("java", "baseline", "tomcat", "netty")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
                                                           (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
                                                           med(c, "rps") / med(d, "rps")))
         for cn, _, _ in proxied:

@@ -4,7 +4,7 @@ and an inventory, the inventory delayed by a fault rule.
 
     benchmarks/gateway [--delay D] [--upstream-timeout T] [--reps N] [--users N]
                        [--upstream-conns N] [--bin PATH] [--cpu N] [--load-cpu N] [--out DIR] [--quick]
-                       [--java all|none|servlet,reactive,virtual] [--java-pool N] [--hard-users N] [--hard-reps N]
+                       [--java all,stacks|none|MODEL,...] [--java-pool N] [--hard-users N] [--hard-reps N]
 
 Starts three primed processes on 127.0.0.1 (one worker each, --threads 1, pinned with taskset
 to --cpu, default 0): the catalog, the inventory and the gateway (--catalog-url and
@@ -33,10 +33,12 @@ too (--upstream-conns 80 or more takes that out).
 --quick (the CI smoke, tests/bench/gateway): delay 0.3 s, upstream timeout 1 s (the same
 shape, 0.3 < 1 < 2.4 s), siege -r 2 -c 4, quiet wait 2 s; its figures are not to be quoted.
 
-The JDK 21 gateways (--java, default all; --quick none): seed 003's gateway in Java
-(benchmarks/peers/java/Gateway.java: the servlet model, a pool of --java-pool threads blocking
+The Java gateways (--java, default all,stacks; --quick none): seed 003's gateway in Java
+(all: benchmarks/peers/java/Gateway.java: the servlet model, a pool of --java-pool threads blocking
 on each call in turn; the reactive model, sendAsync + CompletableFuture.allOf; virtual threads
-blocking in turn) run each setting's siege after primed's, over the same catalog and inventory,
+blocking in turn; stacks: the same on embedded Tomcat, its pool of --java-pool threads or virtual
+threads, and on Netty, every inventory call at once from the event loops; docs/java-peers.md)
+run each setting's siege after primed's, over the same catalog and inventory,
 then in the delayed setting a harder load (--hard-users, past the servlet pool, --hard-reps)
 runs against primed and every model. A second table lists them all with the CPU seconds and
 peak RSS of each gateway (and DIR/gateway-java.csv); benchmarks/peers/java/gateway21.py.
@@ -165,8 +167,9 @@ def main():
                     help="longest wait for the measurement lock, s, then exit 3 (default: as long as it takes)")
     ap.add_argument("--out", help="directory for table.md and gateway.csv")
     ap.add_argument("--quick", action="store_true", help="CI smoke: 0.3 s delay, 1 s timeout, -r 2 -c 4")
-    ap.add_argument("--java", default=None, help="JDK 21 gateway models beside primed's: all, none or a list of "
-                    "servlet,reactive,virtual (all; --quick none); docs/java-peers.md")
+    ap.add_argument("--java", default=None, help="Java gateway models beside primed's: none or a list of all (the JDK's "
+                    "servlet,reactive,virtual), stacks (tomcat-platform,tomcat-virtual,netty) or single models "
+                    "(all,stacks; --quick none); docs/java-peers.md")
     ap.add_argument("--java-pool", type=int, default=None, help="the servlet model's threads (200; --quick 4)")
     ap.add_argument("--hard-users", type=int, default=None,
                     help="siege -c of the harder setting, past the servlet pool (pool + 50; --quick 2 x pool; "
@@ -176,7 +179,7 @@ def main():
     q = a.quick
     bench.defaults(a, q, delay=(2.0, 0.3), upstream_timeout=(3.0, 1.0), reps=(10, 2), users=(10, 4),
                    quiet_wait=(60.0, 2.0))
-    a.java = gateway21.parse_models(a.java if a.java is not None else ("none" if q else "all"))
+    a.java = gateway21.parse_models(a.java if a.java is not None else ("none" if q else "all,stacks"))
     a.java_pool = a.java_pool or (4 if q else 200)
     a.hard_users = a.hard_users or (2 * a.java_pool if q else a.java_pool + 50)
     if not os.access(a.bin, os.X_OK):
@@ -201,6 +204,11 @@ def main():
 
     if a.java:
         log("JDK 21 gateways: %s" % peer21.prepare())   # install and compile before the clock runs
+    if set(a.java) & set(gateway21.STACKS):
+        p = subprocess.run([peer21.STACKS, "--compile-only"], capture_output=True, text=True, timeout=1800)
+        if p.returncode != 0:
+            sys.exit("gateway: the Tomcat and Netty gateways cannot start: %s" % (p.stdout + p.stderr).strip()[-600:])
+        log("Tomcat and Netty gateways: %s" % p.stdout.strip())
     res, jres = [], []
     catalog = start(a.bin, a.cpu, [])
     inventory = gw = None

@@ -2,7 +2,7 @@
 """benchmarks/load - side-by-side load test of primed builds and their peers, in one run.
 
   benchmarks/load [--quick] [--primed NAME=BINARY[@inline,steal] ...] [--dispatch inline,steal]
-                  [--peers java,java-nodelay,java21,nginx|none] [--containers auto|none|LIST]
+                  [--peers java,java-nodelay,java21,stacks,primed-scalar,nginx|none] [--containers auto|none|LIST]
                   [--cmd NAME=COMMAND ...] [--pin split|none]
                   [--duration S] [--rounds N] [--warmup S] [--conns 50,100,200]
                   [--healthz-conns 200] [--startup-runs N] [--rss-conns 1000] [--quiet-wait S]
@@ -70,6 +70,31 @@ def artifact(t, path):
     t.artifact_bytes = os.path.getsize(path)
     libs = shared_libs_bytes(path)
     t.artifact_note = ("+ %s shared libs" % lab.human_bytes(libs)) if libs else "(static)"
+
+
+SCALAR_FLAG = "--prime-vector"
+
+
+def scalar_target(primed, port):
+    """primed-scalar: the first primed target's binary with the eight-lane engine off
+    (--prime-vector off, PRIMED_PRIME_VECTOR=off), as on a CPU without AVX-512 IFMA; None, with
+    the reason logged, when no primed target is given or its --help names no such flag."""
+    if not primed:
+        lab.log("primed-scalar skipped: no primed target to run with the eight-lane engine off")
+        return None
+    base = primed[0]
+    helptext = sh([base.cmd[0], "--help"], timeout=5) or ""
+    if SCALAR_FLAG not in helptext:
+        lab.log("primed-scalar skipped: %s --help has no %s (this primed cannot turn its eight-lane engine off)"
+                % (base.cmd[0], SCALAR_FLAG))
+        return None
+    env = dict(base.env, PRIMED_PRIME_VECTOR="off")
+    t = lab.Target(name="primed-scalar", kind="primed", cmd=base.cmd + [SCALAR_FLAG, "off"], env=env, port=port)
+    t.build, t.build_s = base.build, base.build_s
+    t.artifact_bytes, t.artifact_note = base.artifact_bytes, base.artifact_note
+    t.note = "%s with the eight-lane engine off (%s off): the scalar engine, as on a CPU without AVX-512 IFMA" % (
+        base.name, SCALAR_FLAG)
+    return t
 
 
 def java_targets(args):
@@ -180,7 +205,8 @@ def main():
     ap.add_argument("--dispatch", default="inline,steal", help="dispatch list for a --primed without @...")
     ap.add_argument("--peers", default="java,nginx",
                     help="comma list of java, java-nodelay (JDK HttpServer with TCP_NODELAY), java21 (JDK 21: "
-                         "java21-fixed, java21-virtual), nginx; or none")
+                         "java21-fixed, java21-virtual), stacks (tomcat-platform, tomcat-virtual, netty, tomcat-appcds; "
+                         "docs/java-peers.md), primed-scalar (the first primed with --prime-vector off), nginx; or none")
     ap.add_argument("--cmd", action="append", default=[], metavar="NAME=COMMAND", help="any other server command")
     ap.add_argument("--containers", default="auto",
                     help="container variants to add (images localhost/primed:VARIANT): auto (those built), none, "
@@ -191,6 +217,9 @@ def main():
     ap.add_argument("--duration", type=int, default=None, help="seconds per wrk run (default 10, quick 2)")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 2, quick 1)")
     ap.add_argument("--warmup", type=int, default=None, help="unrecorded warm-up seconds per target (default 3, quick 1)")
+    ap.add_argument("--warmup-max", type=int, default=None,
+                    help="JVM targets warm up until the per-second series settles, at most this many s (default 120, "
+                         "quick 20)")
     ap.add_argument("--conns", default="50,100,200")
     ap.add_argument("--healthz-conns", default="200")
     ap.add_argument("--startup-runs", type=int, default=None, help="start-up runs per target (default 10, quick 3)")
@@ -216,7 +245,7 @@ def main():
     args = ap.parse_args()
 
     q = args.quick
-    lab.bench.defaults(args, q, duration=(10, 2), rounds=(2, 1), warmup=(3, 1), startup_runs=(10, 3),
+    lab.bench.defaults(args, q, duration=(10, 2), rounds=(2, 1), warmup=(3, 1), warmup_max=(120, 20), startup_runs=(10, 3),
                        rss_conns=(1000, 100), prime_count=(300, 50), quiet_wait=(60, 2), remeasure=(2, 0))
     if args.rss_conns < 0:
         sys.exit("load: --rss-conns must be 0 or more")
@@ -278,6 +307,11 @@ def main():
                 if ver else path, ("PRIMED_DISPATCH=" + d) if len(disps) > 1 else "dispatch " + d, lab_ncpu(args))
             targets.append(t)
     peers = [] if args.peers == "none" else args.peers.split(",")
+    if "primed-scalar" in peers:
+        t = scalar_target([t for t in targets if t.kind == "primed"], port)
+        if t:
+            port += 1
+            targets.append(t)
     if "java" in peers or "java-nodelay" in peers:
         for t in java_targets(args):
             t.port = port
@@ -287,6 +321,13 @@ def main():
         sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
         import lab21  # noqa: E402
         for t in lab21.targets(lab):
+            t.port = port
+            port += 1
+            targets.append(t)
+    if "stacks" in peers:   # tomcat-platform, tomcat-virtual, netty, tomcat-appcds: benchmarks/peers/java/labstacks.py
+        sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
+        import labstacks  # noqa: E402
+        for t in labstacks.targets(lab, cpus=args.server_cpus):
             t.port = port
             port += 1
             targets.append(t)

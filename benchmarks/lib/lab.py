@@ -89,6 +89,8 @@ class Target:
     conns_rss_err: str = ""
     max_threads: int = 0
     startup: dict = field(default_factory=dict)
+    warmup: dict = field(default_factory=dict)   # warm_until_stable()'s series (java targets)
+    settings: str = ""             # the JVM's flags and settings lines from its log (java targets)
 
 
 # ----------------------------------------------------------------------------- /proc
@@ -305,6 +307,50 @@ def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
     }
     r.update(contam)
     return r
+
+
+def jvm_settings(log_path):
+    """The JVM's flags line ("java-stacks: jvm ...") and settings line ("settings: ...") that
+    benchmarks/peers/java/stacks and its peers print, joined with "; "; "" when the log has none."""
+    try:
+        with open(log_path, errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return ""
+    return "; ".join(m.group(1).strip() for m in re.finditer(r"^(?:java-stacks: jvm|settings:)(.*)$", text, re.M))
+
+
+def settled(series, window=5, tol=0.10):
+    """True when the last window per-second throughputs lie within tol of their mean and their
+    mean is within tol of the window before (no climb left: the JIT has compiled the path)."""
+    if len(series) < 2 * window:
+        return False
+    last, before = series[-window:], series[-2 * window:-window]
+    m, mb = sum(last) / window, sum(before) / window
+    return m > 0 and (max(last) - min(last)) <= tol * m and abs(m - mb) <= tol * m
+
+
+def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=6, max_s=120, window=5, tol=0.10):
+    """Unrecorded load on t in chunk-second wrk runs until settled() holds or max_s passes. Each
+    run's first second (connections opening, the sampler's first reading) is left out of the
+    series, so a chunk adds chunk - 1 seconds: window 5 judges the last run against the one
+    before. Records t.warmup = {"persec_rps": [...], "seconds": n, "settled": bool} and logs it."""
+    series, spent = [], 0
+    while spent < max_s:
+        r = run_wrk(t, path, conns, chunk, wrk_cpus, pgids=pgids)
+        spent += chunk
+        if r.get("error"):
+            t.warmup = {"persec_rps": series, "seconds": spent, "settled": False, "error": r["error"]}
+            log("warm-up %s: %s" % (t.name, r["error"]))
+            return t.warmup
+        series += [float(x) for x in (r.get("persec_rps") or [])[1:]]
+        if settled(series, window, tol):
+            break
+    t.warmup = {"persec_rps": [round(x) for x in series], "seconds": spent, "settled": settled(series, window, tol)}
+    log("warm-up %s: %s %s c=%d for %d s, per second: %s" % (
+        t.name, "settled" if t.warmup["settled"] else "NOT settled within %d s" % max_s, path, conns, spent,
+        " ".join("%.0f" % x for x in series)))
+    return t.warmup
 
 
 def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
@@ -573,9 +619,16 @@ def lab(args, targets, outdir, meta):
             log("starting %s on port %d: %s" % (t.name, t.port, " ".join(shlex.quote(c) for c in t.cmd)))
             if not start(t, server_cpus, logdir):
                 log("  %s failed: %s" % (t.name, t.failed))
+            elif t.kind == "java":
+                t.settings = jvm_settings(os.path.join(logdir, "server-%s.log" % safe(t.name)))
+                if t.settings:
+                    log("  %s: %s" % (t.name, t.settings))
         live = [t for t in targets if not t.failed]
         if args.warmup > 0:
             for t in live:
+                if t.kind == "java":   # the JIT's turn: until the per-second series settles
+                    warm_until_stable(t, wrk_cpus, live_pgids(live), max_s=getattr(args, "warmup_max", 120))
+                    continue
                 log("warm-up %s: /example c=50 %ds (not recorded)" % (t.name, args.warmup))
                 run_wrk(t, "/example", 50, args.warmup, wrk_cpus, pgids=live_pgids(live))
         scenarios = [("/example", c) for c in args.conns] + [("/healthz", c) for c in args.healthz_conns]
@@ -996,6 +1049,23 @@ def md_startup(targets, cs):
     return L
 
 
+def md_warmup(targets):
+    """The JVM rows' warm-up: per-second /example throughput until it settled, and their settings."""
+    rows = [t for t in targets if t.warmup or t.settings]
+    if not rows:
+        return []
+    L = ["", "## JVM warm-up and settings (unrecorded load until the per-second series settles)", ""]
+    for t in rows:
+        w = t.warmup
+        if w:
+            L.append("- %s: %s after %d s; req/s per second: %s" % (
+                t.name, "settled" if w.get("settled") else "not settled", w.get("seconds", 0),
+                " ".join(str(x) for x in w.get("persec_rps", [])) or w.get("error", "none")))
+        if t.settings:
+            L.append("- %s settings: %s" % (t.name, t.settings))
+    return L
+
+
 def md_rows(runs, ncols, lead, line):
     """A Markdown table's rows: line(r) for a run, or for a failed one its lead(r) cells, then
     "failed: ERROR" and empty cells up to ncols."""
@@ -1072,7 +1142,8 @@ def report(args, targets, raw, outdir, meta, ceiling, cost_us, engine, open_runs
     write_csvs(outdir, targets, raw, detail, summary, limit, meta, open_runs, siege_runs)
     cs = meta["contamination"]
     L = md_head(args, meta, over) + md_summary(args, targets, summary, limit) + \
-        md_runs(args, detail, ceiling, cost_us, cs) + md_startup(targets, cs) + md_open(args, open_runs, cs) + \
+        md_runs(args, detail, ceiling, cost_us, cs) + md_startup(targets, cs) + md_warmup(targets) + \
+        md_open(args, open_runs, cs) + \
         md_siege(siege_runs, cs) + md_charts()
     with open(os.path.join(outdir, "table.md"), "w") as f:
         f.write("\n".join(L) + "\n")

@@ -19,7 +19,8 @@
 // /api/products answered 200 and products answered null. /healthz and /readyz answer "OK".
 // Environment: CATALOG_URL and INVENTORY_URL (http://HOST:PORT), UPSTREAM_TIMEOUT (s, 3),
 // MODEL (servlet), POOL (200), HOST (0.0.0.0), PORT (8080; 0 picks one, the ready line on
-// stderr says which). A bad setting is one line on stderr and exit 2.
+// stderr says which). A bad setting is one line on stderr and exit 2. The answer's shape is
+// Products.java's, shared with the Tomcat and Netty gateways.
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -30,19 +31,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 public final class Gateway {
-    private static final int AVAILABILITY_MAX = 512;
-    private static final Pattern ITEM_ID = Pattern.compile("\"itemId\"\\s*:\\s*\"([A-Za-z0-9._-]{1,32})\"");
     private static final AtomicLong ANSWERED = new AtomicLong();
     private static final AtomicLong FALLBACKS = new AtomicLong();
     private static HttpClient client;
@@ -71,64 +67,17 @@ public final class Gateway {
         return HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofNanos(Math.max(1, timeoutNanos))).GET().build();
     }
 
-    /** The top-level objects of a JSON array, as written; null when it is not an array of objects. */
-    static List<String> objects(String s) {
-        List<String> out = new ArrayList<>();
-        int i = skip(s, 0);
-        if (i >= s.length() || s.charAt(i) != '[') return null;
-        i = skip(s, i + 1);
-        if (i < s.length() && s.charAt(i) == ']') return skip(s, i + 1) == s.length() ? out : null;
-        while (i < s.length()) {
-            if (s.charAt(i) != '{') return null;
-            int start = i, depth = 0;
-            boolean str = false;
-            for (; i < s.length(); i++) {
-                char c = s.charAt(i);
-                if (str) {
-                    if (c == '\\') i++;
-                    else if (c == '"') str = false;
-                } else if (c == '"') str = true;
-                else if (c == '{' || c == '[') depth++;
-                else if ((c == '}' || c == ']') && --depth == 0) break;
-            }
-            if (i >= s.length()) return null;
-            out.add(s.substring(start, ++i));
-            i = skip(s, i);
-            if (i < s.length() && s.charAt(i) == ',') i = skip(s, i + 1);
-            else if (i < s.length() && s.charAt(i) == ']') return skip(s, i + 1) == s.length() ? out : null;
-            else return null;
-        }
-        return null;
-    }
-
-    private static int skip(String s, int i) {
-        while (i < s.length() && " \t\r\n".indexOf(s.charAt(i)) >= 0) i++;
-        return i;
-    }
-
     /** Inventory's answer as the availability to append, or null for the fallback. */
     private static String availability(HttpResponse<String> r) {
-        if (r == null || r.statusCode() != 200) return null;
-        String b = r.body().strip();
-        if (b.length() > AVAILABILITY_MAX || !b.startsWith("{") || !b.endsWith("}")) return null;
-        return b;
+        return r == null ? null : Products.availability(r.statusCode(), r.body());
     }
 
     private static String answer(List<String> products, String[] avail) {
-        StringBuilder sb = new StringBuilder(4096).append('[');
-        for (int i = 0; i < products.size(); i++) {
-            String p = products.get(i);
-            if (i > 0) sb.append(',');
-            if (avail[i] == null) FALLBACKS.incrementAndGet();
-            sb.append(p, 0, p.lastIndexOf('}')).append(",\"availability\":")
-              .append(avail[i] == null ? "null" : avail[i]).append('}');
-        }
-        return sb.append(']').toString();
+        return Products.answer(products, avail, FALLBACKS);
     }
 
     private static String itemUrl(String product) {
-        Matcher m = ITEM_ID.matcher(product);
-        return m.find() ? inventoryBase + "/api/inventory/" + m.group(1) : null;
+        return Products.itemUrl(inventoryBase, product);
     }
 
     /** The status and body for a catalog call that failed with e (timeout: 504, else 502). */
@@ -149,7 +98,7 @@ public final class Gateway {
             reply(ex, (Integer) f[0], "text/plain", (String) f[1]);
             return;
         }
-        List<String> products = cat.statusCode() == 200 ? objects(cat.body()) : null;
+        List<String> products = cat.statusCode() == 200 ? Products.objects(cat.body()) : null;
         if (products == null) {
             reply(ex, 502, "text/plain", "upstream " + catalogName + ": " + (cat.statusCode() != 200
                     ? "answered " + cat.statusCode() : "not a JSON array of objects"));
@@ -175,7 +124,7 @@ public final class Gateway {
     private static void reactive(HttpExchange ex) {
         client.sendAsync(get(catalogBase + "/api/catalog", timeoutNs), HttpResponse.BodyHandlers.ofString())
             .thenCompose(cat -> {
-                List<String> products = cat.statusCode() == 200 ? objects(cat.body()) : null;
+                List<String> products = cat.statusCode() == 200 ? Products.objects(cat.body()) : null;
                 if (products == null) {
                     return CompletableFuture.completedFuture(new Object[] {502, "upstream " + catalogName + ": "
                             + (cat.statusCode() != 200 ? "answered " + cat.statusCode() : "not a JSON array of objects")});

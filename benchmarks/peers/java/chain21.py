@@ -1,5 +1,7 @@
 """benchmarks/peers/java/chain21.py - benchmarks/chain's Java rows: seed 000's callme and caller
-on JDK 21 (Chain.java: HttpServer + HttpClient, the event in H2 in memory through JDBC).
+on JDK 21 (Chain.java: HttpServer + HttpClient, the event in H2 in memory through JDBC), and the
+same pair on Tomcat and Netty (--java tomcat-platform, tomcat-virtual, netty: TomcatPeer.java and
+NettyPeer.java through benchmarks/peers/java/stacks, JDBC through HikariCP; rows named so).
 
 start() starts, per THREAD_TYPE asked (--java fixed,virtual), a callme and a caller pinned to
 --cpu as primed's pair is (the whole chain on one core), with the same APP_NAME, POD_NAME and
@@ -11,22 +13,34 @@ import re
 
 import peer21
 
+# --java names that start a Tomcat or Netty pair: (class, environment)
+STACKS = {"tomcat-platform": ("TomcatPeer", {"EXECUTOR": "platform"}),
+          "tomcat-virtual": ("TomcatPeer", {"EXECUTOR": "virtual"}),
+          "netty": ("NettyPeer", {})}
+TYPES = ["fixed", "virtual"] + list(STACKS)
+
 
 def start(a, env):
     """(peers to stop, [(row name, port, path)])."""
     peers, rows = [], []
     try:
         for tt in a.java:
-            callme = peer21.Peer("Chain", dict(env, APP_NAME="callme", THREAD_TYPE=tt), cpu=a.cpu)
+            if tt in STACKS:
+                cls, extra = STACKS[tt]
+                kw, name = {"runner": peer21.STACKS, "ready_timeout": 90}, tt
+            else:
+                cls, extra, kw, name = "Chain", {"THREAD_TYPE": tt}, {}, "java21-%s" % tt
+            db = getattr(a, "java_db", lambda pair, n: {})   # benchmarks/chain --db postgresql: a database each
+            callme = peer21.Peer(cls, dict(env, APP_NAME="callme", **extra, **db(name, "callme")), cpu=a.cpu, **kw)
             peers.append(callme)
-            caller = peer21.Peer("Chain", dict(env, APP_NAME="caller", THREAD_TYPE=tt,
-                                               CALLME_URL="http://127.0.0.1:%d/callme/ping" % callme.port), cpu=a.cpu)
+            caller = peer21.Peer(cls, dict(env, APP_NAME="caller", **extra, **db(name, "caller"),
+                                           CALLME_URL="http://127.0.0.1:%d/callme/ping" % callme.port), cpu=a.cpu, **kw)
             peers.append(caller)
             check(callme.port, "/callme/ping", r"callme\(id=1\): %s in %s\n" % (env["POD_NAME"], env["POD_NAMESPACE"]))
             check(caller.port, "/caller/ping", r"caller\(id=1\): %s in %s is calling callme\(id=2\): %s in %s\n" % (
                 env["POD_NAME"], env["POD_NAMESPACE"], env["POD_NAME"], env["POD_NAMESPACE"]))
-            rows += [("java21-%s callme direct" % tt, callme.port, "/callme/ping"),
-                     ("java21-%s caller -> callme" % tt, caller.port, "/caller/ping")]
+            rows += [("%s callme direct" % name, callme.port, "/callme/ping"),
+                     ("%s caller -> callme" % name, caller.port, "/caller/ping")]
     except BaseException:
         for p in peers:
             p.stop()
@@ -38,4 +52,4 @@ def check(port, path, want):
     import spawn
     st, body = spawn.http_get(port, path)
     if st != 200 or not re.fullmatch(want, body):
-        raise peer21.PeerError("java21 %s answered %d %r, not %r" % (path, st, body, want))
+        raise peer21.PeerError("%s answered %d %r, not %r" % (path, st, body, want))

@@ -1,5 +1,7 @@
 """benchmarks/peers/java/gateway21.py - benchmarks/gateway's Java rows: seed 003's gateway on
-JDK 21 (Gateway.java) in its three models, over the same catalog and inventory as primed's.
+JDK 21 (Gateway.java) in its three models, and on embedded Tomcat (platform pool, virtual
+threads) and Netty (TomcatPeer.java, NettyPeer.java through benchmarks/peers/java/stacks), over
+the same catalog and inventory as primed's.
 
 For each delay setting benchmarks/gateway calls models(): each model in turn is started pinned
 to --cpu (one CPU, as primed's gateway, --threads 1), given the scenario's load through
@@ -22,21 +24,33 @@ LABELS = {
     "reactive": "java21 reactive (sendAsync + allOf)",
     "virtual": "java21 virtual threads (calls in turn)",
 }
+JDK = list(LABELS)
+# The Tomcat and Netty gateways (TomcatPeer.java, NettyPeer.java through benchmarks/peers/java/stacks):
+# model -> (class, environment, label). tomcat-platform's pool is --java-pool, as the servlet model's.
+STACKS = {
+    "tomcat-platform": ("TomcatPeer", {"EXECUTOR": "platform"}, "tomcat-platform servlet (%d threads, calls in turn)"),
+    "tomcat-virtual": ("TomcatPeer", {"EXECUTOR": "virtual"}, "tomcat-virtual servlet (virtual threads, calls in turn)"),
+    "netty": ("NettyPeer", {}, "netty reactive (event loops, all calls at once)"),
+}
+LABELS.update({m: v[2] for m, v in STACKS.items()})
 CSV_COLS = ["setting", "gateway", "delay_s", "upstream_timeout_s", "reps", "users", "availability", "transactions",
             "failed_transactions", "transaction_rate", "response_time", "longest_transaction", "answered_200",
             "products", "fallbacks", "fallback_share", "cpu_s", "rss_mib", "other_cpu_pct", "steal_pct", "error"]
 
 
 def parse_models(spec):
-    """'all' | 'none' | a comma list of servlet, reactive, virtual -> list; SystemExit otherwise."""
+    """'none' | a comma list of all (the JDK's three), stacks (Tomcat's two and Netty), servlet,
+    reactive, virtual, tomcat-platform, tomcat-virtual, netty -> list; SystemExit otherwise."""
     if spec in ("none", ""):
         return []
-    if spec == "all":
-        return list(LABELS)
-    ms = spec.split(",")
-    bad = [m for m in ms if m not in LABELS]
-    if bad:
-        raise SystemExit("gateway: --java takes all, none or servlet,reactive,virtual, not %s" % ",".join(bad))
+    ms = []
+    for m in spec.split(","):
+        for x in JDK if m == "all" else list(STACKS) if m == "stacks" else [m]:
+            if x not in LABELS:
+                raise SystemExit("gateway: --java takes none or a list of all, stacks, %s, not %s"
+                                 % (", ".join(LABELS), m))
+            if x not in ms:
+                ms.append(x)
     return ms
 
 
@@ -47,9 +61,14 @@ def label(a, model):
 def models(a, scenario, catalog_port, inventory_port, setting, delay, nproducts, load_cpus):
     rows = []
     for m in a.java:
-        peer = peer21.Peer("Gateway", {"MODEL": m, "POOL": a.java_pool, "UPSTREAM_TIMEOUT": "%g" % a.upstream_timeout,
-                                       "CATALOG_URL": "http://127.0.0.1:%d" % catalog_port,
-                                       "INVENTORY_URL": "http://127.0.0.1:%d" % inventory_port}, cpu=a.cpu)
+        up = {"UPSTREAM_TIMEOUT": "%g" % a.upstream_timeout, "CATALOG_URL": "http://127.0.0.1:%d" % catalog_port,
+              "INVENTORY_URL": "http://127.0.0.1:%d" % inventory_port}
+        if m in STACKS:
+            cls, env, _ = STACKS[m]
+            peer = peer21.Peer(cls, dict(env, MAX_THREADS=a.java_pool, **up), cpu=a.cpu, runner=peer21.STACKS,
+                               ready_timeout=90)
+        else:
+            peer = peer21.Peer("Gateway", dict(up, MODEL=m, POOL=a.java_pool), cpu=a.cpu)
         try:
             rows.append(peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts,
                                                                 load_cpus)))
@@ -76,7 +95,8 @@ def gateway_name(r):
 
 def report(table, a, rows):
     """The comparison table (primed's and the models' rows, in run order) and gateway-java.csv."""
-    table.write("\n### Gateway models: primed and the JDK 21 gateways (Gateway.java), same catalog and inventory\n\n")
+    table.write("\n### Gateway models: primed and the Java gateways on JDK 21 (Gateway.java; Tomcat and Netty: "
+                "TomcatPeer.java, NettyPeer.java), same catalog and inventory\n\n")
     if a.quick:
         table.write("**Quick smoke run (--quick): these figures are not to be quoted.**\n\n")
     table.write("Each gateway on CPU %d alone (primed `--threads 1`; the JVM pinned with taskset); `--upstream-timeout %g` "

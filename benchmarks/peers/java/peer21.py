@@ -1,6 +1,6 @@
 """benchmarks/peers/java/peer21.py - one JDK 21 peer process (Gateway or Chain) for the scripts.
 
-Owns: starting `benchmarks/peers/java/run21 CLASS` on 127.0.0.1 with PORT=0 (optionally pinned
+Owns: starting `benchmarks/peers/java/run21 CLASS` (or `stacks CLASS`, runner=STACKS) on 127.0.0.1 with PORT=0 (optionally pinned
 with taskset), reading its `... ready ... port=N` line from stderr (kept, line by line),
 stopping it (SIGTERM, bounded wait, SIGKILL), and its CPU time and memory from /proc. run21
 installs JDK 21 and compiles on first use, so the first start may take the download's time
@@ -15,6 +15,7 @@ import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN21 = os.path.join(HERE, "run21")
+STACKS = os.path.join(HERE, "stacks")   # TomcatPeer, NettyPeer (runner=STACKS)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -36,8 +37,8 @@ def prepare(timeout=1800):
 class Peer:
     """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral. .port, .pid, .lines, .ready_line."""
 
-    def __init__(self, cls, env, cpu=None, ready_timeout=60):
-        cmd = [RUN21, cls]
+    def __init__(self, cls, env, cpu=None, ready_timeout=60, runner=RUN21, pre=()):
+        cmd = [runner, *pre, cls]
         if cpu is not None:
             cmd = ["taskset", "-c", str(cpu)] + cmd
         full = dict(os.environ, HOST="127.0.0.1", PORT="0")
@@ -63,8 +64,8 @@ class Peer:
         self.reader.start()
         if not got.wait(ready_timeout) or self.port is None:
             self.stop(2)
-            raise PeerError("java21 %s (%s) printed no ready line within %g s; stderr:\n%s" % (
-                cls, " ".join("%s=%s" % kv for kv in env.items()), ready_timeout, "\n".join(self.lines[-15:])))
+            raise PeerError("%s %s (%s) printed no ready line within %g s; stderr:\n%s" % (
+                os.path.basename(runner), cls, " ".join("%s=%s" % kv for kv in env.items()), ready_timeout, "\n".join(self.lines[-15:])))
 
     def alive(self):
         return self.proc.poll() is None
