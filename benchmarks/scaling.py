@@ -295,7 +295,7 @@ def overload(args, plan, summary):
                     finally:
                         srv.stop()
                     row.update(res)
-                except RuntimeError as e:
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
                     row["error"] = str(e)
                 out.append(row)
     return out

@@ -1,8 +1,10 @@
 """benchmarks/lib/charts.py - the lab's charts, drawn by gnuplot from one results directory.
 
 Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt, and
-benchmarks/scaling's scaling.json or raw.json's "scaling") into one Run; one function per chart, each returning a gnuplot script whose output is SVG (inlined
-by report_html.py) or PNG (the charts benchmarks/plot writes and publish copies to docs/).
+benchmarks/scaling's scaling.json or raw.json's "scaling") into one Run; one function per
+chart, each returning a gnuplot script whose output is SVG (inlined by report_html.py) or PNG
+(the charts benchmarks/plot writes and publish copies to docs/, and benchmarks/scaling's
+speedup charts).
 Rules every chart keeps: a target has one colour in every chart and no two targets share one
 (up to len(PALETTE) targets); every axis says its unit; /example (one prime per request) and
 plaintext answers (nginx's fixed body, every target's /healthz) never share an axis; bars on
