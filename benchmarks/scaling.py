@@ -3,7 +3,7 @@
 
     benchmarks/scaling [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
                        [--conns-example C] [--conns-healthz C] [--warmup S] [--duration S] [--rounds N]
-                       [--peers nginx,h2o|none] [--overload] [--overload-factor F] [--bin PATH]
+                       [--peers nginx,h2o|none] [--share-loader] [--overload] [--overload-factor F] [--bin PATH]
                        [--loader-limit PCT] [--quiet-wait S] [--out DIR]
     benchmarks/scaling --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
     benchmarks/scaling --bundle DIR [--bin PATH]
@@ -21,7 +21,9 @@ h2o with N threads, for /healthz); wrk runs pinned to every remaining CPU with o
 CPU, with C connections per server CPU (default 32 for /example, 64 for /healthz). The default
 list is 1, 2, 4, 8, ... up to all CPUs less a quarter kept for the loader (at least one), plus
 that largest N itself: 16 CPUs give 1, 2, 4, 8, 12. On a 2-CPU machine that is N=1 alone, the
-loader on the second CPU; a larger N cannot leave the loader a CPU and is refused.
+loader on the second CPU; N=2 there leaves the loader no CPU and is refused, unless --share-loader puts
+the loader on every CPU beside the server (as benchmarks/modes runs): such a row compares modes
+(its req/s over the first mode's) but has no speedup, its loader taking the server's CPU.
 A row whose loader used more than --loader-limit % (default 90) of its CPUs is loader-bound:
 its req/s is what the loader could send (printed as a lower bound), never the server's rate,
 and it has no speedup or efficiency.
@@ -202,15 +204,16 @@ def default_counts(ncpu):
     return ns + ([top] if ns[-1] != top else [])
 
 
-def layout(cpus, counts):
+def layout(cpus, counts, share=False):
     """[(N, server CPUs, loader CPUs)] for each N, or raises ValueError naming the N that leaves
-    the loader no CPU."""
+    the loader no CPU. share: an N of every CPU puts the loader on all of them, beside the server."""
     out = []
     for n in counts:
-        if n >= len(cpus):
+        if n > len(cpus) or (n == len(cpus) and not share):
             raise ValueError("--cpus %d leaves the loader no CPU: this process may use %d CPUs (%s); "
-                             "N is at most %d" % (n, len(cpus), ",".join(map(str, cpus)), len(cpus) - 1))
-        out.append((n, cpus[:n], cpus[n:]))
+                             "N is at most %d (%d with --share-loader)" % (
+                                 n, len(cpus), ",".join(map(str, cpus)), len(cpus) - 1, len(cpus)))
+        out.append((n, cpus[:n], cpus[n:] or cpus))
     return out
 
 
@@ -260,7 +263,7 @@ def sweep(args, plan):
             for r in range(args.rounds):
                 for name, kind, binary, flags in targets(args, path):
                     row = {"path": path, "server": name, "n": n, "round": r + 1, "conns": conns,
-                           "server_cpus": scpus, "loader_cpus": lcpus}
+                           "server_cpus": scpus, "loader_cpus": lcpus, "loader_shared": scpus == lcpus}
                     log("%s N=%d c%d: %s round %d" % (path, n, conns, name, r + 1))
                     try:
                         srv = Server(kind, binary, scpus, n, flags)
@@ -311,7 +314,7 @@ def med(xs):
 def summarise(runs, loader_limit):
     """One row per (path, server, N): medians over rounds; loader_bound when the loader's median
     CPU is above loader_limit % of its CPUs; speedup over the same server's N=1 and efficiency
-    (speedup ÷ N) only when neither row is loader-bound; vs_first: req/s over the first server's
+    (speedup ÷ N) only when neither row is loader-bound and the loader had CPUs of its own; vs_first: req/s over the first server's
     at the same N (the first mode's, when modes are compared)."""
     groups = {}
     for r in runs:
@@ -320,6 +323,7 @@ def summarise(runs, loader_limit):
     for (path, server, n), rs in groups.items():
         ok = [r for r in rs if "error" not in r]
         row = {"path": path, "server": server, "n": n, "conns": rs[0]["conns"], "rounds": len(ok),
+               "loader_shared": rs[0].get("loader_shared", False),
                "errors": sum(r.get("errors", 0) for r in ok), "failed": len(rs) - len(ok)}
         for k in ("rps", "server_cpu_us", "p50_ms", "p99_ms", "loader_cpu_pct"):
             row[k + "_med"] = med([r.get(k) for r in ok])
@@ -333,7 +337,7 @@ def summarise(runs, loader_limit):
         base = by.get((s["path"], s["server"], 1))
         quoted = s["rps_med"] and not s["loader_bound"]
         s["speedup"] = (s["rps_med"] / base["rps_med"] if quoted and base and base["rps_med"] and
-                        not base["loader_bound"] else None)
+                        not base["loader_bound"] and not s["loader_shared"] else None)
         s["efficiency"] = s["speedup"] / s["n"] if s["speedup"] is not None else None
         ref = by.get((s["path"], first[s["path"]], s["n"]))
         s["vs_first"] = (s["rps_med"] / ref["rps_med"] if quoted and ref and ref["rps_med"] and
@@ -361,7 +365,8 @@ def table_list(data):
         for s in rows:
             lb = s["loader_bound"]
             rps = fmt(s["rps_med"], "%.0f")
-            note = "loader-bound" if lb else ""
+            note = "; ".join(x for x, on in (("loader-bound", lb), ("loader shares the server's CPUs",
+                                                                       s.get("loader_shared"))) if on)
             if s["failed"]:
                 note = (note + "; " if note else "") + "%d run(s) failed" % s["failed"]
             c = [s["server"], s["n"], s["conns"], ("≥ " + rps) if lb else rps, fmt(s["speedup"], "%.2f"),
@@ -554,6 +559,8 @@ def parse(argv):
     ap.add_argument("--duration", type=int, default=6, help="seconds measured per run (default 6)")
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (default 1)")
     ap.add_argument("--peers", default=",".join(PEERS), help="peers on /healthz: nginx,h2o or none")
+    ap.add_argument("--share-loader", action="store_true",
+                    help="allow N = every CPU, the loader on all of them beside the server (no speedup)")
     ap.add_argument("--overload", action="store_true", help="open loop on /example at --overload-factor x capacity")
     ap.add_argument("--overload-factor", type=float, default=2.0)
     ap.add_argument("--overload-duration", type=int, help="seconds of each open-loop run (default --duration)")
@@ -611,7 +618,7 @@ def main(argv=None):
         sys.exit("scaling: needs 2 CPUs at least (the server on one, the loader on another); this process may use %d"
                  % len(cpus))
     try:
-        plan = layout(cpus, a.cpus or default_counts(len(cpus)))
+        plan = layout(cpus, a.cpus or default_counts(len(cpus)), a.share_loader)
     except ValueError as e:
         ap.error(str(e))
     for prog in ("taskset", "wrk"):
