@@ -174,12 +174,40 @@ class Server:
 
 
 def stop_all():
-    """Stops what this run started and has not stopped (at exit, on SIGTERM, SIGINT, SIGHUP)."""
+    """Stops what this run started and has not stopped (at exit, on SIGTERM, SIGINT, SIGHUP): the
+    servers it keeps, then any child of this process still running (a primed a signal caught
+    before its ready line, a wrk): our own children only, by PID (or the session it leads)."""
     for s in list(STARTED):
         try:
             s.stop()
         except OSError:
             pass
+    me = str(os.getpid())
+    for d in os.listdir("/proc"):
+        st = quiet.proc_stat(d) if d.isdigit() else None
+        if st is None or st[1][1] != me:         # fields after comm: state ppid pgrp ...
+            continue
+        pid = int(d)
+        try:
+            if st[1][2] == d:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        for _ in range(100):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.05)
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
 # ----------------------------------------------------------------------------- layout
