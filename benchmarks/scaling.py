@@ -632,8 +632,12 @@ def main(argv=None):
     if a.bundle:
         return make_bundle(a)
     if a.source:
-        with open(a.source) as f:
-            data = json.load(f)
+        try:
+            with open(a.source) as f:
+                data = json.load(f)
+            data["config"]["loader_limit"], data["runs"]     # noqa: B018 (what --from needs)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit("scaling --from %s: not a scaling.json (%s: %s)" % (a.source, type(e).__name__, e))
         if a.loader_limit is not None:
             data["config"]["loader_limit"] = a.loader_limit
         data["summary"] = summarise(data["runs"], data["config"]["loader_limit"])
@@ -666,9 +670,9 @@ def main(argv=None):
     quiet.guard("benchmarks/scaling", max_wait=a.quiet_wait)
     window = quiet.Window()
     meta = host_meta()
+    ver = subprocess.run([a.bin, "--version"], capture_output=True, text=True).stdout.strip()
     meta.update({"command": " ".join(["benchmarks/scaling"] + (argv if argv is not None else sys.argv[1:])),
-                 "version": subprocess.run([a.bin, "--version"], capture_output=True, text=True).stdout.strip()
-                 .splitlines()[0] if a.bin else "?",
+                 "version": (ver.splitlines() or ["?"])[0], "build": ver, "cpus": cpus,
                  "bundle": bool(BUNDLE), "peers": [k for k in a.peers if a.peer_bins[k]]})
     config = {"counts": [n for n, _, _ in plan], "paths": [PATHS[p] for p in a.paths], "modes": a.modes,
               "conns_per_cpu": a.conns, "warmup_s": a.warmup, "duration_s": a.duration, "rounds": a.rounds,
