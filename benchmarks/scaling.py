@@ -590,13 +590,14 @@ def parse(argv):
     ap.add_argument("--share-loader", action="store_true",
                     help="allow N = every CPU, the loader on all of them beside the server (no speedup)")
     ap.add_argument("--overload", action="store_true", help="open loop on /example at --overload-factor x capacity")
-    ap.add_argument("--overload-factor", type=float, default=2.0)
+    ap.add_argument("--overload-factor", type=float, default=2.0, metavar="F",
+                    help="the open loop's rate over each mode's capacity (default 2)")
     ap.add_argument("--overload-duration", type=int, help="seconds of each open-loop run (default --duration)")
     ap.add_argument("--openloop", help="the openloop binary (default: the build's, else built with cc)")
     ap.add_argument("--loader-limit", type=float, default=None,
-                    help="loader CPU %% above which a row is loader-bound (default %g)" % LOADER_LIMIT)
+                    help="loader CPU %%%% of its CPUs above which a row is loader-bound (default %g)" % LOADER_LIMIT)
     ap.add_argument("--quiet-wait", type=float, default=60.0, help="seconds to wait for a quiet machine (default 60)")
-    ap.add_argument("--bin", default=os.path.join(BUNDLE, "bin", "primed") if BUNDLE else
+    ap.add_argument("--bin", help="the primed binary (default the build's, in a bundle the bundle's)", default=os.path.join(BUNDLE, "bin", "primed") if BUNDLE else
                     os.path.join(ROOT, "build", "src", "primed"))
     ap.add_argument("--out", help="results folder")
     ap.add_argument("--from", dest="source", metavar="JSON", help="re-render a scaling.json")
