@@ -98,7 +98,9 @@ def peer_binary(kind):
 
 def peer_cmd(kind, binary, port, n, prefix):
     """The command of nginx or h2o on 127.0.0.1:port with n workers (threads), its config filled
-    from benchmarks/peers' template into prefix (a temp dir), as nginx-run and h2o-run do."""
+    from benchmarks/peers' template into prefix (a temp dir), as nginx-run and h2o-run do. Not
+    those scripts themselves: they need bash, sed and find and run /usr/sbin/nginx, /usr/bin/h2o,
+    none of which a bundle's host has; the templates are the one thing to share."""
     subst = {"@PORT@": str(port), "@WORKERS@": str(n), "@THREADS@": str(n), "@PREFIX@": prefix,
              "@UPSTREAM_PORT@": "0", "@USER@": "user: root" if os.getuid() == 0 else ""}
     with open(os.path.join(HERE, "peers", kind + ".conf")) as f:
