@@ -1,8 +1,10 @@
 """benchmarks/lib/charts.py - the lab's charts, drawn by gnuplot from one results directory.
 
-Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt) into
-one Run; one function per chart, each returning a gnuplot script whose output is SVG (inlined
-by report_html.py) or PNG (the charts benchmarks/plot writes and publish copies to docs/).
+Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt, and
+benchmarks/scaling's scaling.json or raw.json's "scaling") into one Run; one function per
+chart, each returning a gnuplot script whose output is SVG (inlined by report_html.py) or PNG
+(the charts benchmarks/plot writes and publish copies to docs/, and benchmarks/scaling's
+speedup charts).
 Rules every chart keeps: a target has one colour in every chart and no two targets share one
 (up to len(PALETTE) targets); every axis says its unit; /example (one prime per request) and
 plaintext answers (nginx's fixed body, every target's /healthz) never share an axis; bars on
@@ -41,6 +43,7 @@ class Run:
     contamination: dict                # raw.json's windows by section
     ceiling: float = None
     colours: dict = field(default_factory=dict)
+    scaling: dict = None               # benchmarks/scaling's data (raw.json's or scaling.json), or None
 
     def targets(self):
         return [s["TYPE"] for s in self.summary]
@@ -69,10 +72,11 @@ def load(outdir):
         with open(p, newline="") as f:
             return list(csv.DictReader(f))
     meta = {}
-    with open(os.path.join(outdir, "meta.txt")) as f:
-        for line in f:
-            k, _, v = line.rstrip("\n").partition("=")
-            meta[k] = v
+    if os.path.exists(os.path.join(outdir, "meta.txt")):    # absent where benchmarks/scaling ran alone
+        with open(os.path.join(outdir, "meta.txt")) as f:
+            for line in f:
+                k, _, v = line.rstrip("\n").partition("=")
+                meta[k] = v
     summary = rows("summary.csv")
     limit = [s for s in summary if s.get("status") == "limit"]
     raw = {}
@@ -86,6 +90,10 @@ def load(outdir):
     m = re.match(r"([0-9.]+) req/s", meta.get("ceiling", ""))
     r.ceiling = float(m.group(1)) if m else (num(limit[0]["RPS"]) if limit else None)
     r.colours = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(r.targets())}
+    r.scaling = raw.get("scaling")
+    if r.scaling is None and os.path.exists(os.path.join(outdir, "scaling.json")):
+        with open(os.path.join(outdir, "scaling.json")) as f:
+            r.scaling = json.load(f)
     return r
 
 
@@ -350,6 +358,28 @@ def contamination(run, terminal):
               '5 with lines dt 2 lw 2 lc rgb "#0072B2" title "other processes limit 5 %", '
               '2 with lines dt 3 lw 2 lc rgb "#E69F00" title "steal limit 2 %"')
     return "contamination", title, gp
+
+
+def speedup(scaling, path, terminal):
+    """benchmarks/scaling's speedup over N=1 against server CPUs on one path: a line per server
+    (loader-bound rows, which have no speedup, left out) and the ideal, speedup = N, dashed.
+    None when no row of path has a speedup."""
+    rows = [s for s in (scaling or {}).get("summary", []) if s["path"] == path]
+    names = []
+    for s in rows:
+        if s["server"] not in names:
+            names.append(s["server"])
+    series = []
+    for i, name in enumerate(names):
+        pts = sorted((s["n"], s["speedup"]) for s in rows if s["server"] == name and s.get("speedup") is not None)
+        if pts:
+            series.append((name, PALETTE[i % len(PALETTE)], dash(i), pts))
+    if not series:
+        return None
+    ns = sorted({s["n"] for s in rows})
+    series.append(("ideal (speedup = N)", "#444444", 2, [(n, n) for n in ns]))
+    title = "%s: speedup over one server CPU (req/s at N ÷ req/s at N=1)" % path
+    return "scaling", title, lines(title, "server CPUs (N)", "speedup (×)", series, terminal, xtics=ns)
 
 
 def all_charts(run, terminal="svg"):

@@ -1,9 +1,11 @@
 """benchmarks/lib/report_html.py - report.html: one lab run as a page a person reads at a glance.
 
 Owns: the page (report.html in the results dir): the run's context (machine, commit,
-command, pinning, the contamination verdict), the summary table, and every chart of
-charts.py inlined as SVG. Self-contained: no script, no font, no image fetched at view time,
-so it opens from disk and from a CI artifact alike. A chart gnuplot could not draw is kept as
+command, pinning, the contamination verdict), the summary table, every chart of charts.py
+inlined as SVG, and, when the dir holds benchmarks/scaling's data, a Scaling section (its
+tables, loader-bound rows drawn as the limit row, and its speedup charts). Self-contained: no
+script, no font, no image fetched at view time, so it opens from disk and from a CI artifact
+alike. A chart gnuplot could not draw is kept as
 an empty <svg> with its error beside it (tests/bench/report-browser fails on it). Never
 measures; reads only the results dir. Docs: docs/report.md.
 """
@@ -95,11 +97,46 @@ def table(run, limit_row=None):
     return out
 
 
+def scaling_section(sc, n):
+    """benchmarks/scaling's tables (loader-bound rows as the limit row is drawn) and its speedup
+    charts; n numbers the charts. Returns (lines, charts drawn)."""
+    m = sc.get("meta", {})
+    out = ["<h2>Scaling</h2>", "<p>benchmarks/scaling on %s, %s; <code>%s</code>; %s.</p>" % (
+        esc(m.get("host", "?")), esc(m.get("date", "?")), esc(m.get("command", "?")), esc(m.get("version", "?")))]
+    for t in sc.get("tables", []):
+        out.append("<h3>%s</h3>" % esc(t["title"]))
+        out.append('<table class="scaling"><thead><tr>%s</tr></thead><tbody>' % "".join(
+            "<th>%s</th>" % esc(h) for h in t["header"]))
+        for r in t["rows"]:
+            out.append('<tr%s>%s</tr>' % (' class="limit"' if "loader-bound" in str(r[-1]) else "",
+                                          "".join("<td>%s</td>" % esc(c) for c in r)))
+        out.append("</tbody></table><p>%s</p>" % esc(t.get("note", "")))
+    out.append('<div class="charts">')
+    for path in ("/example", "/healthz"):
+        chart = charts.speedup(sc, path, "svg")
+        if chart:
+            n += 1
+            out.append(figure(n, chart[0], chart[1], chart[2]))
+    out.append("</div>")
+    return out, n
+
+
 def page(outdir):
-    """report.html's text for the results dir outdir."""
+    """report.html's text for the results dir outdir: a lab run, benchmarks/scaling's data, or both."""
     run = charts.load(outdir)
-    with open(os.path.join(outdir, "summary.csv"), newline="") as f:
-        limit = next((s for s in csv.DictReader(f) if s.get("status") == "limit"), None)
+    limit = None
+    if os.path.exists(os.path.join(outdir, "summary.csv")):
+        with open(os.path.join(outdir, "summary.csv"), newline="") as f:
+            limit = next((s for s in csv.DictReader(f) if s.get("status") == "limit"), None)
+    if not run.meta and run.scaling:        # benchmarks/scaling's folder alone
+        title = "primed scaling sweep: %s" % run.scaling.get("meta", {}).get("date", "?")
+        out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+               '<meta name="viewport" content="width=device-width, initial-scale=1">',
+               "<title>%s</title><style>%s</style></head><body>" % (esc(title), CSS), "<h1>%s</h1>" % esc(title)]
+        out += scaling_section(run.scaling, 0)[0]
+        out.append("<p>Written by benchmarks/lib/report_html.py from this directory's scaling.json; the charts "
+                   "by gnuplot (see docs/report.md).</p></body></html>")
+        return "\n".join(out) + "\n"
     title = "primed comparison lab: %s" % run.meta.get("date", "?")
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -131,6 +168,8 @@ def page(outdir):
         out.append(figure(n, role, ctitle, script))
     if seen is not None:
         out.append("</div>")
+    if run.scaling:
+        out += scaling_section(run.scaling, n)[0]
     out.append("<p>Written by benchmarks/lib/report_html.py from this directory's CSV and raw.json; "
                "the charts by gnuplot (see docs/report.md).</p></body></html>")
     return "\n".join(out) + "\n"

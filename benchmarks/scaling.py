@@ -1,0 +1,701 @@
+#!/usr/bin/python3
+"""benchmarks/scaling - throughput against server CPUs: primed (and nginx, h2o) on 1, 2, 4, ... CPUs.
+
+    benchmarks/scaling [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
+                       [--conns-example C] [--conns-healthz C] [--warmup S] [--duration S] [--rounds N]
+                       [--peers nginx,h2o|none] [--share-loader] [--overload] [--overload-factor F] [--bin PATH]
+                       [--loader-limit PCT] [--quiet-wait S] [--out DIR]
+    benchmarks/scaling --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
+    benchmarks/scaling --bundle DIR [--bin PATH]
+
+Owns: the sweep's CPU layout (server on the first N CPUs this process may use, the loader on
+all the others), one closed-loop measurement per server, CPU count and round (req/s, p50/p99,
+the server's CPU per request from /proc/PID/stat utime+stime, the loader's CPU from its
+rusage), the summary (medians of rounds, speedup over the same server's N=1, efficiency,
+loader-bound rows), the open-loop overload runs, the results (scaling.json, scaling.md, the
+speedup charts and report.html through charts.py and report_html.py) and the bundle. Never
+installs or builds anything; kills only the processes it started (their PIDs are kept).
+
+Layout: N server CPUs get primed pinned with taskset and `--threads N` (nginx with N workers,
+h2o with N threads, for /healthz); wrk runs pinned to every remaining CPU with one thread per
+CPU, with C connections per server CPU (default 32 for /example, 64 for /healthz). The default
+list is 1, 2, 4, 8, ... up to all CPUs less a quarter kept for the loader (at least one), plus
+that largest N itself: 16 CPUs give 1, 2, 4, 8, 12. On a 2-CPU machine that is N=1 alone, the
+loader on the second CPU; N=2 there leaves the loader no CPU and is refused, unless --share-loader puts
+the loader on every CPU beside the server (as benchmarks/modes runs): such a row compares modes
+(its req/s over the first mode's) but has no speedup, its loader taking the server's CPU.
+A row whose loader used more than --loader-limit % (default 90) of its CPUs is loader-bound:
+its req/s is what the loader could send (printed as a lower bound), never the server's rate,
+and it has no speedup or efficiency.
+Modes: --modes runs the same binary with the default flags (default), `--dispatch inline`
+(inline) and `--prime-split off` (split-off), interleaved per round (A B A B), medians shown,
+with each mode's req/s over the first mode's. --overload then runs benchmarks/openloop on
+/example at --overload-factor (default 2) times each mode's measured capacity at that N: the
+p99 of the answered requests and the oldest request served (openloop's max latency, from each
+request's scheduled start), with the client timeouts and the requests it could not send.
+Results: --out DIR (default benchmarks/results/scaling-<UTC>/; in a bundle results/<UTC>/)
+gets scaling.json (meta, every run, the summary, the overload runs), scaling.md (the tables),
+scaling-<path>.png (speedup with the ideal line, when gnuplot is there) and report.html; a DIR
+that already holds a lab run (raw.json) gets the data in its raw.json too, and its report.html
+gains a Scaling section. --from re-renders a scaling.json (on another machine, say).
+Bundle: --bundle DIR packs the binary, wrk, taskset, openloop, nginx and h2o (when installed),
+the shared libraries they load except glibc's own (libc, ld-linux, libm, libpthread, libdl,
+librt), this script and the modules it needs into DIR, with DIR/run as the entry point: it
+runs on an x86-64 Linux host with glibc >= 2.36, coreutils and python3 and nothing else.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(HERE, "lib"))
+import quiet  # noqa: E402  (the measurement lock + quiet guard)
+import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
+import spawn  # noqa: E402  (free port, terminate)
+import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
+
+BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
+TCK = os.sysconf("SC_CLK_TCK")
+PATHS = {"example": "/example", "healthz": "/healthz"}
+CONNS = {"example": 32, "healthz": 64}
+MODES = {"default": [], "inline": ["--dispatch", "inline"], "split-off": ["--prime-split", "off"]}
+PEERS = ("nginx", "h2o")
+LOADER_LIMIT = 90.0
+# glibc's own libraries: the host has them (glibc >= 2.36), and a copy would not match its ld-linux
+GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
+MODULES = ("bench.py", "quiet.py", "spawn.py", "lab.py", "charts.py", "report_html.py", "wrk_report.lua")
+COLUMNS = ["server", "N", "conns", "req/s", "speedup", "efficiency", "server CPU µs/req", "p50 ms", "p99 ms",
+           "loader CPU %", "errors", "note"]
+OVERLOAD_COLUMNS = ["server", "N", "rate req/s", "answered %", "p50 ms", "p99 ms (answered)",
+                    "oldest served ms", "client timeouts", "unsent", "refused/reset"]
+
+log = bench.logger("scaling")
+STARTED = []        # every server this run started and has not stopped (stopped at exit)
+
+
+# ----------------------------------------------------------------------------- servers
+
+def peer_binary(kind):
+    """nginx's or h2o's executable (the bundle's, then PATH, then /usr/sbin), or None."""
+    for cand in ([os.path.join(BUNDLE, "bin", kind)] if BUNDLE else []) + [shutil.which(kind) or "",
+                                                                           "/usr/sbin/" + kind]:
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def peer_cmd(kind, binary, port, n, prefix):
+    """The command of nginx or h2o on 127.0.0.1:port with n workers (threads), its config filled
+    from benchmarks/peers' template into prefix (a temp dir), as nginx-run and h2o-run do. Not
+    those scripts themselves: they need bash, sed and find and run /usr/sbin/nginx, /usr/bin/h2o,
+    none of which a bundle's host has; the templates are the one thing to share."""
+    subst = {"@PORT@": str(port), "@WORKERS@": str(n), "@THREADS@": str(n), "@PREFIX@": prefix,
+             "@UPSTREAM_PORT@": "0", "@USER@": "user: root" if os.getuid() == 0 else ""}
+    with open(os.path.join(HERE, "peers", kind + ".conf")) as f:
+        text = f.read()
+    for k, v in subst.items():
+        text = text.replace(k, v)
+    conf = os.path.join(prefix, kind + ".conf")
+    with open(conf, "w") as f:
+        f.write(text)
+    if kind == "h2o":   # the two bodies h2o.conf serves as files
+        for name, body in (("ok", "OK"), ("hello", "Hello_1")):
+            with open(os.path.join(prefix, name), "w") as f:
+                f.write(body)
+        return [binary, "-c", conf]
+    return [binary, "-p", prefix, "-c", conf, "-e", "stderr"]
+
+
+class Server:
+    """One server pinned to cpus with n threads (workers): primed through bench.start_pinned, or
+    a peer in a session of its own (its master and workers one process group). .port, .pid,
+    cpu_s() (user+system seconds so far, the whole group's for a peer), stop()."""
+
+    def __init__(self, kind, binary, cpus, n, args=()):
+        self.kind, self.primed, self.prefix, self.proc = kind, None, None, None
+        if kind == "primed":
+            try:
+                self.primed = bench.start_pinned(binary, cpus, args, threads=n)
+            except spawn.NotReady as e:
+                raise RuntimeError("primed did not start: %s" % e) from None
+            self.port, self.pid = self.primed.port, self.primed.pid
+            STARTED.append(self)
+            return
+        self.port = spawn.free_port()
+        self.prefix = tempfile.mkdtemp(prefix="primed-scaling-%s." % kind)
+        err = open(os.path.join(self.prefix, "stderr.log"), "w")
+        self.proc = subprocess.Popen(bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                     start_new_session=True)
+        err.close()
+        self.pid = self.proc.pid
+        STARTED.append(self)
+        deadline = time.monotonic() + 10
+        while bench.http_status(self.port, "/healthz", 1) != 200:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                with open(os.path.join(self.prefix, "stderr.log")) as f:
+                    tail = f.read()[-400:]
+                self.stop()
+                raise RuntimeError("%s did not answer /healthz on port %d: %s" % (kind, self.port, tail))
+            time.sleep(0.05)
+
+    def cpu_s(self):
+        if self.primed:
+            f = quiet.proc_stat(self.pid)[1]
+            return (int(f[11]) + int(f[12])) / TCK
+        return lab.group_sample(self.pid)[0]
+
+    def stop(self):
+        if self in STARTED:
+            STARTED.remove(self)
+        if self.primed:
+            self.primed.stop()
+            return
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGTERM)     # the group this run started, no other
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.pid, signal.SIGKILL)
+                self.proc.wait()
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+
+def stop_all():
+    """Stops what this run started and has not stopped (at exit, on SIGTERM, SIGINT, SIGHUP): the
+    servers it keeps, then any child of this process still running (a primed a signal caught
+    before its ready line, a wrk): our own children only, by PID (or the session it leads)."""
+    for s in list(STARTED):
+        try:
+            s.stop()
+        except OSError:
+            pass
+    me = str(os.getpid())
+    for d in os.listdir("/proc"):
+        st = quiet.proc_stat(d) if d.isdigit() else None
+        if st is None or st[1][1] != me:         # fields after comm: state ppid pgrp ...
+            continue
+        pid = int(d)
+        try:
+            if st[1][2] == d:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        for _ in range(100):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.05)
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+
+
+# ----------------------------------------------------------------------------- layout
+
+def parse_list(text, what):
+    try:
+        xs = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("%s: a list of whole numbers such as 1,2,4 (got %r)" % (what, text))
+    if not xs or min(xs) < 1:
+        raise argparse.ArgumentTypeError("%s: numbers of 1 or more (got %r)" % (what, text))
+    return sorted(set(xs))
+
+
+def default_counts(ncpu):
+    """1, 2, 4, ... up to ncpu less a quarter (at least one CPU) for the loader, and that top itself."""
+    top = max(1, ncpu - max(1, ncpu // 4))
+    ns, n = [], 1
+    while n <= top:
+        ns.append(n)
+        n *= 2
+    return ns + ([top] if ns[-1] != top else [])
+
+
+def layout(cpus, counts, share=False):
+    """[(N, server CPUs, loader CPUs)] for each N, or raises ValueError naming the N that leaves
+    the loader no CPU. share: an N of every CPU puts the loader on all of them, beside the server."""
+    out = []
+    for n in counts:
+        if n > len(cpus) or (n == len(cpus) and not share):
+            raise ValueError("--cpus %d leaves the loader no CPU: this process may use %d CPUs (%s); "
+                             "N is at most %d (%d with --share-loader)" % (
+                                 n, len(cpus), ",".join(map(str, cpus)), len(cpus) - 1, len(cpus)))
+        out.append((n, cpus[:n], cpus[n:] or cpus))
+    return out
+
+
+# ----------------------------------------------------------------------------- one measurement
+
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(srv, path, conns, loader, warmup, duration):
+    """One wrk run on the loader CPUs (after a warm-up run) against srv: its figures, the
+    server's CPU per request and the loader's CPU in % of its CPUs. wrk is the only child
+    reaped during the run, so the growth of RUSAGE_CHILDREN is its CPU time."""
+    url = "http://127.0.0.1:%d%s" % (srv.port, path)
+    tmo = 30 if path == "/example" else 10
+    if warmup > 0:
+        bench.run_wrk(url, conns, warmup, len(loader), tmo, cpus=loader, timeout=warmup + 60)
+    l0, c0, t0 = children_cpu_s(), srv.cpu_s(), time.monotonic()
+    st, out, _ = bench.run_wrk(url, conns, duration, len(loader), tmo, cpus=loader, timeout=duration + 60)
+    wall = time.monotonic() - t0
+    l1, c1 = children_cpu_s(), srv.cpu_s()
+    if st is None:
+        raise RuntimeError("wrk gave no stats: " + out[-300:])
+    n = int(st["requests"])
+    return {"rps": st["rps"], "requests": n, "p50_ms": st["p50_us"] / 1e3, "p99_ms": st["p99_us"] / 1e3,
+            "server_cpu_us": (c1 - c0) * 1e6 / n if n else None,
+            "loader_cpu_pct": 100.0 * (l1 - l0) / (wall * len(loader)),
+            "errors": int(st["failures"] + st["timeouts"] + st["non2xx"])}
+
+
+def targets(args, path):
+    """[(name, kind, binary, flags)] measured on path: primed in each mode, the peers on /healthz."""
+    out = [("primed" if args.modes == ["default"] else "primed " + m, "primed", args.bin, MODES[m])
+           for m in args.modes]
+    if path == "/healthz":
+        out += [(k, k, args.peer_bins[k], []) for k in args.peers if args.peer_bins.get(k)]
+    return out
+
+
+def sweep(args, plan):
+    runs = []
+    for key in args.paths:
+        path = PATHS[key]
+        for n, scpus, lcpus in plan:
+            conns = args.conns[key] * n
+            for r in range(args.rounds):
+                for name, kind, binary, flags in targets(args, path):
+                    row = {"path": path, "server": name, "n": n, "round": r + 1, "conns": conns,
+                           "server_cpus": scpus, "loader_cpus": lcpus, "loader_shared": scpus == lcpus}
+                    log("%s N=%d c%d: %s round %d" % (path, n, conns, name, r + 1))
+                    try:
+                        srv = Server(kind, binary, scpus, n, flags)
+                        try:
+                            row.update(measure(srv, path, conns, lcpus, args.warmup, args.duration))
+                        finally:
+                            srv.stop()
+                    except RuntimeError as e:
+                        log("%s N=%d %s: %s" % (path, n, name, e))
+                        row["error"] = str(e)
+                    runs.append(row)
+    return runs
+
+
+def overload(args, plan, summary):
+    """Open loop on /example at --overload-factor times each primed mode's capacity at each N."""
+    out = []
+    cap = {(s["server"], s["n"]): s["rps_med"] for s in summary if s["path"] == "/example"}
+    for n, scpus, lcpus in plan:
+        for r in range(args.rounds):
+            for name, kind, binary, flags in targets(args, "/example"):
+                if not cap.get((name, n)):
+                    continue
+                rate = args.overload_factor * cap[(name, n)]
+                log("overload /example N=%d %s at %.0f req/s round %d" % (n, name, rate, r + 1))
+                row = {"server": name, "n": n, "round": r + 1, "capacity_rps": cap[(name, n)], "rate": rate}
+                try:
+                    srv = Server(kind, binary, scpus, n, flags)
+                    try:
+                        res = lab.run_openloop(types.SimpleNamespace(port=srv.port), "/example", rate,
+                                               args.overload_duration, lcpus, args.openloop)
+                    finally:
+                        srv.stop()
+                    row.update(res)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    row["error"] = str(e)
+                out.append(row)
+    return out
+
+
+# ----------------------------------------------------------------------------- summary, tables
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def summarise(runs, loader_limit):
+    """One row per (path, server, N): medians over rounds; loader_bound when the loader's median
+    CPU is above loader_limit % of its CPUs; speedup over the same server's N=1 and efficiency
+    (speedup ÷ N) only when neither row is loader-bound and the loader had CPUs of its own; vs_first: req/s over the first server's
+    at the same N (the first mode's, when modes are compared)."""
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["path"], r["server"], r["n"]), []).append(r)
+    rows = []
+    for (path, server, n), rs in groups.items():
+        ok = [r for r in rs if "error" not in r]
+        row = {"path": path, "server": server, "n": n, "conns": rs[0]["conns"], "rounds": len(ok),
+               "loader_shared": rs[0].get("loader_shared", False),
+               "errors": sum(r.get("errors", 0) for r in ok), "failed": len(rs) - len(ok)}
+        for k in ("rps", "server_cpu_us", "p50_ms", "p99_ms", "loader_cpu_pct"):
+            row[k + "_med"] = med([r.get(k) for r in ok])
+        row["loader_bound"] = row["loader_cpu_pct_med"] is not None and row["loader_cpu_pct_med"] > loader_limit
+        rows.append(row)
+    by = {(s["path"], s["server"], s["n"]): s for s in rows}
+    first = {}
+    for s in rows:
+        first.setdefault(s["path"], s["server"])
+    for s in rows:
+        base = by.get((s["path"], s["server"], 1))
+        quoted = s["rps_med"] and not s["loader_bound"]
+        s["speedup"] = (s["rps_med"] / base["rps_med"] if quoted and base and base["rps_med"] and
+                        not base["loader_bound"] and not s["loader_shared"] else None)
+        s["efficiency"] = s["speedup"] / s["n"] if s["speedup"] is not None else None
+        ref = by.get((s["path"], first[s["path"]], s["n"]))
+        s["vs_first"] = (s["rps_med"] / ref["rps_med"] if quoted and ref and ref["rps_med"] and
+                         not ref["loader_bound"] else None)
+    return rows
+
+
+def fmt(x, spec, none="–"):
+    return spec % x if x is not None else none
+
+
+def table_list(data):
+    """The tables of a sweep, as report.html and scaling.md show them: [{title, header, rows,
+    note}], one per path, then the overload table."""
+    summary, limit = data["summary"], data["config"]["loader_limit"]
+    servers, out = [], []
+    for s in summary:
+        if s["server"] not in servers:
+            servers.append(s["server"])
+    for path in [p for p in PATHS.values() if any(s["path"] == p for s in summary)]:
+        rows = sorted((s for s in summary if s["path"] == path), key=lambda s: (servers.index(s["server"]), s["n"]))
+        multi = len({s["server"] for s in rows if s["server"].startswith("primed")}) > 1
+        head = COLUMNS[:-1] + (["÷ %s" % rows[0]["server"]] if multi else []) + COLUMNS[-1:]
+        cells = []
+        for s in rows:
+            lb = s["loader_bound"]
+            rps = fmt(s["rps_med"], "%.0f")
+            note = "; ".join(x for x, on in (("loader-bound", lb), ("loader shares the server's CPUs",
+                                                                       s.get("loader_shared"))) if on)
+            if s["failed"]:
+                note = (note + "; " if note else "") + "%d run(s) failed" % s["failed"]
+            c = [s["server"], s["n"], s["conns"], ("≥ " + rps) if lb else rps, fmt(s["speedup"], "%.2f"),
+                 fmt(s["efficiency"] and 100 * s["efficiency"], "%.0f %%"), fmt(s["server_cpu_us_med"], "%.1f"),
+                 fmt(s["p50_ms_med"], "%.2f"), fmt(s["p99_ms_med"], "%.2f"), fmt(s["loader_cpu_pct_med"], "%.0f"),
+                 s["errors"]]
+            cells.append(c + ([fmt(s["vs_first"], "%.2f")] if multi else []) + [note])
+        out.append({"title": "%s: server on the first N CPUs (--threads N), wrk on the rest, medians of %d round(s)"
+                             % (path, data["config"]["rounds"]), "header": head, "rows": cells,
+                    "note": "Speedup: req/s over the same server's at N=1; efficiency: speedup ÷ N. A row whose "
+                            "loader used more than %g %% of its CPUs is loader-bound: its req/s is a lower bound "
+                            "set by the loader, not the server's rate, and it has no speedup." % limit})
+    groups = {}
+    for r in data.get("overload") or []:
+        if "error" not in r:
+            groups.setdefault((r["server"], r["n"]), []).append(r)
+    if groups:
+        cells = []
+        for (server, n), rs in groups.items():
+            cells.append([server, n, "%.0f" % med([r["rate"] for r in rs]), fmt(med([r["availability_pct"] for r in rs]), "%.1f"),
+                          fmt(med([r["p50_ms"] for r in rs]), "%.1f"), fmt(med([r["p99_ms"] for r in rs]), "%.1f"),
+                          fmt(med([r["max_ms"] for r in rs]), "%.1f"), sum(r["timeouts"] for r in rs),
+                          sum(r["unsent"] for r in rs), sum(r["refused"] + r["reset"] for r in rs)])
+        out.append({"title": "Overload: /example open loop at %g× each mode's capacity, medians of %d round(s)" % (
+            data["config"]["overload_factor"], data["config"]["rounds"]), "header": OVERLOAD_COLUMNS, "rows": cells,
+            "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
+                    "longest any answered request waited."})
+    return out
+
+
+def tables(data):
+    """scaling.md's text: the host, then table_list's tables in Markdown."""
+    meta = data["meta"]
+    out = ["<!-- benchmarks/scaling on %s; %s -->" % (meta.get("host", "?"), meta.get("date", "?")),
+           "Host: %s. Binary: %s." % (meta.get("host", "?"), meta.get("version", "?"))]
+    for t in table_list(data):
+        out += ["", "### " + t["title"], "", "| " + " | ".join(t["header"]) + " |", "|" + "---|" * len(t["header"])]
+        out += ["| " + " | ".join(str(c) for c in r) + " |" for r in t["rows"]]
+        out += ["", t["note"]]
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------------------- results
+
+def host_meta():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    except OSError:
+        pass
+    return {"host": "%s, %d CPUs usable (%d online), kernel %s" % (model, len(os.sched_getaffinity(0)),
+                                                                  os.cpu_count() or 0, os.uname().release),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def write_results(data, outdir):
+    """scaling.json, scaling.md, the speedup PNGs and report.html into outdir (and raw.json's
+    "scaling" when outdir holds a lab run); a missing gnuplot leaves out the charts, said."""
+    os.makedirs(outdir, exist_ok=True)
+    data["tables"] = table_list(data)
+    with open(os.path.join(outdir, "scaling.json"), "w") as f:
+        json.dump(data, f, indent=1)
+    with open(os.path.join(outdir, "scaling.md"), "w") as f:
+        f.write(tables(data))
+    raw = os.path.join(outdir, "raw.json")
+    if os.path.exists(raw):
+        with open(raw) as f:
+            whole = json.load(f)
+        whole["scaling"] = data
+        with open(raw + ".tmp", "w") as f:
+            json.dump(whole, f, indent=1)
+        os.replace(raw + ".tmp", raw)
+    if not shutil.which("gnuplot"):
+        log("gnuplot missing: no charts, no report.html (run benchmarks/scaling --from %s where it is)" %
+            os.path.join(outdir, "scaling.json"))
+        return
+    import charts
+    import report_html
+    for key, path in PATHS.items():
+        chart = charts.speedup(data, path, "png")
+        if chart:
+            charts.draw(chart[2], "png", os.path.join(outdir, "scaling-%s.png" % key))
+    report_html.write(outdir)
+
+
+# ----------------------------------------------------------------------------- bundle
+
+def shared_libs(exe):
+    """[(soname, path)] that exe loads (ldd), glibc's own left out; [] for a static one."""
+    p = subprocess.run(["ldd", exe], capture_output=True, text=True)
+    out = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*(\S+) => (/\S+)", line)
+        if m and not GLIBC.match(m.group(1)):
+            out.append((m.group(1), m.group(2)))
+        elif re.match(r"\s*\S+ => not found", line):
+            raise RuntimeError("%s: %s" % (exe, line.strip()))
+    return out
+
+
+RUN = r"""#!/bin/sh
+# run - the primed scaling sweep from this bundle (made by benchmarks/scaling --bundle): the
+# programs in bin/ with the libraries in lib/ (LD_LIBRARY_PATH, set for them only), results in
+# results/<UTC date-time>/ unless --out DIR. Arguments are benchmarks/scaling's (--help).
+# SIGTERM, SIGINT or SIGHUP stop the sweep: it stops the servers it started, and nothing else.
+here=$(cd "$(dirname "$0")" && pwd)
+PATH="$here/bin:$PATH"
+SCALING_BUNDLE="$here"
+export PATH SCALING_BUNDLE
+command -v python3 >/dev/null || { echo "run: python3 is needed" >&2; exit 127; }
+python3 "$here/benchmarks/scaling.py" "$@" &
+pid=$!
+trap 'kill -TERM $pid 2>/dev/null' TERM INT HUP
+wait $pid
+rc=$?
+[ $rc -gt 128 ] && wait $pid && rc=$?
+exit $rc
+"""
+
+
+def make_bundle(args):
+    dest = os.path.abspath(args.bundle)
+    if os.path.exists(dest) and os.listdir(dest):
+        sys.exit("scaling --bundle: %s exists and is not empty" % dest)
+    exes = {"primed": args.bin, "wrk": shutil.which("wrk"), "taskset": shutil.which("taskset"),
+            "openloop": args.openloop}
+    exes.update({k: peer_binary(k) for k in PEERS})
+    for k in ("primed", "wrk", "taskset", "openloop"):
+        if not exes[k] or not os.access(exes[k], os.X_OK):
+            sys.exit("scaling --bundle: %s is missing (%s)" % (k, exes[k] or "not on PATH"))
+    for k in PEERS:
+        if not exes[k]:
+            log("bundle: %s is not installed: left out" % k)
+    for d in ("bin", "lib", "benchmarks/lib", "benchmarks/peers"):
+        os.makedirs(os.path.join(dest, d), exist_ok=True)
+    libs = {}
+    for name, exe in exes.items():
+        if not exe:
+            continue
+        shutil.copy(exe, os.path.join(dest, "bin", name))
+        try:
+            libs.update(shared_libs(exe))
+        except RuntimeError as e:
+            sys.exit("scaling --bundle: a library is missing: %s" % e)
+    for soname, path in libs.items():
+        shutil.copy(path, os.path.join(dest, "lib", soname))     # follows the link: the file itself
+    shutil.copy(os.path.join(HERE, "scaling.py"), os.path.join(dest, "benchmarks"))
+    for m in MODULES:
+        shutil.copy(os.path.join(HERE, "lib", m), os.path.join(dest, "benchmarks", "lib"))
+    for k in PEERS:
+        shutil.copy(os.path.join(HERE, "peers", k + ".conf"), os.path.join(dest, "benchmarks", "peers"))
+    with open(os.path.join(dest, "run"), "w") as f:
+        f.write(RUN)
+    os.chmod(os.path.join(dest, "run"), 0o755)
+    ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    with open(os.path.join(dest, "BUILD_INFO"), "w") as f:
+        f.write("made %s by benchmarks/scaling --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
+            time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev or "?", ver,
+            " ".join(k for k, v in exes.items() if v), " ".join(sorted(libs))))
+    log("bundle: %s (%d programs, %d libraries); run it as %s/run [--cpus LIST] ..." % (
+        dest, sum(1 for v in exes.values() if v), len(libs), dest))
+
+
+# ----------------------------------------------------------------------------- main
+
+def find_openloop():
+    for cand in ([os.path.join(BUNDLE, "bin", "openloop")] if BUNDLE else []) + \
+            [os.path.join(ROOT, "build", "benchmarks", "openloop")]:
+        if os.access(cand, os.X_OK):
+            return cand
+    probe = os.path.join(HERE, "lib", "probe-path")
+    if os.access(probe, os.X_OK):
+        p = subprocess.run([probe, "openloop"], capture_output=True, text=True)
+        return p.stdout.strip() if p.returncode == 0 else None
+    return None
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(prog="benchmarks/scaling", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cpus", type=lambda v: parse_list(v, "--cpus"), help="server CPU counts (default 1,2,4,...)")
+    ap.add_argument("--paths", default="example,healthz", help="endpoints: example, healthz (default both)")
+    ap.add_argument("--modes", default="default", help="primed's modes, compared: default, inline, split-off")
+    ap.add_argument("--conns-example", type=int, default=CONNS["example"], help="connections per server CPU on /example")
+    ap.add_argument("--conns-healthz", type=int, default=CONNS["healthz"], help="connections per server CPU on /healthz")
+    ap.add_argument("--warmup", type=int, default=2, help="seconds of warm-up before each run (default 2)")
+    ap.add_argument("--duration", type=int, default=6, help="seconds measured per run (default 6)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (default 1)")
+    ap.add_argument("--peers", default=",".join(PEERS), help="peers on /healthz: nginx,h2o or none")
+    ap.add_argument("--share-loader", action="store_true",
+                    help="allow N = every CPU, the loader on all of them beside the server (no speedup)")
+    ap.add_argument("--overload", action="store_true", help="open loop on /example at --overload-factor x capacity")
+    ap.add_argument("--overload-factor", type=float, default=2.0, metavar="F",
+                    help="the open loop's rate over each mode's capacity (default 2)")
+    ap.add_argument("--overload-duration", type=int, help="seconds of each open-loop run (default --duration)")
+    ap.add_argument("--openloop", help="the openloop binary (default: the build's, else built with cc)")
+    ap.add_argument("--loader-limit", type=float, default=None,
+                    help="loader CPU %%%% of its CPUs above which a row is loader-bound (default %g)" % LOADER_LIMIT)
+    ap.add_argument("--quiet-wait", type=float, default=60.0, help="seconds to wait for a quiet machine (default 60)")
+    ap.add_argument("--bin", help="the primed binary (default the build's, in a bundle the bundle's)", default=os.path.join(BUNDLE, "bin", "primed") if BUNDLE else
+                    os.path.join(ROOT, "build", "src", "primed"))
+    ap.add_argument("--out", help="results folder")
+    ap.add_argument("--from", dest="source", metavar="JSON", help="re-render a scaling.json")
+    ap.add_argument("--bundle", metavar="DIR", help="pack the sweep into DIR for another host")
+    a = ap.parse_args(argv)
+    for name in ("paths", "modes", "peers"):
+        vals = [] if getattr(a, name) == "none" else [x for x in getattr(a, name).split(",") if x]
+        known = {"paths": PATHS, "modes": MODES, "peers": PEERS}[name]
+        bad = [v for v in vals if v not in known]
+        if bad or (name != "peers" and not vals):
+            ap.error("--%s: %s is not one of %s" % (name, ",".join(bad) or "nothing", ",".join(known)))
+        setattr(a, name, vals)
+    for name in ("conns_example", "conns_healthz", "duration", "rounds"):
+        if getattr(a, name) < 1:
+            ap.error("--%s must be 1 or more" % name.replace("_", "-"))
+    if a.warmup < 0 or a.overload_factor <= 0:
+        ap.error("--warmup must be 0 or more, --overload-factor above 0")
+    if a.overload and "example" not in a.paths:
+        ap.error("--overload needs /example in --paths (it runs at a multiple of /example's capacity)")
+    a.conns = {"example": a.conns_example, "healthz": a.conns_healthz}
+    a.overload_duration = a.overload_duration or a.duration
+    return ap, a
+
+
+def main(argv=None):
+    spawn.exit_on_sigterm()
+    signal.signal(signal.SIGHUP, lambda signum, frame: sys.exit(128 + signum))
+    ap, a = parse(argv)
+    if BUNDLE:
+        os.environ["LD_LIBRARY_PATH"] = os.path.join(BUNDLE, "lib")   # for the programs, not this python
+    if a.openloop is None:
+        a.openloop = find_openloop()
+    if a.bundle:
+        return make_bundle(a)
+    if a.source:
+        try:
+            with open(a.source) as f:
+                data = json.load(f)
+            data["config"]["loader_limit"], data["runs"]     # noqa: B018 (what --from needs)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit("scaling --from %s: not a scaling.json (%s: %s)" % (a.source, type(e).__name__, e))
+        if a.loader_limit is not None:
+            data["config"]["loader_limit"] = a.loader_limit
+        data["summary"] = summarise(data["runs"], data["config"]["loader_limit"])
+        sys.stdout.write(tables(data))
+        write_results(data, a.out or os.path.dirname(os.path.abspath(a.source)))
+        return 0
+    a.loader_limit = LOADER_LIMIT if a.loader_limit is None else a.loader_limit
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        sys.exit("scaling: needs 2 CPUs at least (the server on one, the loader on another); this process may use %d"
+                 % len(cpus))
+    try:
+        plan = layout(cpus, a.cpus or default_counts(len(cpus)), a.share_loader)
+    except ValueError as e:
+        ap.error(str(e))
+    for prog in ("taskset", "wrk"):
+        if not shutil.which(prog):
+            sys.exit("scaling: %s is missing" % prog)
+    if not os.access(a.bin, os.X_OK):
+        sys.exit("scaling: %s is not built (meson setup build && meson compile -C build)" % a.bin)
+    if a.overload and not a.openloop:
+        sys.exit("scaling: --overload needs benchmarks/openloop (meson compile -C build, or --openloop PATH)")
+    a.peer_bins = {}
+    for k in a.peers:
+        a.peer_bins[k] = peer_binary(k)
+        if not a.peer_bins[k]:
+            log("%s is not installed: left out of /healthz" % k)
+    out = a.out or (os.path.join(BUNDLE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime())) if BUNDLE else
+                    os.path.join(HERE, "results", "scaling-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
+    quiet.guard("benchmarks/scaling", max_wait=a.quiet_wait)
+    window = quiet.Window()
+    meta = host_meta()
+    ver = subprocess.run([a.bin, "--version"], capture_output=True, text=True).stdout.strip()
+    meta.update({"command": " ".join(["benchmarks/scaling"] + (argv if argv is not None else sys.argv[1:])),
+                 "version": (ver.splitlines() or ["?"])[0], "build": ver, "cpus": cpus,
+                 "bundle": bool(BUNDLE), "peers": [k for k in a.peers if a.peer_bins[k]]})
+    config = {"counts": [n for n, _, _ in plan], "paths": [PATHS[p] for p in a.paths], "modes": a.modes,
+              "conns_per_cpu": a.conns, "warmup_s": a.warmup, "duration_s": a.duration, "rounds": a.rounds,
+              "loader_limit": a.loader_limit, "overload_factor": a.overload_factor if a.overload else None}
+    try:
+        runs = sweep(a, plan)
+        summary = summarise(runs, a.loader_limit)
+        ov = overload(a, plan, summary) if a.overload else []
+    finally:
+        stop_all()
+    meta["contamination"] = quiet.describe(window.stop())
+    data = {"meta": meta, "config": config, "runs": runs, "summary": summary, "overload": ov}
+    sys.stdout.write(tables(data))
+    sys.stdout.write("\nContamination (whole run): %s\n" % meta["contamination"])
+    write_results(data, out)
+    log("results in %s" % out)
+    return 1 if any("error" in r for r in runs + ov) else 0
+
+
+if __name__ == "__main__":
+    import atexit
+    atexit.register(stop_all)
+    sys.exit(main())
