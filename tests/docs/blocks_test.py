@@ -6,15 +6,10 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks", "lib"))
 import blocks  # noqa: E402
+from tap import Tap  # noqa: E402
 
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what)
-    failed += not cond
-
+T = Tap()
+check = T.ok
 
 page = "intro 3 ms\n<!-- generated boot from 2026-12-04-1420 -->\n| a | 9.4 ms |\n<!-- end generated -->\ntail\n"
 b = blocks.find(page)
@@ -42,5 +37,4 @@ try:
     check(False, "replace refuses a block the page does not have")
 except blocks.BlockError:
     check(True, "replace refuses a block the page does not have")
-print("%d failed" % failed)
-sys.exit(1 if failed else 0)
+sys.exit(T.finish())
