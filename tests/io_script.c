@@ -59,6 +59,7 @@ static int s_recv(struct io *io, int fd, uint64_t tag, void *buf, size_t len, un
     f->recv_len = len;
     f->recv_hints = hints;
     s->recvs++;
+    f->recv_nth = s->recvs;
     return 0;
 }
 

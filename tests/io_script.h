@@ -25,6 +25,7 @@ struct io_script_fd {
     char *recv_buf;              /* the conn's, while armed; NULL: a select receive */
     size_t recv_len;
     unsigned recv_hints;     /* IO_RECV_* of the last receive armed */
+    unsigned recv_nth;       /* which receive of the script's that was (io_script.recvs then): arming order */
     struct msghdr *send_msg; /* the conn's, while armed */
     bool shut_rd, shut_wr, closed, opened;
     char out[IO_SCRIPT_OUT]; /* every byte sent on the fd, NUL-terminated */

@@ -300,6 +300,37 @@ Test(conn, released_slots_stay_dead)
     cr_assert_eq(c->fd, -1);
 }
 
+/* Connections paused by the throttle read again in the order they paused:
+ * the one that has waited longest first, so that under overload no
+ * connection is passed over for ever by newer ones. */
+Test(conn, resumes_paused_connections_oldest_first, .init = NULL)
+{
+#if PRIMED_HAVE_STEAL
+    setup_mode(DISPATCH_STEAL, 1, 1024);
+    for (int fd = 5; fd <= 9; fd++)
+        conn_start(&P, fd);
+    feed(5, GET("/example"));
+    cr_assert(dispatch_throttled(&D), "the only task is out");
+    static const int order[] = {8, 6, 9, 7}; /* the order they pause in */
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        feed(order[i], GET("/healthz"));
+        drain_sends(order[i]);
+        cr_assert(!S.fd[order[i]].recv_armed, "fd %d paused", order[i]);
+    }
+    dispatch_poll(&D);
+    pump();
+    drain_sends(5);
+    cr_assert(!dispatch_throttled(&D));
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        cr_assert(S.fd[order[i]].recv_armed, "fd %d resumed", order[i]);
+    for (size_t i = 1; i < sizeof(order) / sizeof(order[0]); i++)
+        cr_assert_lt(S.fd[order[i - 1]].recv_nth, S.fd[order[i]].recv_nth, "fd %d paused before fd %d: re-armed first",
+                     order[i - 1], order[i]);
+#else
+    cr_skip_test("built without work stealing");
+#endif
+}
+
 /* With steal dispatch and a pool of one task: a second /example waits, the
  * worker throttles, and a connection that would read is paused, with no
  * timer, until the tasks are answered. */

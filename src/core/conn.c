@@ -48,9 +48,12 @@ static void idle_timer(struct conn_pool *p, struct conn *c)
 /* Removes c from the paused list. Cold: backpressure only. */
 static void paused_unlink(struct conn_pool *p, struct conn *c)
 {
-    for (struct conn **pp = &p->paused; *pp; pp = &(*pp)->pnext) {
+    struct conn *prev = NULL;
+    for (struct conn **pp = &p->paused; *pp; prev = *pp, pp = &(*pp)->pnext) {
         if (*pp == c) {
             *pp = c->pnext;
+            if (p->paused_last == c)
+                p->paused_last = prev;
             c->pnext = NULL;
             return;
         }
@@ -390,9 +393,13 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
             }
             /* full of pipelined requests: read on once they are answered */
         } else if (throttled && !(c->flags & CONN_F_PAUSED)) {
-            c->flags |= CONN_F_PAUSED;
-            c->pnext = p->paused;
-            p->paused = c;
+            c->flags |= CONN_F_PAUSED; /* at the end: the oldest pause resumes first */
+            c->pnext = NULL;
+            if (p->paused_last)
+                p->paused_last->pnext = c;
+            else
+                p->paused = c;
+            p->paused_last = c;
         } else if (!throttled) {
             /* behind a response (unsent), the client is rarely sending yet */
             arm_recv(p, c, unsent ? IO_RECV_LATER : 0);
@@ -572,8 +579,8 @@ void conn_on_event(struct conn_pool *p, const struct io_event *ev)
 void conn_pool_resume(struct conn_pool *p)
 {
     struct conn *c = p->paused;
-    p->paused = NULL;
-    while (c) {
+    p->paused = p->paused_last = NULL;
+    while (c) { /* oldest first */
         struct conn *next = c->pnext;
         c->pnext = NULL;
         c->flags &= (uint8_t)~CONN_F_PAUSED;

@@ -148,7 +148,8 @@ struct conn_pool {
     struct slot_table slots;
     unsigned nopen; /* slots in use */
     struct timer_list idle, header, linger;
-    struct conn *paused;       /* connections whose receive waits for the throttle to lift */
+    struct conn *paused;       /* connections whose receive waits for the throttle to lift, oldest first */
+    struct conn *paused_last;  /* its newest, or NULL */
     struct http_limits limits; /* the parser's view of lim */
 };
 
@@ -177,7 +178,8 @@ uint64_t conn_pool_next_deadline(const struct conn_pool *p, uint64_t none);
 /* SIGTERM: connections between requests get CONN_DRAIN_IDLE_MS to send the
  * request they may have in flight; the rest close after their response. */
 void conn_pool_drain(struct conn_pool *p);
-/* The throttle lifted: paused receives go on. */
+/* The throttle lifted: paused receives go on, in the order they paused (the
+ * connection that has waited longest reads first, so none starves). */
 void conn_pool_resume(struct conn_pool *p);
 
 /* c's current request waits for the app's work; cancel(c, arg) runs if the
