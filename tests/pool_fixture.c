@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-
 void pool_fixture_init(struct pool_fixture *f)
 {
     memset(f, 0, sizeof(*f));
@@ -33,7 +31,7 @@ int pool_fixture_start(struct pool_fixture *f)
     f->all.dispatch[0] = &w->dispatch;
     f->all.hooks = &app_worker_hooks;
     f->all.app = &f->app;
-    server_worker_opts(cfg, 1, &f->opts);
+    config_worker_opts(cfg, 1, &f->opts);
     f->opts.max_open = f->nslots;
     f->opts.split = false;
     f->started = true;

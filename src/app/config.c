@@ -17,6 +17,7 @@
 #include "build_info.h"
 #include "log.h"
 #include "resp.h"
+#include "upstream.h"
 
 /* What --fault-abort may answer: the statuses of resp.h's table from 400 up
  * (each has its reason phrase and its metric label). */
@@ -657,4 +658,22 @@ int config_parse(struct config *c, int argc, char **argv, const char *(*getenv_f
                     "--catalog-url and --inventory-url go together: /api/products needs both (%s is unset)",
                     c->catalog_url.host[0] ? "--inventory-url" : "--catalog-url");
     return CONFIG_OK;
+}
+
+void config_worker_opts(const struct config *cfg, unsigned listening, struct worker_opts *o)
+{
+    *o = (struct worker_opts){
+        .io = cfg->io,
+        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0) |
+                   (cfg->uring_provided ? 0 : IO_TUNE_OWN_BUFFERS),
+        /* a receive and a send per upstream connection */
+        .app_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns,
+        .max_open = (cfg->max_conns + listening - 1) / listening,
+        .lim = {.max_header = cfg->max_header, .max_url = cfg->max_url, .max_body = cfg->max_body,
+                .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
+        .dispatch = cfg->dispatch,
+        .queue_max = cfg->queue_max,
+        .split = cfg->prime_split,
+        .shared_listener = cfg->shared_listener,
+    };
 }

@@ -18,6 +18,7 @@
 #include "io.h"
 #include "prime.h"
 #include "url.h"
+#include "worker.h"
 
 /* Workers per process at most: --threads, --listeners and every per-worker
  * table of the server are bounded by it. */
@@ -226,6 +227,10 @@ void config_usage_markdown(int fd);
 /* Writes " KEY=VALUE" for every flag with a ready-line key, in the list's
  * order, into out (NUL-terminated, cut at cap). Returns the length written. */
 size_t config_ready(const struct config *c, char *out, size_t cap);
+
+/* The workers' settings from cfg, with `listening` workers sharing
+ * --max-conns: the one mapping, the server's and the test fixture's. */
+void config_worker_opts(const struct config *cfg, unsigned listening, struct worker_opts *o);
 
 /* Whether this binary was built with a dispatch mode. */
 bool config_has_dispatch(enum dispatch_mode m);

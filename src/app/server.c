@@ -294,24 +294,6 @@ static void app_stop(struct server *s)
     a->catalog = NULL;
 }
 
-void server_worker_opts(const struct config *cfg, unsigned listening, struct worker_opts *o)
-{
-    *o = (struct worker_opts){
-        .io = cfg->io,
-        .io_tune = (cfg->uring_poll_first ? IO_TUNE_POLL_FIRST : 0) | (cfg->uring_single_send ? IO_TUNE_SINGLE_SEND : 0) |
-                   (cfg->uring_provided ? 0 : IO_TUNE_OWN_BUFFERS),
-        /* a receive and a send per upstream connection */
-        .app_ops = 2 * UPSTREAM_MAX * cfg->upstream_conns,
-        .max_open = (cfg->max_conns + listening - 1) / listening,
-        .lim = {.max_header = cfg->max_header, .max_url = cfg->max_url, .max_body = cfg->max_body,
-                .header_timeout_ms = cfg->header_timeout_ms, .idle_timeout_ms = cfg->idle_timeout_ms},
-        .dispatch = cfg->dispatch,
-        .queue_max = cfg->queue_max,
-        .split = cfg->prime_split,
-        .shared_listener = cfg->shared_listener,
-    };
-}
-
 /* How many workers, on which CPUs; and their settings. */
 static void plan_workers(struct server *s)
 {
@@ -329,7 +311,7 @@ static void plan_workers(struct server *s)
     format_cpu_list(s);
 
     unsigned listening = cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n;
-    server_worker_opts(cfg, listening, &s->opts);
+    config_worker_opts(cfg, listening, &s->opts);
     s->all.hooks = &app_worker_hooks;
     s->all.app = &s->app;
 }

@@ -21,10 +21,6 @@ struct server {
     int port;                 /* the bound port */
 };
 
-/* The workers' settings from cfg, with `listening` workers sharing
- * --max-conns (the server's and the test fixture's one mapping). */
-void server_worker_opts(const struct config *cfg, unsigned listening, struct worker_opts *o);
-
 /* Runs the server until SIGTERM/SIGINT and the drain. Returns the exit status
  * (0 after a clean drain). Dies with a clear message when it cannot start. */
 int server_run(const struct config *cfg);

@@ -81,6 +81,33 @@ void prime_thread_fini(void)
 {
 }
 
+/* the split search (inline dispatch here: never shared) and the vector unit */
+struct prime_hunt *prime_hunt_create(void)
+{
+    return NULL;
+}
+
+int prime_generate_shared(struct prime_state *st, struct prime_hunt *h, enum prime_engine e, unsigned bits, char *hex,
+                          size_t hexlen)
+{
+    return (int)bits;
+}
+
+bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
+{
+    return false;
+}
+
+bool prime_vector_supported(void)
+{
+    return false;
+}
+
+int prime_state_vector(struct prime_state *st, bool on)
+{
+    return on ? -ENOTSUP : 0;
+}
+
 static bool is_lhex(char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
