@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 
 enum { ITEM_WAIT, ITEM_CALLING, ITEM_DONE };
 
@@ -129,7 +128,7 @@ static void on_item_done(struct upstream_call *call, enum upstream_result res, i
     it->state = ITEM_DONE;
     r->pending--;
     uint32_t off, olen;
-    if (res == UPSTREAM_OK && status == 200 && len <= sizeof(it->avail) && json_object(body, len, &off, &olen)) {
+    if (gateway_availability(res, status, body, len, &off, &olen)) { /* it fits it->avail */
         memcpy(it->avail, body, len);
         it->avail_off = (uint16_t)off;
         it->avail_len = (uint16_t)olen;
@@ -175,6 +174,44 @@ static void start_items(struct gateway_req *r)
         finish_ok(r);
 }
 
+int gateway_catalog(const struct gateway *g, const struct upstream_call *call, enum upstream_result res, int status,
+                    const char *body, size_t len, struct json_obj *objs, char *why, size_t whylen)
+{
+    const char *name = g->up->ups[g->catalog_up].name;
+    if (res != UPSTREAM_OK) {
+        snprintf(why, whylen, "catalog %s: %s", name, call->why ? call->why : upstream_result_text(res));
+        return res == UPSTREAM_TIMEOUT ? -504 : -502;
+    }
+    if (status != 200) {
+        snprintf(why, whylen, "catalog %s answered %d", name, status);
+        return -502;
+    }
+    int n = json_objects(body, len, objs, GATEWAY_ITEMS_MAX);
+    if (n < 0) {
+        snprintf(why, whylen, "catalog %s: %s", name,
+                 n == -E2BIG ? "more than 64 products" : "not a JSON array of objects (UTF-8, RFC 8259)");
+        return -502;
+    }
+    for (int i = 0; i < n; i++) {
+        /* the contract (docs/gateway.md): a string id, and no "availability" of its own (the answer
+         * would hold the name twice, and a reader that takes the first would take the catalog's) */
+        const char *broken = objs[i].id_not_string      ? "itemId is not a string"
+                             : objs[i].has_availability ? "has an availability of its own"
+                                                        : NULL;
+        if (broken) {
+            snprintf(why, whylen, "catalog %s: product %d's %s", name, i + 1, broken);
+            return -502;
+        }
+    }
+    return n;
+}
+
+bool gateway_availability(enum upstream_result res, int status, const char *body, size_t len, uint32_t *off,
+                          uint32_t *olen)
+{
+    return res == UPSTREAM_OK && status == 200 && len <= GATEWAY_AVAIL_MAX && json_object(body, len, off, olen);
+}
+
 static void on_catalog_done(struct upstream_call *call, enum upstream_result res, int err, int status, const char *body,
                             size_t len)
 {
@@ -182,35 +219,10 @@ static void on_catalog_done(struct upstream_call *call, enum upstream_result res
     struct gateway_req *r = call->ctx;
     struct gateway *g = r->g;
     char why[160];
-    if (res != UPSTREAM_OK) {
-        snprintf(why, sizeof(why), "catalog %s: %s", g->up->ups[g->catalog_up].name,
-                 call->why ? call->why : upstream_result_text(res));
-        finish_error(r, res == UPSTREAM_TIMEOUT ? 504 : 502, why);
-        return;
-    }
-    if (status != 200) {
-        snprintf(why, sizeof(why), "catalog %s answered %d", g->up->ups[g->catalog_up].name, status);
-        finish_error(r, 502, why);
-        return;
-    }
-    int n = json_objects(body, len, r->objs, GATEWAY_ITEMS_MAX);
+    int n = gateway_catalog(g, call, res, status, body, len, r->objs, why, sizeof(why));
     if (n < 0) {
-        snprintf(why, sizeof(why), "catalog %s: %s", g->up->ups[g->catalog_up].name,
-                 n == -E2BIG ? "more than 64 products" : "not a JSON array of objects (UTF-8, RFC 8259)");
-        finish_error(r, 502, why);
+        finish_error(r, -n, why);
         return;
-    }
-    for (int i = 0; i < n; i++) {
-        /* the contract (docs/gateway.md): a string id, and no "availability" of its own (the answer
-         * would hold the name twice, and a reader that takes the first would take the catalog's) */
-        const char *broken = r->objs[i].id_not_string      ? "itemId is not a string"
-                             : r->objs[i].has_availability ? "has an availability of its own"
-                                                           : NULL;
-        if (broken) {
-            snprintf(why, sizeof(why), "catalog %s: product %d's %s", g->up->ups[g->catalog_up].name, i + 1, broken);
-            finish_error(r, 502, why);
-            return;
-        }
     }
     size_t plen = strlen(g->inventory_path) + ROUTE_ITEM_MAX + 1;
     r->text = malloc(len ? len : 1);

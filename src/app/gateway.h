@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json.h"
 #include "metrics.h"
 #include "trace.h"
 #include "upstream.h"
@@ -53,6 +54,19 @@ typedef void gateway_done_fn(void *ctx, int status, char *body, size_t len, cons
  * memory: done does not run then. */
 bool gateway_start(struct gateway *g, bool sequential, const struct trace *tr, uint64_t span, uint64_t seed,
                    gateway_done_fn *done, void *ctx, void **out);
+
+/* The catalog's answer to call, read as every route that reads it reads it:
+ * its products into objs (at most GATEWAY_ITEMS_MAX) and their count, or,
+ * when the call failed or the answer breaks the contract (docs/gateway.md),
+ * -status to answer (-502, -504 on the call's timeout) with why naming the
+ * catalog. */
+int gateway_catalog(const struct gateway *g, const struct upstream_call *call, enum upstream_result res, int status,
+                    const char *body, size_t len, struct json_obj *objs, char *why, size_t whylen);
+
+/* Whether an inventory answer is an availability to pass on (a 200 of one JSON
+ * object, at most GATEWAY_AVAIL_MAX bytes): its object's offset and length. */
+bool gateway_availability(enum upstream_result res, int status, const char *body, size_t len, uint32_t *off,
+                          uint32_t *olen);
 
 /* Forgets r (its client went away): its calls are cancelled, done does not run. */
 void gateway_cancel(struct gateway_req *r);

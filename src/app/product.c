@@ -16,12 +16,10 @@
  */
 #include "app.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 
 struct product_req {
     struct upstream_call call; /* the catalog's, then the inventory's */
@@ -87,7 +85,7 @@ static void answer_product(struct product_req *p, const char *avail, size_t avai
 static void on_inventory(struct product_req *p, enum upstream_result res, int status, const char *body, size_t len)
 {
     uint32_t off, olen;
-    if (res == UPSTREAM_OK && status == 200 && len <= GATEWAY_AVAIL_MAX && json_object(body, len, &off, &olen))
+    if (gateway_availability(res, status, body, len, &off, &olen))
         answer_product(p, body + off, olen);
     else
         answer_product(p, NULL, 0); /* the seed's fallback */
@@ -96,24 +94,11 @@ static void on_inventory(struct product_req *p, enum upstream_result res, int st
 static void on_catalog(struct product_req *p, enum upstream_result res, int status, const char *body, size_t len)
 {
     struct gateway *g = p->aw->gateway;
-    const char *name = g->up->ups[g->catalog_up].name;
     char why[200];
-    if (res != UPSTREAM_OK) {
-        snprintf(why, sizeof(why), "catalog %s: %s", name, p->call.why ? p->call.why : upstream_result_text(res));
-        answer_text(p, res == UPSTREAM_TIMEOUT ? 504 : 502, why);
-        return;
-    }
-    if (status != 200) {
-        snprintf(why, sizeof(why), "catalog %s answered %d", name, status);
-        answer_text(p, 502, why);
-        return;
-    }
     struct json_obj objs[GATEWAY_ITEMS_MAX];
-    int n = json_objects(body, len, objs, GATEWAY_ITEMS_MAX);
+    int n = gateway_catalog(g, &p->call, res, status, body, len, objs, why, sizeof(why));
     if (n < 0) {
-        snprintf(why, sizeof(why), "catalog %s: %s", name,
-                 n == -E2BIG ? "more than 64 products" : "not a JSON array of objects (UTF-8, RFC 8259)");
-        answer_text(p, 502, why);
+        answer_text(p, -n, why);
         return;
     }
     const struct json_obj *o = NULL;
@@ -122,11 +107,6 @@ static void on_catalog(struct product_req *p, enum upstream_result res, int stat
             o = &objs[i];
     if (!o) {
         answer_text(p, 404, "no such product");
-        return;
-    }
-    if (o->has_availability) {
-        snprintf(why, sizeof(why), "catalog %s: product %s has an availability of its own", name, o->id);
-        answer_text(p, 502, why);
         return;
     }
     p->product = malloc(o->len);
