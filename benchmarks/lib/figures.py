@@ -16,6 +16,10 @@ DYNAMIC = [t for t in PRIMED if not t.startswith("lto-static")]
 STATIC = ["lto-static/inline", "lto-static/steal"]
 JAVA = [("java-fixed", "JDK 17, 200 threads"), ("java21-fixed", "JDK 21, 200 threads"),
         ("java21-virtual", "JDK 21, virtual threads")]
+# the Java that teams deploy, tuned (docs/java-peers.md); tomcat-appcds is a start-up row
+STACKS = [("tomcat-platform", "Tomcat 10.1, 200 platform threads"), ("tomcat-virtual", "Tomcat 10.1, virtual threads"),
+          ("netty", "Netty 4.1, work off the event loop"), ("tomcat-appcds", "Tomcat 10.1 from an AppCDS archive")]
+SCALAR = "primed-scalar"  # the first primed target with --prime-vector off
 CONTAINERS = ["ctr-static", "ctr-distroless", "ctr-slim"]
 PROFILES = ["default", "minimal", "pgo", "lto-static"]
 
@@ -83,6 +87,10 @@ class Run:
         return ("Run of %s on %s%s, %s CPUs (each server pinned to one core, the load on another), "
                 "commit %s: [notebook entry](%s)." % (d["date"], d.get("cpu", "?"), feat, d.get("cpus", "?"),
                                                     d.get("commit", "?"), self.link("lab/" + d["notebook"])))
+
+    def scalar_base(self):
+        """The target primed-scalar turns the engine off in (the lab's first primed row)."""
+        return next((t for t in PRIMED if self.has(t)), PRIMED[0])
 
     def per_conn_kib(self, t):
         idle, held = self.v(t, "RAM idle"), self.v(t, "RAM @1000 conns")
@@ -213,13 +221,15 @@ def b_glance(r):
         if not ts:
             return None
         rps = [x for x in r.vs(ts, "RPS") if x]
-        return [label, span(rps, "req/s", 0) if prime else "no prime (fixed body)",
+        return [label, span(rps, "req/s", 0) if prime else "no prime (fixed body)" if "nginx" in ts else "-",
                 span([x / java17 for x in rps], "×") if prime and java17 else "-",
                 span(r.vs(ts, "BOOT UP"), "ms"), span(r.vs(ts, "RAM idle"), "MiB"),
                 span([r.per_conn_kib(t) for t in ts], "KiB"), size(ts)]
     rows = [row("primed, `lto-static` (one static file)", STATIC), row("primed, dynamic builds", DYNAMIC)]
     rows += [row("primed, image `%s`" % t[4:], [t]) for t in CONTAINERS]
+    rows += [row("primed `%s`, eight-lane engine off (as without AVX-512 IFMA)" % r.scalar_base(), [SCALAR])]
     rows += [row("nginx", ["nginx"], prime=False)]
+    rows += [row(label, [t], prime=bool(r.rps(t))) for t, label in STACKS]
     rows += [row("seed's Java service, " + label, [t]) for t, label in JAVA]
     e = r.engine_rate()
     return (table(["server", "/example on one core", "÷ JDK 17", "start-up", "RSS idle", "per held connection",
@@ -230,8 +240,26 @@ def b_glance(r):
             "engine alone on one core (prime_bench, same run): %s primes/s." % fmt(e))
 
 
+def b_headline(r):
+    """Per core, with and without the eight-lane engine, against the best tuned Java stack of the run."""
+    base, java = r.scalar_base(), [(t, label) for t, label in STACKS if r.rps(t)]
+    if not (r.rps(base) and r.rps(SCALAR) and java):
+        return "This run has no `%s` beside a tuned Java stack: no per-core headline." % SCALAR
+    bt, blabel = max(java, key=lambda x: r.rps(x[0]))
+    feat = r.d.get("features") or ""
+    on = "with AVX-512 IFMA" if "IFMA" in feat else "without AVX-512 IFMA"
+    return ("**Per core, with and without IFMA.** On this run's %s (%s), primed's `%s` build answers /example "
+            "at **%s×** the best tuned Java stack of the run (%s, %s req/s) with its eight-lane engine, and at "
+            "**%s×** with the engine off (`--prime-vector off`: the scalar engine that a CPU without AVX-512 "
+            "IFMA runs, %s req/s). Against the seed's Java service on JDK 17: %s× and %s×."
+            % (r.d.get("cpu", "?"), on, base, fmt(r.rps(base) / r.rps(bt)), blabel, fmt(r.rps(bt), 0),
+               fmt(r.rps(SCALAR) / r.rps(bt)), fmt(r.rps(SCALAR), 0),
+               fmt(r.rps(base) / r.rps("java-fixed")) if r.rps("java-fixed") else "n/a",
+               fmt(r.rps(SCALAR) / r.rps("java-fixed")) if r.rps("java-fixed") else "n/a"))
+
+
 def b_answer(r):
-    return "\n\n".join([r.conditions(), b_glance(r), "**What each build profile buys**", profile_rows(r),
+    return "\n\n".join([r.conditions(), b_headline(r), b_glance(r), "**What each build profile buys**", profile_rows(r),
                         "**Pods and latency per Knative target**: the autoscaler model's answers for each "
                         "target are on [autoscaling.md](%s)." % r.link("autoscaling.md")])
 
@@ -262,7 +290,7 @@ def b_choose(r):
 
 
 def b_java(r):
-    ts = ["lto-static/inline"] + [t for t, _ in JAVA]
+    ts = ["lto-static/inline", SCALAR] + [t for t, _ in STACKS] + [t for t, _ in JAVA]
     rows = []
     for t in ts:
         if not r.has(t):
@@ -277,6 +305,11 @@ def b_java(r):
                 % (100 * (v / f - 1), r.rows["java21-virtual"]["THREADS"], r.rows["java21-fixed"]["THREADS"],
                    span([a / j for a in r.vs(PRIMED, "RPS") if a for j in (r.rps(t) for t, _ in JAVA if r.has(t))
                          if j], "×")))
+    tuned = [r.rps(t) for t, _ in STACKS if r.rps(t)]
+    if tuned:
+        note += (" Against the tuned Tomcat and Netty rows: %s; with the eight-lane engine off (`%s`): %s."
+                 % (span([a / j for a in r.vs(PRIMED, "RPS") if a for j in tuned], "×"), SCALAR,
+                    span([r.rps(SCALAR) / j for j in tuned], "×") if r.rps(SCALAR) else "not in this run"))
     return (table(["target", "start-up (p10-p90)", "RSS idle", "RSS, 1000 connections", "/example req/s @conns",
                    "p95 there", "threads"], rows) + note + "\n\n" + r.conditions())
 
