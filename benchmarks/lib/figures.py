@@ -81,9 +81,14 @@ class Run:
         for a run kept before rundata recorded it."""
         return self.d.get("server_engine") or "sieve"
 
+    def with_features(self):
+        """" with AVX-512 IFMA", " without AVX-512 IFMA", or "" when the run does not say."""
+        f = self.d.get("features") or ""
+        return (" without " + f[3:]) if f.startswith("no ") else (" with " + f) if f else ""
+
     def conditions(self):
         d = self.d
-        feat = (" with %s" % d["features"]) if d.get("features") else ""
+        feat = self.with_features()
         return ("Run of %s on %s%s, %s CPUs (each server pinned to one core, the load on another), "
                 "commit %s: [notebook entry](%s)." % (d["date"], d.get("cpu", "?"), feat, d.get("cpus", "?"),
                                                     d.get("commit", "?"), self.link("lab/" + d["notebook"])))
@@ -246,8 +251,7 @@ def b_headline(r):
     if not (r.rps(base) and r.rps(SCALAR) and java):
         return "This run has no `%s` beside a tuned Java stack: no per-core headline." % SCALAR
     bt, blabel = max(java, key=lambda x: r.rps(x[0]))
-    feat = r.d.get("features") or ""
-    on = "with AVX-512 IFMA" if "IFMA" in feat else "without AVX-512 IFMA"
+    on = r.with_features().strip() or "its features not recorded"
     return ("**Per core, with and without IFMA.** On this run's %s (%s), primed's `%s` build answers /example "
             "at **%s×** the best tuned Java stack of the run (%s, %s req/s) with its eight-lane engine, and at "
             "**%s×** with the engine off (`--prime-vector off`: the scalar engine that a CPU without AVX-512 "
@@ -284,8 +288,7 @@ def b_choose(r):
     return (table(["you want", "choose", "start-up", "RSS idle", "what ships", "/example on one core"],
                   [x for x in rows if x])
             + "\n\nFrom the run of %s on %s%s, %s CPUs, one core per server; every question with its "
-            "conditions: [Results](%s)." % (r.d["date"], r.d.get("cpu", "?"),
-                                           (" with " + r.d["features"]) if r.d.get("features") else "",
+            "conditions: [Results](%s)." % (r.d["date"], r.d.get("cpu", "?"), r.with_features(),
                                            r.d.get("cpus", "?"), r.link("benchmarks.md")))
 
 

@@ -5,7 +5,8 @@ into one dict; writing and reading docs/lab/runs/<run-id>/run.json; naming the l
 run (the greatest run id under docs/lab/runs/).
 never: measures, judges a run (publish and quiet.py do), or writes a page (figures.py and publish do).
 
-run.json holds: id (YYYY-MM-DD-HHMM), date, machine, cpu, cpus, features, kernel, commit, notebook
+run.json holds: id (YYYY-MM-DD-HHMM), date, machine, cpu, cpus, features ("AVX-512 IFMA", "no AVX-512 IFMA"
+or "" when the run does not say), kernel, commit, notebook
 (the entry's file name), server_engine (the prime engine every primed row ran), engine (prime_bench per engine: median_us, mean_us, cpu_mean_us), and the
 tables by name: summary (the headline table), runs (every closed-loop run), startup, openloop,
 siege, each a list of {column: cell} with the cells as the lab printed them.
@@ -52,6 +53,10 @@ def parse(text, features=""):
     if not m:
         raise ValueError("no '# primed comparison lab: DATE' title")
     date = m.group(1).strip()
+    if not features:
+        # the primed rows' notes say what the CPU has (primed --version's "prime vector" line)
+        said = set(re.findall(r"\(this CPU (has|lacks) AVX-512 IFMA\)", text))
+        features = {"has": "AVX-512 IFMA", "lacks": "no AVX-512 IFMA"}[said.pop()] if len(said) == 1 else ""
     d = {"id": run_id(date), "date": date, "features": features}
     m = re.search(r"^Machine: (.*?); kernel (.*?); commit (\w+)\.", text, re.M)
     if m:

@@ -46,12 +46,23 @@ def table_md():
     return t
 
 
+def features_check(t):
+    """rundata reads what the CPU has from the primed rows' notes when meta.txt does not say."""
+    text = table_md()
+    has = rundata.parse(text)["features"]
+    lacks = rundata.parse(text.replace("(this CPU has AVX-512 IFMA)", "(this CPU lacks AVX-512 IFMA)"))["features"]
+    none = rundata.parse(re.sub(r"\(this CPU \w+ AVX-512 IFMA\)", "", text))["features"]
+    t.ok((has, lacks, none) == ("AVX-512 IFMA", "no AVX-512 IFMA", ""),
+         "a run's CPU features come from its primed rows' notes: has, lacks, not said", repr((has, lacks, none)))
+
+
 def run(args, **kw):
     return subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=60, **kw)
 
 
 def main():
     t = Tap(max_detail=20)
+    features_check(t)
     with tempfile.TemporaryDirectory(prefix="primed-publish-test.") as tmp:
         tree = os.path.join(tmp, "tree")
         os.makedirs(os.path.join(tree, "tests", "docs"))
@@ -98,6 +109,16 @@ def main():
                 shown |= "7.7 ms" in b["body"]
         t.ok(not stale, "every block publish writes names the new run", "\n".join(stale))
         t.ok(shown, "the blocks show the new run's figures (the static build's 7.7 ms start-up)")
+        res_text = open(os.path.join(tree, "docs", "benchmarks.md")).read()
+        answer = next((b["body"] for b in blocks.find(res_text) if b["name"] == "answer"), "")
+        rows = {r["TYPE"]: r for r in data.get("summary", [])}
+        scalar = rows.get("primed-scalar", {}).get("RPS", "?").split(" ")[0]
+        head = next((para for para in answer.split("\n\n") if para.startswith("**Per core")), "")
+        first = next((x for x in ("default/inline", "default/steal") if x in rows), "?")
+        t.ok("On this run's %s (with AVX2)" % data.get("cpu") in head and "`%s` build" % first in head
+             and "IFMA runs, %s req/s)" % scalar in head and "eight-lane engine off" in answer,
+             "the Results headline states the run's CPU and both engine rows (primed-scalar's %s req/s)" % scalar,
+             head or answer[:900])
         c = run([CHECK, tree])
         t.ok("not the latest published run" not in c.stdout and "not what publish --regenerate writes" not in c.stdout,
              "tests/docs/check finds every block current", c.stdout)
