@@ -41,9 +41,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 import modes  # noqa: E402  (Pinned: a server on CPU 0; the lib path; SERVER_CPU, LOAD_CPU)
-import quiet  # noqa: E402
-import bench  # noqa: E402
+from primedlab import quiet  # noqa: E402
+from primedlab import bench  # noqa: E402
 
 log = bench.logger("cpu-share")
 CONNS = 100

@@ -1,4 +1,4 @@
-"""benchmarks/lib/lab.py - the comparison lab's engine: targets, servers, wrk, /proc, report.
+"""benchmarks/lib/primedlab/lab.py - the comparison lab's engine: targets, servers, wrk, /proc, report.
 
 Owns: starting each target as its own process group on its own port, running wrk against it
 with exact percentiles (wrk_report.lua), sampling the group's CPU time, threads and peak RSS
@@ -27,11 +27,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import bench
-import quiet
-import spawn
+from primedlab import bench
+from primedlab import quiet
+from primedlab import spawn
 
-BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # podman's conmon parents a container started during a window (a container target's start-up

@@ -1,4 +1,4 @@
-"""benchmarks/lib/bench.py - the toolkit every benchmark script uses: its log line, a server
+"""benchmarks/lib/primedlab/bench.py - the toolkit every benchmark script uses: its log line, a server
 started pinned to CPUs, one wrk run parsed (the measurement lock is quiet.py's guard()).
 
 Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger, quiet.py's); the taskset
@@ -23,10 +23,10 @@ import subprocess
 import threading
 import time
 
-import quiet
-import spawn
+from primedlab import quiet
+from primedlab import spawn
 
-BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 
 
