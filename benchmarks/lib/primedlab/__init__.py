@@ -8,7 +8,7 @@ in the repository or in a scaling bundle):
 
 then `from primedlab import spawn, quiet` or `from primedlab.tap import Tap`. One module per
 concern, each saying its own in its header: spawn (primed on --port 0), quiet (the measurement
-lock and the quiet-machine guard), tap (TAP lines), bench (logging, pinning, one wrk run), lab
+lock and the quiet-machine guard), tap (TAP lines), bench (logging, pinning, one wrk run), pinned (a server pinned to one CPU), lab
 (the comparison lab, in lab_*.py), charts and report_html (report.html), blocks, figures and
 rundata (the published figures), ksim, kpa, kseed, ksweep, kcold, kmanifest (the autoscaling
 model), pglib (a throwaway PostgreSQL). Standard library only, except kmanifest (PyYAML).

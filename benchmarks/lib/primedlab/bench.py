@@ -7,7 +7,7 @@ wrk_report.lua's exact percentiles, its requests/s, its server failures apart fr
 timeouts and, per second of the run, the answers/s (run_wrk, wrk); a status code (http_status);
 the --quick defaults of an argparse namespace (defaults); a Markdown table on stdout under its
 ### title (print_table, which tap.md_table reads back). Never installs, builds or judges a
-figure; the entry scripts (benchmarks/*.py) and lab.py decide what to measure and print.
+figure; the entry scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure and print.
 Per second without touching wrk: wrk reads its answers with read(2), so the growth of its
 /proc/PID/io rchar over one second, divided by the bytes of one answer (wrk's own total
 ÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
