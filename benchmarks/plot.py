@@ -11,7 +11,6 @@ benchmarks/lib/publish keeps them with the run's data in docs/lab/runs/<run-id>/
 (Debian gnuplot-nox, profiles/packages' bench group, which benchmarks/run installs); exits 1
 without it or when a chart fails.
 """
-import os
 import shutil
 import sys
 

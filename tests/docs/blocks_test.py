@@ -1,7 +1,6 @@
 #!/usr/bin/python3
 """tests/docs/blocks_test.py - benchmarks/lib/primedlab/blocks.py: find, outside, replace on small pages,
 and every malformed page it must refuse (suite manifests, meson test 'docs-blocks')."""
-import os
 import sys
 
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
