@@ -3,8 +3,8 @@
 
 Minimal kustomize: exactly the features knative/ uses (resources; patches as a strategic merge
 from a file or JSON 6902 test/replace/add on a target; namespace, on Knative Services only;
-nameSuffix; images newName/newTag), in kustomize's order (patches, namespace, the suffix, images). Anything else is a RenderError, so a
-new feature cannot slip in unrendered. It stays because Debian's kubectl embeds kustomize 2.0.3,
+nameSuffix; images newName/newTag), in kustomize's order (patches, namespace, the suffix,
+images). Anything else is a RenderError, so a new feature cannot slip in unrendered. It stays because Debian's kubectl embeds kustomize 2.0.3,
 which cannot render `patches:`; where a kubectl with kustomize >= v4 runs, its output is compared
 with ours (kubectl_kustomize below), so this renderer is checked wherever it can be.
 

@@ -1,8 +1,6 @@
 """benchmarks/lib/primedlab/seccompprofile.py - the io-uring overlay's SeccompProfile, generated from
 container/seccomp.json.
 
-The SeccompProfile, from container/seccomp.json
-
 container/seccomp.json is in the runtimes' own format (moby / containers-common): rules may
 apply only with some capabilities (`includes.caps` / `excludes.caps`) or on some node
 architectures (`includes.arches`, compared with the node's GOARCH), the default errno is set by
@@ -34,6 +32,7 @@ NODE_ARCHES = {"amd64": "SCMP_ARCH_X86_64", "arm64": "SCMP_ARCH_AARCH64"}
 # The container's capabilities: the Service drops ALL and adds none (tests/knative/validate's
 # knative_rules checks it).
 POD_CAPS = frozenset()
+
 
 class SeccompError(Exception):
     pass
