@@ -68,7 +68,7 @@ def diff(model_v, meas_v):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="knative-single-pod", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--binary", help="primed (default build/src/primed, built if missing)")
     ap.add_argument("--openloop", help="benchmarks/openloop (default: build*/benchmarks/openloop)")
@@ -111,7 +111,7 @@ def main():
                          m["achieved_rps"], p))
         ready = srv.ready_line
     print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {wrkrun.machine()}")
-    print(f"# command: {' '.join([os.path.relpath(sys.argv[0])] + sys.argv[1:])}")
+    print(f"# command: {' '.join([os.path.relpath(sys.argv[0]).removesuffix('.py')] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
     print(f"#   {ready}")
     print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms -> the model's "

@@ -210,7 +210,7 @@ def rev():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="store", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["sqlite", "pg"])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
     ap.add_argument("--before", help="sqlite: the binary that answers before the commit")
