@@ -29,7 +29,7 @@ that does not start or answers another body than primed's fails the run
 (benchmarks/peers/java/chain21.py).
 
 --db postgresql (seed 004's database column) stores every pair's events in PostgreSQL instead
-of memory: a cluster of Debian's postgresql-15 on 127.0.0.1 (benchmarks/lib/pglib.py) pinned to
+of memory: a cluster of Debian's postgresql-15 on 127.0.0.1 (benchmarks/lib/primedlab/pglib.py) pinned to
 --cpu with the pairs, one database per process (primed through libpq, the Tomcat and Netty peers
 through pgjdbc and HikariCP); Chain.java has H2 only, so --java then takes only
 tomcat-platform, tomcat-virtual and netty. primed's pair is measured once it answers 200 (it
@@ -40,7 +40,7 @@ context switches and system calls per request of the server processes (callme; c
 callme; nginx's master and worker and callme), counted by `perf stat -p` over a -c1 wrk run
 of each target after the timed rounds.
 
-Takes the measurement lock and refuses to publish a contaminated run (benchmarks/lib/quiet.py).
+Takes the measurement lock and refuses to publish a contaminated run (benchmarks/lib/primedlab/quiet.py).
 Prints a Markdown table on stdout; progress on stderr. Needs wrk and taskset.
 """
 import argparse
@@ -55,11 +55,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(HERE, "lib"))
-import bench  # noqa: E402
-import pglib  # noqa: E402
-import quiet  # noqa: E402
-import spawn  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402
+from primedlab import pglib  # noqa: E402
+from primedlab import quiet  # noqa: E402
+from primedlab import spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
 import chain21  # noqa: E402  (the JDK 21 callme and caller)
 

@@ -39,10 +39,11 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
-import quiet  # noqa: E402  (the measurement lock + quiet guard)
-import bench  # noqa: E402  (log, one wrk run, a status)
-import spawn  # noqa: E402  (a free port)
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
+from primedlab import bench  # noqa: E402  (log, one wrk run, a status)
+from primedlab import spawn  # noqa: E402  (a free port)
 CONTAINER = os.path.join(ROOT, "container")
 ENV = dict(os.environ, CONTAINERS_CONF=os.environ.get(
     "CONTAINERS_CONF", os.path.join(CONTAINER, "containers.conf")))

@@ -40,10 +40,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
-sys.path.insert(0, HERE)
-import modes  # noqa: E402  (Pinned: a server on CPU 0; the lib path; SERVER_CPU, LOAD_CPU)
-import quiet  # noqa: E402
-import bench  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import quiet  # noqa: E402
+from primedlab import bench  # noqa: E402
+from primedlab import spawn  # noqa: E402
+from primedlab.pinned import LOAD_CPU, SERVER_CPU, TCK, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
 
 log = bench.logger("cpu-share")
 CONNS = 100
@@ -112,14 +114,14 @@ def shares(script_out):
 
 
 def profile(name, kind, binary, args, secs):
-    srv = modes.Pinned(kind, binary, args)
+    srv = Pinned(kind, binary, args)
     tmp = tempfile.mkdtemp(prefix="primed-cpu-share-")
     data = os.path.join(tmp, "perf.data")
     try:
         url = "http://127.0.0.1:%d/healthz" % srv.port
-        bench.run_wrk(url, CONNS, 1, 1, cpus=modes.LOAD_CPU)  # warm-up
+        bench.run_wrk(url, CONNS, 1, 1, cpus=LOAD_CPU)  # warm-up
         log("%s: %d s under wrk -c%d" % (name, secs, CONNS))
-        wrk = subprocess.Popen(bench.taskset(modes.LOAD_CPU) + modes.spawn.wrk_cmd(url, CONNS, 2 * secs + 2, 1),
+        wrk = subprocess.Popen(bench.taskset(LOAD_CPU) + spawn.wrk_cmd(url, CONNS, 2 * secs + 2, 1),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         time.sleep(1)
         # first window: counts and CPU time, without sampling (perf record slows the server,
@@ -134,7 +136,7 @@ def profile(name, kind, binary, args, secs):
         out = wrk.communicate()[0]
         if rec.returncode != 0 or not os.path.exists(data):
             raise PermissionError("perf record: %s" % (rec.stderr.strip()[-300:] or "exit %d" % rec.returncode))
-        st = modes.spawn.wrk_stats(out)
+        st = spawn.wrk_stats(out)
         rps = st["requests"] / (float(st["duration_us"]) / 1e6) if st else 0.0
         script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"],
                                 capture_output=True, text=True).stdout
@@ -149,13 +151,13 @@ def profile(name, kind, binary, args, secs):
             ev[f[2]] = int(f[0])
     reqs = rps * secs  # requests in the first window, at the run's mean rate
     per = (lambda k: "%.2f" % (ev[k] / reqs) if k in ev and reqs > 0 else "n/a")
-    cpu_us = (u1 - u0) / modes.TCK * 1e6 / reqs if reqs > 0 else 0.0
+    cpu_us = (u1 - u0) / TCK * 1e6 / reqs if reqs > 0 else 0.0
     return [name, "%.0f" % rps, "%.2f" % cpu_us, str(n)] + ["%.1f %%" % (100.0 * counts[c] / n if n else 0) for c in CATS] + [
         per("syscalls:sys_enter_io_uring_enter"), per("context-switches")]
 
 
 def main():
-    modes.spawn.exit_on_sigterm()
+    spawn.exit_on_sigterm()
     ap = argparse.ArgumentParser(prog="benchmarks/cpu-share", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=5, help="seconds sampled per server (default 5)")
@@ -188,9 +190,9 @@ def main():
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print("<!-- benchmarks/cpu-share --duration %d; %s; commit %s; %s -->" % (
         a.duration, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
-    modes.table("Server CPU per /healthz request by subsystem (-c%d, server on CPU %s, wrk on CPU %s; perf samples of "
-                "the server)" % (CONNS, modes.SERVER_CPU, modes.LOAD_CPU),
-                ["server", "req/s", "CPU µs/req", "samples"] + CATS + ["io_uring_enter/req", "context switches/req"], rows)
+    bench.print_table("Server CPU per /healthz request by subsystem (-c%d, server on CPU %s, wrk on CPU %s; perf samples of "
+                      "the server)" % (CONNS, SERVER_CPU, LOAD_CPU),
+                      ["server", "req/s", "CPU µs/req", "samples"] + CATS + ["io_uring_enter/req", "context switches/req"], rows)
 
 
 if __name__ == "__main__":

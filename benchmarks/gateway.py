@@ -43,7 +43,7 @@ then in the delayed setting a harder load (--hard-users, past the servlet pool, 
 runs against primed and every model. A second table lists them all with the CPU seconds and
 peak RSS of each gateway (and DIR/gateway-java.csv); benchmarks/peers/java/gateway21.py.
 
-Takes the measurement lock and waits for a quiet machine (benchmarks/lib/quiet.py, as
+Takes the measurement lock and waits for a quiet machine (benchmarks/lib/primedlab/quiet.py, as
 benchmarks/chain does); the whole run's contamination is the table's last line. Prints a
 Markdown table on stdout (and, with --out DIR, into DIR/table.md with DIR/gateway.csv beside
 it); progress on stderr. Needs siege and taskset.
@@ -60,11 +60,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(HERE, "lib"))
-import bench  # noqa: E402
-import lab  # noqa: E402
-import quiet  # noqa: E402
-import spawn  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402
+from primedlab import lab  # noqa: E402
+from primedlab import quiet  # noqa: E402
+from primedlab import spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
 import gateway21  # noqa: E402  (the JDK 21 gateways' rows)
 import peer21  # noqa: E402

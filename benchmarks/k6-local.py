@@ -18,6 +18,8 @@ import sys
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "k6"))
 import wrkrun  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 
 STAGES = (50, 100, 200, 200)        # virtual users, as in benchmarks/k6/primed.js
 
@@ -30,8 +32,7 @@ def main():
     ap.add_argument("--binary", help="primed to run (default build/src/primed, built if missing)")
     ap.add_argument("--url", help="load this server instead of starting one (its base URL)")
     a = ap.parse_args()
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-    import quiet                                            # the measurement lock + quiet guard
+    from primedlab import quiet                              # the measurement lock + quiet guard
     quiet.guard("benchmarks/k6-local", table=sys.stdout)
     wrkrun.ensure_tools()
 

@@ -37,6 +37,8 @@ import sys
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "k6"))
 import wrkrun  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 
 
 def main():
@@ -64,10 +66,9 @@ def main():
                     help="no measurement: the published sweep's choice for an image of it (e.g. ctr-static), "
                          "or the model of another target of benchmarks/ksim/published.json")
     a = ap.parse_args()
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
     if a.model_only:
         return model_only(a)
-    import quiet                                            # the measurement lock + quiet guard
+    from primedlab import quiet                              # the measurement lock + quiet guard
     quiet.guard("benchmarks/knative-target", table=sys.stdout)
     levels = [int(x) for x in a.levels.split(",")]
     slo = a.slo_ms / 1000
@@ -194,7 +195,7 @@ def main():
     print(f"RESULT target={target} containerConcurrency={cc} slo_ms={a.slo_ms:g} xmax={xmax:.1f} "
           f"source={source.split(' (')[0].replace(' ', '_')} start_ms={start_ms:.1f} idle_rss_kib={idle_rss} hwm_kib={hwm} mem_request_mi={mem_req} mem_limit_mi={mem_lim}")
     if a.model:
-        import ksim
+        from primedlab import ksim
         r1 = rows[0] if rows[0]["c"] == 1 else None
         skew = (r1["p50_us"] / r1["mean_us"]) if r1 and r1["mean_us"] > 0 else None
         if source.startswith("CPU-time") and s_cpu:
@@ -213,10 +214,10 @@ def main():
 
 def model_section(a, tg, levels, target, cc):
     """What the recommendation buys in the seed's scenario, by the autoscaler model."""
-    import ksim
+    from primedlab import ksim
     base = ksim.Service(pod_cpus=a.threads, scheduling_delay_s=a.scheduling_delay)
     load = ksim.seed_load(a.model_stage)
-    import kmanifest
+    from primedlab import kmanifest
     _, now_t, now_cc = kmanifest.base_values(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     extra = [("the rule above", target, cc, 1.0), ("service.yaml now", int(now_t) if now_t == int(now_t) else now_t, now_cc, 1.0),
              ("Knative defaults", None, 0, ksim.kpa.DEFAULTS["target_utilization"])]
@@ -257,7 +258,7 @@ def sweep_rows(name):
 def from_sweep(a, name, rows, sw):
     """--model-only for an image of the published sweep: its recommendation for --slo-ms, read
     from the sweep's rows (benchmarks/knative-sim sweep; docs/autoscaling.md)."""
-    import ksweep
+    from primedlab import ksweep
     r, meets = ksweep.recommend(rows, name, a.slo_ms)
     mine = sorted((x for x in rows if x["image"] == name and x["load"] == "seed"),
                   key=lambda x: (x["cc"] or 10 ** 6, x["target"]))
@@ -278,7 +279,7 @@ def from_sweep(a, name, rows, sw):
 def model_only(a):
     """--model-only NAME: the model's section for a target of the published lab table."""
     import json
-    import ksim
+    from primedlab import ksim
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ksim", "published.json")) as f:
         doc = json.load(f)
     t = [x for x in doc["targets"] if x["name"] == a.model_only]

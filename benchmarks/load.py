@@ -18,7 +18,7 @@ targets and calls this; call it directly to compare binaries you built yourself,
   benchmarks/load --primed mine=build/src/primed --cmd 'ctr=podman run --rm --net=host -e PORT img'
 A --cmd command gets PORT in its environment and must answer GET /healthz.
 
-Quiet machine (benchmarks/lib/quiet.py): the run takes the machine-wide measurement lock
+Quiet machine (benchmarks/lib/primedlab/quiet.py): the run takes the machine-wide measurement lock
 (another measurement waits, and says so); before each measurement it waits up to --quiet-wait
 s for a window in which no other process used more than 5 % of a CPU; during each one it
 records what else ran (other processes' CPU, steal, load average) in runs.csv and the
@@ -33,9 +33,10 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-import lab  # noqa: E402
-import report_html  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import lab  # noqa: E402
+from primedlab import report_html  # noqa: E402
 
 
 def sh(cmd, timeout=20, **kw):

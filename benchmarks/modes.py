@@ -61,33 +61,15 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(HERE, "lib"))
-import quiet  # noqa: E402  (the measurement lock + quiet guard)
-import bench  # noqa: E402  (log, taskset, wrk)
-import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
-TCK = os.sysconf("SC_CLK_TCK")
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
+from primedlab import bench  # noqa: E402  (log, taskset, wrk)
+from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
+from primedlab.pinned import LOAD_CPU, SERVER_CPU, TCK, Pinned, Server  # noqa: E402  (a server pinned to CPU 0)
 
 
 log = bench.logger("modes")
-
-
-class Server(spawn.Primed):
-    def __init__(self, binary, args, env, **kw):
-        try:
-            super().__init__(binary, args, env=dict(os.environ, **env), ready_timeout=20, **kw)
-        except spawn.NotReady as err:
-            raise RuntimeError("server did not start: %s" % err) from None
-        self.p = self.proc
-
-    def cpu_s(self):
-        fields = quiet.proc_stat(self.p.pid)[1]
-        return (int(fields[11]) + int(fields[12])) / TCK
-
-    def threads(self):
-        return len(os.listdir("/proc/%d/task" % self.p.pid))
-
-    def stop(self):
-        return super().stop(40)
 
 
 def wrk(port, path, conns, duration, timeout="10s"):
@@ -117,14 +99,6 @@ def pooled(rows, key):
     if key == "rps":
         return n / (sum(r["duration_us"] for r in rows) / 1e6)
     return sum(r[key] * r["requests"] for r in rows) / n
-
-
-def table(title, header, rows):
-    print("\n### " + title + "\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for r in rows:
-        print("| " + " | ".join(str(x) for x in r) + " |")
 
 
 def fmt_ms(us):
@@ -160,7 +134,7 @@ def print_rows(title, targets, scenarios, results):
                          fmt_ms(med(rs, "p99_us")), "%d" % sum(r["failures"] for r in rs),
                          "%d" % sum(r["non2xx"] for r in rs), "%d" % sum(r["timeouts"] for r in rs),
                          "%.0f" % med(rs, "cpu_pct")])
-    table(title, ["load", "mode", "req/s", "p50 ms", "p99 ms", "refused/reset", "non-2xx", "client timeouts",
+    bench.print_table(title, ["load", "mode", "req/s", "p50 ms", "p99 ms", "refused/reset", "non-2xx", "client timeouts",
                   "CPU %"], rows)
 
 
@@ -192,7 +166,7 @@ def strace_syscalls(binary, args, env, path, conns, duration):
 
 # ----------------------------------------------------------------------------- plaintext
 
-SERVER_CPU, LOAD_CPU, PLAINTEXT_CONNS = "0", "1", 100
+PLAINTEXT_CONNS = 100
 # each io_uring switch away from its default, alone and together (single send is on by default)
 PIPELINE = 16  # requests per write in the pipelined run (TechEmpower's plaintext depth)
 # wrk script of the pipelined run: PIPELINE GETs of the URL per write; wrk_report.lua's done()
@@ -206,88 +180,6 @@ request = function() return req end
 """
 CANDIDATES = [["--uring-poll-first", "on"], ["--uring-single-send", "off"],
               ["--uring-poll-first", "on", "--uring-single-send", "off"]]
-
-
-def group_ticks(pgid):
-    """(utime, stime) clock ticks summed over the live processes of group pgid (nginx's master
-    and worker; primed and the floor are one process each)."""
-    ut = st = 0
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        ps = quiet.proc_stat(d)
-        try:
-            if ps is not None and int(ps[1][2]) == pgid:
-                ut += int(ps[1][11])
-                st += int(ps[1][12])
-        except (IndexError, ValueError):
-            continue
-    return ut, st
-
-
-class Pinned:
-    """One server on 127.0.0.1 in its own process group, pinned to SERVER_CPU: kind is primed,
-    nginx, h2o or floor. .port, .pgid; stop() SIGTERMs the group."""
-
-    def __init__(self, kind, binary, args=()):
-        self.kind, self.primed, self.prefix = kind, None, None
-        pin = bench.taskset(SERVER_CPU)
-        if kind == "primed":
-            self.primed = Server(pin[0], pin[1:] + [binary, "--threads", "1"] + list(args), {}, args_first=True)
-            self.proc, self.port = self.primed.proc, self.primed.port
-        elif kind == "floor":
-            self.proc = subprocess.Popen(pin + [binary, "--port", "0"] + list(args), stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
-            line = self.proc.stdout.readline().decode().strip()
-            if not line.startswith("port="):
-                self.stop()
-                raise RuntimeError("plaintext_floor did not start: %r" % line)
-            self.port = int(line[5:])
-        else:
-            self.port = spawn.free_port()
-            env = dict(os.environ, PORT=str(self.port), NGINX_WORKERS="1", H2O_THREADS="1")
-            cmd = subprocess.run([os.path.join(HERE, "peers", kind + "-run"), "--prepare"], env=env,
-                                 capture_output=True, text=True, check=True).stdout.split()
-            if kind == "h2o":  # h2o-run leaves its prefix (the -c file's directory) to us
-                self.prefix = os.path.dirname(cmd[cmd.index("-c") + 1])
-            self.proc = subprocess.Popen(pin + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, start_new_session=True)
-            deadline = time.time() + 10
-            while True:
-                try:
-                    if spawn.http_get(self.port, "/healthz", 1)[0] == 200:
-                        break
-                except OSError:
-                    pass
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("%s did not answer /healthz on port %d" % (kind, self.port))
-                time.sleep(0.05)
-        self.pgid = self.proc.pid  # floor, nginx: a new session, its leader's pid is the group's id
-
-    def ticks(self):
-        """(utime, stime) of the server so far: primed's process, the others' whole group."""
-        if self.primed:
-            f = quiet.proc_stat(self.proc.pid)[1]
-            return int(f[11]), int(f[12])
-        return group_ticks(self.pgid)
-
-    def stop(self):
-        if self.primed:
-            return self.primed.stop()
-        if self.prefix:
-            subprocess.run(["rm", "-rf", self.prefix])
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                return self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        return self.proc.returncode
 
 
 def plaintext_check(a):
@@ -380,7 +272,7 @@ def plaintext(a):
                         "%.0f" % m["piped_rps"] if m["piped_rps"] else "n/a", m["errors"]])
     head = ["round", "server", "req/s", "user µs/req", "sys µs/req", "CPU µs/req", "CPU/req ÷ floor",
             "CPU/req ÷ lean floor", "CPU/req ÷ nginx", "CPU/req ÷ h2o", "pipelined req/s", "errors"]
-    table("Plaintext /healthz -c%d, server on CPU %s, wrk on CPU %s: each round" % (PLAINTEXT_CONNS, SERVER_CPU, LOAD_CPU),
+    bench.print_table("Plaintext /healthz -c%d, server on CPU %s, wrk on CPU %s: each round" % (PLAINTEXT_CONNS, SERVER_CPU, LOAD_CPU),
           head, per)
     meds = []
     for name, kind, _ in targets:
@@ -394,7 +286,7 @@ def plaintext(a):
         meds.append([name, "%.0f" % med(rs, "rps"), "%.2f" % med(rs, "user_us"), "%.2f" % med(rs, "sys_us"),
                      "%.2f" % med(rs, "cpu_us"), mr("floor"), mr("floor lean"), mr("nginx"), mr("h2o"),
                      "%.0f" % statistics.median(piped) if piped else "n/a", sum(x["errors"] for x in rs)])
-    table("Plaintext /healthz -c%d: medians over %d interleaved rounds (ratios: median of each round's)" % (
+    bench.print_table("Plaintext /healthz -c%d: medians over %d interleaved rounds (ratios: median of each round's)" % (
         PLAINTEXT_CONNS, len(rounds)), head[1:], meds)
 
 
@@ -463,7 +355,7 @@ def main():
                     log("strace %s %s" % (name, label))
                     per, top = strace_syscalls(a.bin, args, env, path, conns, 5)
                     rows.append([label, name, "%.2f" % per, top])
-            table("Syscalls per request (strace -c -f, separate 5 s run)", ["load", "backend", "syscalls/req", "top calls per request"], rows)
+            bench.print_table("Syscalls per request (strace -c -f, separate 5 s run)", ["load", "backend", "syscalls/req", "top calls per request"], rows)
     elif a.what == "split":
         targets = [("inline", ["--dispatch", "inline"], {}),
                    ("steal", ["--dispatch", "steal", "--prime-split", "off"], {}),
@@ -483,7 +375,7 @@ def main():
                 rows.append([label, name, "%.1f" % med(rs, "rps"), fmt_ms(med(rs, "mean_us")), fmt_ms(med(rs, "p50_us")),
                              fmt_ms(med(rs, "p90_us")), fmt_ms(med(rs, "p99_us")),
                              "%d" % sum(r["failures"] + r["non2xx"] for r in rs), "%.0f" % med(rs, "cpu_pct")])
-        table("Split prime search: /example (1000-bit), 2 workers, medians of %d rounds" % a.rounds,
+        bench.print_table("Split prime search: /example (1000-bit), 2 workers, medians of %d rounds" % a.rounds,
               ["load", "mode", "req/s", "mean ms", "p50 ms", "p90 ms", "p99 ms", "server failures", "CPU %"], rows)
         pairs = [("steal+split", "steal")]
         if a.baseline:
@@ -499,7 +391,7 @@ def main():
             for new, old in pairs:
                 ratios = [[label] + ["%.2f" % (agg(res[(label, new)], k) / agg(res[(label, old)], k)) for k in keys]
                           for label, _, _, _, _ in scenarios]
-                table("%s / %s%s (same run)" % (new, old, what), ["load"] + [names[k] for k in keys], ratios)
+                bench.print_table("%s / %s%s (same run)" % (new, old, what), ["load"] + [names[k] for k in keys], ratios)
     elif a.what == "plaintext":
         plaintext(a)
     elif a.what == "engine":
@@ -551,7 +443,7 @@ def main():
         base = med(results["no scraper"], "rps")
         rows[1].append("%.3f" % (med(results["scrape every 100 ms"], "rps") / base))
         rows[0].append("1")
-        table("/healthz -c200 with and without a /metrics scraper", ["case", "req/s", "p50 ms", "p99 ms", "server failures",
+        bench.print_table("/healthz -c200 with and without a /metrics scraper", ["case", "req/s", "p50 ms", "p99 ms", "server failures",
                                                                      "client timeouts", "ratio"], rows)
 
 

@@ -6,17 +6,17 @@ core as a bar of its own; no plaintext peer on it), plaintext.png (nginx's fixed
 target's /healthz, on an axis of their own), p95.png (p95 latency at each connection count, a
 line per target, log axis), boot.png (start-up) and memory.png (RSS idle, holding N
 connections, peak, each bar's value written on it) into RESULTS_DIR, with the same chart
-functions as report.html (benchmarks/lib/charts.py: one colour per target, units on every axis).
+functions as report.html (benchmarks/lib/primedlab/charts.py: one colour per target, units on every axis).
 benchmarks/lib/publish keeps them with the run's data in docs/lab/runs/<run-id>/. Needs gnuplot
 (Debian gnuplot-nox, profiles/packages' bench group, which benchmarks/run installs); exits 1
 without it or when a chart fails.
 """
-import os
 import shutil
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-import charts  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import charts  # noqa: E402
 
 
 def main():

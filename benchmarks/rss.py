@@ -24,9 +24,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(HERE, "lib"))
-import quiet  # noqa: E402  (the measurement lock + quiet guard)
-import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
+from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
 
 NOFILE = 16384
 

@@ -60,11 +60,12 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(HERE, "lib"))
-import quiet  # noqa: E402  (the measurement lock + quiet guard)
-import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
-import spawn  # noqa: E402  (free port, terminate)
-import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
+from primedlab import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
+from primedlab import spawn  # noqa: E402  (free port, terminate)
+from primedlab import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
 TCK = os.sysconf("SC_CLK_TCK")
@@ -75,7 +76,8 @@ PEERS = ("nginx", "h2o")
 LOADER_LIMIT = 90.0
 # glibc's own libraries: the host has them (glibc >= 2.36), and a copy would not match its ld-linux
 GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
-MODULES = ("bench.py", "quiet.py", "spawn.py", "lab.py", "charts.py", "report_html.py", "wrk_report.lua")
+# what a bundle takes from benchmarks/lib: the scripts' package (whole) and the wrk script spawn.py names
+LIB_FILES = ("primedlab", "wrk_report.lua")
 COLUMNS = ["server", "N", "conns", "req/s", "speedup", "efficiency", "server CPU µs/req", "p50 ms", "p99 ms",
            "loader CPU %", "errors", "note"]
 OVERLOAD_COLUMNS = ["server", "N", "rate req/s", "answered %", "p50 ms", "p99 ms (answered)",
@@ -474,8 +476,8 @@ def write_results(data, outdir):
         log("gnuplot missing: no charts, no report.html (run benchmarks/scaling --from %s where it is)" %
             os.path.join(outdir, "scaling.json"))
         return
-    import charts
-    import report_html
+    from primedlab import charts
+    from primedlab import report_html
     for key, path in PATHS.items():
         chart = charts.speedup(data, path, "png")
         if chart:
@@ -545,8 +547,12 @@ def make_bundle(args):
     for soname, path in libs.items():
         shutil.copy(path, os.path.join(dest, "lib", soname))     # follows the link: the file itself
     shutil.copy(os.path.join(HERE, "scaling.py"), os.path.join(dest, "benchmarks"))
-    for m in MODULES:
-        shutil.copy(os.path.join(HERE, "lib", m), os.path.join(dest, "benchmarks", "lib"))
+    for m in LIB_FILES:
+        src, to = os.path.join(HERE, "lib", m), os.path.join(dest, "benchmarks", "lib", m)
+        if os.path.isdir(src):
+            shutil.copytree(src, to, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, to)
     for k in PEERS:
         shutil.copy(os.path.join(HERE, "peers", k + ".conf"), os.path.join(dest, "benchmarks", "peers"))
     with open(os.path.join(dest, "run"), "w") as f:

@@ -15,9 +15,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
-import bench  # noqa: E402  (one wrk run)
-import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop; wrk's argv)
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402  (one wrk run)
+from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop; wrk's argv)
 LUA = os.path.join(HERE, "wrk-checks.lua")
 
 

@@ -1,6 +1,6 @@
 -- benchmarks/lib/wrk_report.lua - wrk done() hook: one machine-readable line with exact
 -- percentiles from wrk's own latency histogram (microseconds), so p95 is measured, not
--- interpolated from --latency's fixed 50/75/90/99 list. Parsed by benchmarks/lib/lab.py.
+-- interpolated from --latency's fixed 50/75/90/99 list. Parsed by benchmarks/lib/primedlab/spawn.py (wrk_stats).
 done = function(summary, latency, requests)
    local e = summary.errors
    io.write(string.format(

@@ -9,7 +9,7 @@ when it fetches anything but its own file (no network at view time), when a char
 draw (an empty SVG, or a first plot with nothing visible), or when a target of the summary
 table is missing from every chart of a family (throughput, latency, start-up, memory, per
 second). The suite makes report.html from the fixed results directory tests/bench/report-fixture
-(benchmarks/lib/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
+(benchmarks/lib/primedlab/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
 in the working directory, meson's build dir), checks that the charts read as meant (one colour
 per target across every chart and no colour shared, latency on a log axis by connections,
 values on the memory bars, no reference line across the throughput bars; the docs' PNGs drawn
@@ -32,9 +32,10 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
-import spawn  # noqa: E402
-import tap  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import spawn  # noqa: E402
+from primedlab import tap  # noqa: E402
 
 FAMILIES = ["rps", "latency", "boot", "ram", "persec"]
 CHECK_JS = r"""
@@ -323,7 +324,7 @@ def readable(html, targets, run):
     """What makes the charts readable, as a list of faults: a target drawn in two colours, two
     targets in one, latency not on a log axis, memory bars without their values, a reference
     line in the throughput chart (the engine alone is a bar of its own)."""
-    import charts
+    from primedlab import charts
     bad = []
     cs = colours(html, targets)
     for n, c in sorted(cs.items()):
@@ -354,7 +355,7 @@ def suite(t, png):
     if not shutil.which("gnuplot"):
         t.ok(False, "gnuplot installed (profiles/deps @test installs gnuplot-nox)")
         return
-    import report_html
+    from primedlab import report_html
     work = tempfile.mkdtemp(prefix="primed-report.")
     try:
         res = os.path.join(work, "results")
@@ -368,7 +369,7 @@ def suite(t, png):
                           "in every family (%d charts, %d targets)" % (len(r["checks"]["figs"]),
                                                                      len(r["checks"]["targets"])), "\n".join(bad))
             t.ok(os.path.getsize(png) > 20000, "screenshot saved: %s" % png)
-            import charts
+            from primedlab import charts
             run = charts.load(res)
             html = open(report).read()
             targets = run.targets()

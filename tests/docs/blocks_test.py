@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""tests/docs/blocks_test.py - benchmarks/lib/blocks.py: find, outside, replace on small pages,
+"""tests/docs/blocks_test.py - benchmarks/lib/primedlab/blocks.py: find, outside, replace on small pages,
 and every malformed page it must refuse (suite manifests, meson test 'docs-blocks')."""
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks", "lib"))
-import blocks  # noqa: E402
-from tap import Tap  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import blocks  # noqa: E402
+from primedlab.tap import Tap  # noqa: E402
 
 T = Tap()
 check = T.ok

@@ -24,11 +24,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "lib"))
-import blocks  # noqa: E402
-import rundata  # noqa: E402
-from tap import Tap  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import blocks  # noqa: E402
+from primedlab import rundata  # noqa: E402
+from primedlab.tap import Tap  # noqa: E402
 
 PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish")
 CHECK = os.path.join(HERE, "check")

@@ -1,5 +1,5 @@
 """faultlib.py - shared pieces of the fault suite (tests/fault/*): primed under test
-(benchmarks/lib/spawn.py starts it on 127.0.0.1 with an ephemeral port and reads its
+(benchmarks/lib/primedlab/spawn.py starts it on 127.0.0.1 with an ephemeral port and reads its
 ready line), raw HTTP/1.1, /metrics, and the checks' report.
 
 Every script runs under /usr/bin/python3, needs PRIMED_BIN (the binary under test)
@@ -14,8 +14,9 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchmarks", "lib"))
-import spawn  # noqa: E402  (start / ready line / stop, shared with the other scripts)
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import spawn  # noqa: E402  (start / ready line / stop, shared with the other scripts)
 
 SKIP = 77
 

@@ -2,7 +2,7 @@
 (caller -> callme, issue 17) and tests/gateway/gateway (the gateway's fan-out, issue 18).
 
 A script is a set of PARTs; each part gets a Ctx that starts primed processes (tests/fault/faultlib.py
-over benchmarks/lib/spawn.py: --port 0, the ready line, --io BACKEND appended when given) and
+over benchmarks/lib/primedlab/spawn.py: --port 0, the ready line, --io BACKEND appended when given) and
 tests/upstream/hostile.py subprocesses, and stops every one of them in close(). A process that
 does not start is a failed check line and ends the part (Abort). req() is one HTTP/1.1 exchange
 that never raises for the server's behaviour. run() is the scripts' main: argument parsing,

@@ -49,7 +49,7 @@ def start(a, env):
 
 
 def check(port, path, want):
-    import spawn
+    from primedlab import spawn
     st, body = spawn.http_get(port, path)
     if st != 200 or not re.fullmatch(want, body):
         raise peer21.PeerError("%s answered %d %r, not %r" % (path, st, body, want))

@@ -1,4 +1,4 @@
-"""benchmarks/lib/kmanifest.py - the Knative manifests' autoscaling settings, from the published sweep.
+"""benchmarks/lib/primedlab/kmanifest.py - the Knative manifests' autoscaling settings, from the published sweep.
 
 Owns: which image each manifest deploys (knative/base/service.yaml's image tag, an overlay's
 `images:` newTag), the two settings the sweep recommends (autoscaling.knative.dev/target and

@@ -1,12 +1,13 @@
-"""benchmarks/lib/bench.py - the toolkit every benchmark script uses: its log line, a server
+"""benchmarks/lib/primedlab/bench.py - the toolkit every benchmark script uses: its log line, a server
 started pinned to CPUs, one wrk run parsed (the measurement lock is quiet.py's guard()).
 
 Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger, quiet.py's); the taskset
 prefix and starting primed pinned with it (start_pinned, over spawn.Primed); one wrk run with
 wrk_report.lua's exact percentiles, its requests/s, its server failures apart from its client
 timeouts and, per second of the run, the answers/s (run_wrk, wrk); a status code (http_status);
-the --quick defaults of an argparse namespace (defaults). Never installs, builds or judges a
-figure; the entry scripts (benchmarks/*.py) and lab.py decide what to measure and print.
+the --quick defaults of an argparse namespace (defaults); a Markdown table on stdout under its
+### title (print_table, which tap.md_table reads back). Never installs, builds or judges a
+figure; the entry scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure and print.
 Per second without touching wrk: wrk reads its answers with read(2), so the growth of its
 /proc/PID/io rchar over one second, divided by the bytes of one answer (wrk's own total
 ÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
@@ -23,10 +24,10 @@ import subprocess
 import threading
 import time
 
-import quiet
-import spawn
+from primedlab import quiet
+from primedlab import spawn
 
-BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 
 
@@ -159,3 +160,12 @@ def defaults(args, quick, **pairs):
     for name, (full, short) in pairs.items():
         if getattr(args, name) is None:
             setattr(args, name, short if quick else full)
+
+
+def print_table(title, header, rows):
+    """Prints `### title`, then header and rows (lists of cells) as a Markdown table, on stdout."""
+    print("\n### " + title + "\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        print("| " + " | ".join(str(x) for x in r) + " |")

@@ -1,4 +1,4 @@
-"""benchmarks/lib/ksweep.py - the target sweep: what each autoscaling setting costs and buys, per image.
+"""benchmarks/lib/primedlab/ksweep.py - the target sweep: what each autoscaling setting costs and buys, per image.
 
 Owns: the grid of (target, containerConcurrency) swept, the loads it is swept under (the seed's k6
 users who never pause; the same users thinking 1 s between requests), running the model over the
@@ -13,7 +13,7 @@ Never: writes files or pages (benchmarks/knative-sim does), knows manifests (kma
 import math
 from multiprocessing import Pool
 
-import ksim
+from primedlab import ksim
 
 TARGETS = [1, 2, 5, 10, 20, 30, 50, 70, 100]
 CONCURRENCIES = [0, 10, 50, 100]          # containerConcurrency; 0 = no cap

@@ -1,4 +1,4 @@
-"""benchmarks/lib/tap.py - TAP lines for the Python test scripts (tests/knative/validate,
+"""benchmarks/lib/primedlab/tap.py - TAP lines for the Python test scripts (tests/knative/validate,
 tests/monitoring/*): `ok N - what`, `not ok N - what` with `#   ` detail lines, `# SKIP`, `# note`,
 and the `1..N` plan at the end; finish() returns the exit status meson's exit-code protocol reads.
 md_table() and md_rows() read back a Markdown table a benchmark printed (tests/bench/*).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/lib/quiet.py - the quiet-machine guard and the one measurement lock.
+"""benchmarks/lib/primedlab/quiet.py - the quiet-machine guard and the one measurement lock.
 
 Owns: (1) the exclusive lock every measuring script takes (flock on one machine-wide file, so
 two measurements never overlap, whichever worktree they run from); (2) contamination: what

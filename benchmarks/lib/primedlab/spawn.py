@@ -1,11 +1,11 @@
-"""benchmarks/lib/spawn.py - one primed process and one wrk run, for every Python script.
+"""benchmarks/lib/primedlab/spawn.py - one primed process and one wrk run, for every Python script.
 
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
 (SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
 /metrics text as a dict; keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
 tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
-benchmarks/containers and profiles/compare; benchmarks/lib/lab.py runs its targets its own way
+benchmarks/containers and profiles/compare; benchmarks/lib/primedlab/lab_target.py runs its targets its own way
 (process groups, fixed ports) but builds and parses wrk here.
 It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
 measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() names).
@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 
-LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrk_report.lua")
+LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wrk_report.lua")  # benchmarks/lib/
 WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
 
 

@@ -1,4 +1,4 @@
-"""benchmarks/lib/report_html.py - report.html: one lab run as a page a person reads at a glance.
+"""benchmarks/lib/primedlab/report_html.py - report.html: one lab run as a page a person reads at a glance.
 
 Owns: the page (report.html in the results dir): the run's context (machine, commit,
 command, pinning, the contamination verdict), the summary table, every chart of charts.py
@@ -16,7 +16,9 @@ import os
 import re
 import sys
 
-import charts
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import charts  # noqa: E402
 
 # summary.csv's columns shown, as in table.md
 COLS = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPONSE TIME p95", "SATURATION POINT", "RAM",
@@ -134,7 +136,7 @@ def page(outdir):
                '<meta name="viewport" content="width=device-width, initial-scale=1">',
                "<title>%s</title><style>%s</style></head><body>" % (esc(title), CSS), "<h1>%s</h1>" % esc(title)]
         out += scaling_section(run.scaling, 0)[0]
-        out.append("<p>Written by benchmarks/lib/report_html.py from this directory's scaling.json; the charts "
+        out.append("<p>Written by benchmarks/lib/primedlab/report_html.py from this directory's scaling.json; the charts "
                    "by gnuplot (see docs/report.md).</p></body></html>")
         return "\n".join(out) + "\n"
     title = "primed comparison lab: %s" % run.meta.get("date", "?")
@@ -170,7 +172,7 @@ def page(outdir):
         out.append("</div>")
     if run.scaling:
         out += scaling_section(run.scaling, n)[0]
-    out.append("<p>Written by benchmarks/lib/report_html.py from this directory's CSV and raw.json; "
+    out.append("<p>Written by benchmarks/lib/primedlab/report_html.py from this directory's CSV and raw.json; "
                "the charts by gnuplot (see docs/report.md).</p></body></html>")
     return "\n".join(out) + "\n"
 

@@ -1,4 +1,4 @@
-"""benchmarks/lib/figures.py - the bodies of the generated blocks on the user pages, from one run.
+"""benchmarks/lib/primedlab/figures.py - the bodies of the generated blocks on the user pages, from one run.
 
 owns: which blocks exist (BLOCKS: page -> block names), and for each name the Markdown its body
 is, written from a published run's data (rundata.py's dict) and nothing else.

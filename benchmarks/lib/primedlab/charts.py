@@ -1,4 +1,4 @@
-"""benchmarks/lib/charts.py - the lab's charts, drawn by gnuplot from one results directory.
+"""benchmarks/lib/primedlab/charts.py - the lab's charts, drawn by gnuplot from one results directory.
 
 Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt, and
 benchmarks/scaling's scaling.json or raw.json's "scaling") into one Run; one function per

@@ -1,4 +1,4 @@
-"""benchmarks/lib/ksim.py - a Knative revision under load, simulated: pods, the metric path, the KPA.
+"""benchmarks/lib/primedlab/ksim.py - a Knative revision under load, simulated: pods, the metric path, the KPA.
 
 Owns: a discrete-event simulation of one Knative Service: users (closed loop, k6's ramping VUs,
 with think time) or an arrival rate (open loop: constant, step, spike), the activator that holds
@@ -6,7 +6,7 @@ requests while no pod has a free slot, pods with containerConcurrency slots serv
 service-time distribution (FIFO over the pod's cores like primed's workers, or processor sharing
 like a thread-per-request JVM), start-up (scheduling delay + container start + boot to the first
 200), the metric path (time-weighted concurrency per second, stable and panic window averages),
-a decision of benchmarks/lib/kpa.py every 2 s and the KPA reconciler's bounds (min/max scale,
+a decision of benchmarks/lib/primedlab/kpa.py every 2 s and the KPA reconciler's bounds (min/max scale,
 scale-to-zero after the grace period), and what it all cost (pod-seconds x requested CPU).
 Invariants: deterministic for a seed (one random.Random, events ordered by time then sequence);
 every request that arrives is answered (none is dropped: the activator's queue is unbounded);
@@ -20,7 +20,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
-import kpa
+from primedlab import kpa
 
 SCRAPE_S = 1.0          # queue-proxy reports, the autoscaler scrapes: once a second (BucketSize)
 DRAIN_LIMIT_S = 300.0   # after the load, the time left to answer what is in flight

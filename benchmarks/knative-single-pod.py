@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""benchmarks/knative-single-pod - the autoscaler model's single-pod predictions beside one primed here.
+
+Starts one primed (build/src/primed unless --binary; PRIMED_THREADS=--threads, --dispatch inline
+by default so that one request runs on one worker, as the model's FIFO pod does) on 127.0.0.1 with
+an ephemeral port, and:
+  1. calibrates: wrk -c1 for --calibrate s; the service time the model uses is that run's mean
+     latency (one request in flight: no queueing) and its skew its p50/mean;
+  2. measures, closed loop, wrk -cC for each C of --levels, and open loop, benchmarks/openloop at
+     each fraction of --rates of the model's capacity (threads / mean service time);
+  3. runs the model (benchmarks/lib/primedlab/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
+     wrk and openloop talk to primed directly) with the same concurrency or arrival rate, seed
+     --seed, and prints a table: measured and modelled p50, p95 and throughput, and their
+     difference in % (the issue's check: within 15 % at p50 and p95 below saturation).
+The load generator shares the machine with the server: run it on a quiet machine (the measurement
+lock and quiet guard of benchmarks/lib/primedlab/quiet.py apply) and pin as the lab does when comparing.
+Figures go to docs/autoscaling.md ("The single-pod check").
+"""
+import argparse
+import datetime
+import os
+import re
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True          # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "k6"))
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+import wrkrun  # noqa: E402
+from primedlab import ksim  # noqa: E402
+
+
+def openloop_bin(path):
+    if path:
+        if not os.access(path, os.X_OK):
+            wrkrun.die(f"{path}: no such executable")
+        return path
+    for p in [os.path.join(wrkrun.ROOT, d, "benchmarks", "openloop") for d in ("build", "build-check")]:
+        if os.access(p, os.X_OK):
+            return p
+    wrkrun.die("benchmarks/openloop is not built (ninja -C build benchmarks/openloop), or pass --openloop")
+
+
+def openloop(exe, url, rate, secs):
+    p = subprocess.run([exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout", "30", url],
+                       capture_output=True, text=True, timeout=secs + 60)
+    m = re.search(r"^OPENLOOP (.*)$", p.stdout, re.M)
+    if p.returncode != 0 or not m:
+        wrkrun.die("openloop failed (%d): %s%s" % (p.returncode, p.stdout, p.stderr))
+    return {k: float(v) for k, v in (x.split("=", 1) for x in m.group(1).split())}
+
+
+def model(tg, threads, closed=None, rate=None, secs=10.0, seed=1):
+    sv = ksim.Service(container_concurrency=0, pod_cpus=threads, scheduling_delay_s=0.0)
+    if closed:
+        load = ksim.Load(stages=[(1e-6, closed), (secs, closed)])
+    else:
+        load = ksim.Load(segments=[(secs, rate)], uniform=True)
+    return ksim.summarize(ksim.single_pod(tg, sv, load, seed=seed))
+
+
+def diff(model_v, meas_v):
+    if model_v is None or not meas_v:
+        return "n/a"
+    return "%+.0f%%" % (100.0 * (model_v - meas_v) / meas_v)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="knative-single-pod", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--binary", help="primed (default build/src/primed, built if missing)")
+    ap.add_argument("--openloop", help="benchmarks/openloop (default: build*/benchmarks/openloop)")
+    ap.add_argument("--threads", type=int, default=1, help="PRIMED_THREADS (default 1, as the lab's server)")
+    ap.add_argument("--dispatch", default="inline", choices=("inline", "steal"))
+    ap.add_argument("--server-args", default="--max-conns 256")
+    ap.add_argument("--levels", default="2,4,8,16", help="wrk concurrencies (default 2,4,8,16)")
+    ap.add_argument("--rates", default="50,80", help="openloop rates, %% of the model's capacity (default 50,80)")
+    ap.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
+    ap.add_argument("--calibrate", type=int, default=10, help="seconds of the wrk -c1 run (default 10)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quiet-wait", type=float, default=60.0,
+                    help="seconds to wait for a quiet machine before measuring anyway (default 60)")
+    a = ap.parse_args()
+    from primedlab import quiet
+    quiet.guard("benchmarks/knative-single-pod", max_wait=a.quiet_wait, table=sys.stdout)
+    wrkrun.ensure_tools()
+    exe = wrkrun.ensure_binary(a.binary)
+    ol = openloop_bin(a.openloop)
+    levels = [int(x) for x in a.levels.split(",") if x]
+    fracs = [float(x) for x in a.rates.split(",") if x]
+    env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
+    rows = []
+    with wrkrun.Server(exe, env, a.server_args.split()) as srv:
+        wrkrun.wrk(srv.url(), 2, 1)                                      # warm-up, not reported
+        cal = wrkrun.wrk(srv.url(), 1, a.calibrate)
+        mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
+        tg = ksim.Target(name="primed here", service_ms_mean=mean_ms,
+                         service_ms_median=p50_ms)
+        cap = a.threads * 1e3 / mean_ms
+        for c in levels:
+            m = wrkrun.wrk(srv.url(), c, a.duration)
+            p = model(tg, a.threads, closed=c, secs=a.duration, seed=a.seed)
+            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p))
+        for f in fracs:
+            rate = cap * f / 100.0
+            m = openloop(ol, srv.url(), rate, a.duration)
+            p = model(tg, a.threads, rate=rate, secs=a.duration, seed=a.seed)
+            rows.append(("openloop %g%% (%.1f/s)" % (f, rate), m["p50_us"] / 1e3, m["p95_us"] / 1e3,
+                         m["achieved_rps"], p))
+        ready = srv.ready_line
+    print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {wrkrun.machine()}")
+    print(f"# command: {' '.join([os.path.relpath(sys.argv[0]).removesuffix('.py')] + sys.argv[1:])}")
+    print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
+    print(f"#   {ready}")
+    print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms -> the model's "
+          f"service time per request (lognormal, that median and mean), capacity {a.threads} / mean = {cap:.1f} req/s")
+    print(f"# model: benchmarks/lib/primedlab/ksim.py, one pod of {a.threads} worker(s), FIFO, no cap, seed {a.seed}")
+    print()
+    print("| load | measured p50 ms | model p50 ms | diff | measured p95 ms | model p95 ms | diff "
+          "| measured req/s | model req/s | diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, m50, m95, mx, p in rows:
+        print("| %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %.1f | %.1f | %s |" % (
+            name, m50, p["p50_ms"], diff(p["p50_ms"], m50), m95, p["p95_ms"], diff(p["p95_ms"], m95),
+            mx, p["throughput_rps"], diff(p["throughput_rps"], mx)))
+    print()
+    print("diff = (model - measured) / measured. The check (issue 37): within 15 % at p50 and p95 below "
+          "saturation (the open-loop rows and the levels below the capacity's knee).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

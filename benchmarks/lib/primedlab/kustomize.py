@@ -1,0 +1,263 @@
+"""benchmarks/lib/primedlab/kustomize.py - the manifests' kustomize renderer, offline, and
+`kubectl kustomize` beside it where one runs.
+
+Minimal kustomize: exactly the features knative/ uses (resources; patches as a strategic merge
+from a file or JSON 6902 test/replace/add on a target; namespace, on Knative Services only;
+nameSuffix; images newName/newTag), in kustomize's order (patches, namespace, the suffix,
+images). Anything else is a RenderError, so a new feature cannot slip in unrendered. It stays because Debian's kubectl embeds kustomize 2.0.3,
+which cannot render `patches:`; where a kubectl with kustomize >= v4 runs, its output is compared
+with ours (kubectl_kustomize below), so this renderer is checked wherever it can be.
+
+Owns: render(DIR) -> the kustomization's resources (dicts), RenderError for anything outside those
+features, kubectl_kustomize(DIR) and canon() to compare the two. Used by tests/knative/validate
+(every kustomization under knative/) and tests/monitoring/prometheus (the overlays' Services).
+Never writes a file, never judges a manifest (the checks live in tests/knative/validate).
+Needs PyYAML (python3-yaml).
+"""
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import yaml
+
+KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "patches", "namespace", "nameSuffix", "images"}
+# The kinds `namespace:` is implemented for: those where kustomize sets metadata.namespace and
+# nothing else (it also rewrites RoleBinding subjects and skips cluster-scoped kinds).
+NAMESPACED_KINDS = {("serving.knative.dev", "Service")}
+# kyaml's keys for merging lists of maps when there is no schema (a CRD such as Knative's).
+ASSOCIATIVE_KEYS = ("mountPath", "devicePath", "ip", "type", "topologyKey", "name", "containerPort")
+
+
+class RenderError(Exception):
+    pass
+
+
+def load_docs(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+def render(d, _stack=()):
+    """Render the kustomization in directory d; returns a list of resources (dicts)."""
+    d = os.path.abspath(d)
+    if d in _stack:
+        raise RenderError(f"{d}: resource cycle")
+    kf = os.path.join(d, "kustomization.yaml")
+    if not os.path.isfile(kf):
+        raise RenderError(f"{d}: no kustomization.yaml")
+    k = load_docs(kf)[0]
+    unknown = set(k) - KUSTOMIZATION_FIELDS
+    if unknown:
+        raise RenderError(f"{kf}: fields the minimal renderer does not implement: "
+                          f"{sorted(unknown)} (extend benchmarks/lib/primedlab/kustomize.py)")
+    out = []
+    for r in k.get("resources", []):
+        p = os.path.normpath(os.path.join(d, r))
+        if os.path.isdir(p):
+            out += render(p, _stack + (d,))
+        elif os.path.isfile(p):
+            out += load_docs(p)
+        else:
+            raise RenderError(f"{kf}: resource {r} not found")
+    for i, p in enumerate(k.get("patches", [])):
+        apply_patch(out, p, d, f"{kf}: patches[{i}]")
+    if "namespace" in k:
+        for res in out:
+            if (group_of(res)[0], res.get("kind")) not in NAMESPACED_KINDS:
+                raise RenderError(f"{kf}: namespace on a {res.get('kind')} is not implemented "
+                                  "(extend benchmarks/lib/primedlab/kustomize.py)")
+            res.setdefault("metadata", {})["namespace"] = k["namespace"]
+    for res in out:
+        md = res.setdefault("metadata", {})
+        md["name"] = md["name"] + k.get("nameSuffix", "")
+    for img in k.get("images", []):
+        for res in out:
+            set_image(res, img)
+    return out
+
+
+def group_of(res):
+    av = res.get("apiVersion", "")
+    return (av.rsplit("/", 1)[0] if "/" in av else ""), av.rsplit("/", 1)[-1]
+
+
+def matches(res, target):
+    group, version = group_of(res)
+    for key, have in (("group", group), ("version", version), ("kind", res.get("kind")),
+                      ("name", res.get("metadata", {}).get("name")),
+                      ("namespace", res.get("metadata", {}).get("namespace"))):
+        want = target.get(key)
+        if want is not None and not re.fullmatch(want, have or ""):
+            return False
+    unsupported = set(target) - {"group", "version", "kind", "name", "namespace"}
+    if unsupported:
+        raise RenderError(f"patch target fields not implemented: {sorted(unsupported)}")
+    return True
+
+
+def apply_patch(resources, spec, d, where):
+    if "path" in spec:
+        with open(os.path.join(d, spec["path"])) as f:
+            text = f.read()
+    elif "patch" in spec:
+        text = spec["patch"]
+    else:
+        raise RenderError(f"{where}: needs path or patch")
+    docs = [x for x in yaml.safe_load_all(text) if x is not None]
+    if len(docs) == 1 and isinstance(docs[0], list):          # JSON 6902
+        if "target" not in spec:
+            raise RenderError(f"{where}: a JSON 6902 patch needs a target")
+        hit = [r for r in resources if matches(r, spec["target"])]
+        for r in hit:
+            try:
+                json6902(r, docs[0])
+            except (KeyError, IndexError, ValueError) as e:
+                raise RenderError(f"{where}: {e}")
+    else:                                                       # strategic merge, by kind + name
+        if "target" in spec:
+            raise RenderError(f"{where}: a strategic-merge patch with a target is not implemented")
+        hit = []
+        for pdoc in docs:
+            sel = [r for r in resources if r.get("kind") == pdoc.get("kind")
+                   and group_of(r)[0] == group_of(pdoc)[0]
+                   and r["metadata"]["name"] == pdoc["metadata"]["name"]]
+            for r in sel:
+                merged = smp(r, pdoc)
+                r.clear()
+                r.update(merged)
+            hit += sel
+    if not hit:
+        raise RenderError(f"{where}: matches no resource")
+
+
+def smp(dst, src):
+    """Strategic merge of src into dst as kyaml does without a schema."""
+    if isinstance(dst, dict) and isinstance(src, dict):
+        if "$patch" in src or any(k.startswith("$") for k in src):
+            raise RenderError("strategic-merge directives ($patch, ...) are not implemented")
+        out = dict(dst)
+        for k, v in src.items():
+            if v is None:
+                out.pop(k, None)
+            elif k in out:
+                out[k] = smp(out[k], v)
+            else:
+                out[k] = copy.deepcopy(v)
+        return out
+    if isinstance(dst, list) and isinstance(src, list):
+        both = dst + src
+        if both and all(isinstance(x, dict) for x in both):
+            for key in ASSOCIATIVE_KEYS:
+                if all(key in x for x in both):
+                    out = [copy.deepcopy(x) for x in dst]
+                    for s in src:
+                        for i, x in enumerate(out):
+                            if x[key] == s[key]:
+                                out[i] = smp(x, s)
+                                break
+                        else:
+                            out.append(copy.deepcopy(s))
+                    return out
+        return copy.deepcopy(src)
+    return copy.deepcopy(src)
+
+
+def pointer(doc, path):
+    """Split a JSON pointer; returns (parent container, last token)."""
+    if not path.startswith("/"):
+        raise ValueError(f"bad JSON pointer {path!r}")
+    toks = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+    cur = doc
+    for t in toks[:-1]:
+        cur = cur[int(t)] if isinstance(cur, list) else cur[t]
+    return cur, toks[-1]
+
+
+def jget(doc, path):
+    parent, last = pointer(doc, path)
+    return parent[int(last)] if isinstance(parent, list) else parent[last]
+
+
+def json6902(doc, ops):
+    for op in ops:
+        kind, path = op["op"], op["path"]
+        if kind == "replace":
+            jget(doc, path)                                      # must exist
+            parent, last = pointer(doc, path)
+            parent[int(last) if isinstance(parent, list) else last] = copy.deepcopy(op["value"])
+        elif kind == "add":                                      # RFC 6902: the parent must exist
+            parent, last = pointer(doc, path)
+            value = copy.deepcopy(op["value"])
+            if isinstance(parent, list):
+                i = len(parent) if last == "-" else int(last)
+                if not 0 <= i <= len(parent):
+                    raise IndexError(f"add at {path}: index out of range")
+                parent.insert(i, value)
+            else:
+                parent[last] = value
+        elif kind == "test":
+            if jget(doc, path) != op["value"]:
+                raise ValueError(f"test failed at {path}: {jget(doc, path)!r} != {op['value']!r}")
+        else:
+            raise ValueError(f"JSON patch op {kind!r} is not implemented (test, replace and add are)")
+
+
+def split_image(ref):
+    """'host:5000/a/b:tag@sha256:..' -> (name, tag, digest)."""
+    name, _, digest = ref.partition("@")
+    tag = None
+    if ":" in name.rsplit("/", 1)[-1]:
+        name, tag = name.rsplit(":", 1)
+    return name, tag, digest or None
+
+
+def set_image(node, img):
+    """images: newName and newTag on every container whose image is img's name (with any tag)."""
+    if set(img) - {"name", "newName", "newTag"}:
+        raise RenderError(f"images: fields not implemented: {sorted(set(img) - {'name', 'newName', 'newTag'})}")
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "containers" and isinstance(v, list):
+                for c in v:
+                    name, tag, _ = split_image(c.get("image", ""))
+                    if name == img["name"]:
+                        tag = img.get("newTag", tag)
+                        c["image"] = img.get("newName", name) + (f":{tag}" if tag else "")
+            else:
+                set_image(v, img)
+    elif isinstance(node, list):
+        for v in node:
+            set_image(v, img)
+
+
+def kubectl_kustomize(d):
+    """Render with `kubectl kustomize`: (docs, None); ([], error) when it runs and refuses the
+    kustomization (a disagreement with the minimal renderer); (None, why) when it cannot run."""
+    exe = shutil.which("kubectl")
+    if exe is None:
+        return None, "kubectl not installed (the minimal renderer's output is all there is)"
+    # `patches:` needs kustomize >= 3.1; kubectl embeds v2.0.3 up to 1.20 (Debian 12's
+    # kubernetes-client) and reports its kustomize version only from 1.24 on.
+    try:
+        v = subprocess.run([exe, "version", "--client", "-o", "json"], capture_output=True,
+                           text=True, timeout=30)
+        kv = json.loads(v.stdout).get("kustomizeVersion", "") if v.returncode == 0 else ""
+    except (subprocess.TimeoutExpired, ValueError):
+        kv = ""
+    m = re.match(r"v?(\d+)\.", kv)
+    if not m or int(m.group(1)) < 4:
+        return None, f"kubectl's built-in kustomize is {kv or 'too old to say'}; need >= v4"
+    try:
+        p = subprocess.run([exe, "kustomize", d], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None, "kubectl kustomize timed out"
+    if p.returncode != 0:
+        return [], f"kubectl kustomize failed: {p.stderr.strip()[:400]}"
+    return [x for x in yaml.safe_load_all(p.stdout) if x is not None], None
+
+
+def canon(docs):
+    return sorted(json.dumps(x, sort_keys=True) for x in docs)

@@ -1,0 +1,287 @@
+"""benchmarks/lib/primedlab/lab_measure.py - one measurement window of the comparison lab against one
+target: a closed-loop wrk run, an open-loop run, a siege run, the start-up probe, prime_bench's
+physical limit; and measuring a window again while it is contaminated.
+
+Owns: each run's command (pinned to the load CPUs), its timeout, its figures parsed into one dict
+together with the window's contamination (quiet.Window, ADOPT); the JVM warm-up until the
+per-second series settles (warm_until_stable, settled); waiting for the targets to go idle
+(settle); re-measuring a contaminated window at most RETRIES times, the discarded ones kept in
+DISCARDED (remeasure). Never decides what to run in which order (lab_run.py) or writes a file.
+Standard library only.
+"""
+
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+
+from primedlab import bench
+from primedlab import quiet
+from primedlab.lab_target import group_sample, log, server_env
+
+# podman's conmon parents a container started during a window (a container target's start-up
+# runs): its processes are ours, not contamination (quiet.Window's adopt)
+ADOPT = ("conmon",)
+# A window found contaminated is thrown away and measured again, at most --remeasure times
+# (steal from the hypervisor comes in bursts); the discarded ones are kept in raw.json
+# (meta.contamination_discarded) and counted in meta.txt and the table's header.
+RETRIES = 2
+DISCARDED = []  # this run's discarded windows (lab() resets both)
+
+
+def remeasure(what, fn, qwait, pgids=(), discarded=DISCARDED):
+    """fn() -> a result whose contamination keys are quiet.Window's (or a dict with them under
+    "contamination"); measured again while contaminated, RETRIES times at most."""
+    for attempt in range(RETRIES + 1):
+        r = fn()
+        c = r.get("contamination", r) if isinstance(r, dict) else None
+        over = quiet.contaminated(c) if c and "other_cpu_pct" in c else []
+        if not over or attempt == RETRIES:
+            return r
+        if discarded is not None:
+            discarded.append(dict(c, what=what))
+        log("%s: discarded (contaminated: %s); measuring again (%d of %d)" % (
+            what, "; ".join(over), attempt + 1, RETRIES))
+        quiet.wait_quiet(qwait, list(pgids), what=what)
+    return r
+
+
+def closed_loop_timeout(duration):
+    """wrk's --timeout for a run of `duration` s: longer than the run, so an answer that
+    arrives within the run is never counted as a timeout however long it queued (wrk's
+    default 2 s counted queued requests at c200 as errors, and counts a late answer both as
+    a request and as a timeout). Requests still queued when wrk stops are counted neither way."""
+    return duration + 10
+
+
+def live_pgids(targets):
+    return [t.stat_pgid for t in targets if t.stat_pgid]
+
+
+def run_wrk(t, path, conns, duration, wrk_cpus, timeout_s=None, pgids=()):
+    """One wrk run against t. Returns a dict of figures (requests/s, percentiles in ms,
+    server failures: refused, reset, non-2xx; client timeouts; availability %; server CPU%
+    and max threads during the run; answers/s and the closed loop's mean latency per second;
+    contamination of the run, quiet.Window's keys)."""
+    timeout_s = timeout_s or closed_loop_timeout(duration)
+    threads = max(1, min(len(wrk_cpus) if wrk_cpus else (os.cpu_count() or 1), conns))
+    pg = t.stat_pgid or t.proc.pid
+    cpu0, thr0, _, _ = group_sample(pg)
+    maxthr = [thr0]
+    stop_evt = threading.Event()
+
+    def sampler():
+        while not stop_evt.wait(0.25):
+            _, thr, _, _ = group_sample(pg)
+            maxthr[0] = max(maxthr[0], thr)
+
+    th = threading.Thread(target=sampler, daemon=True)
+    th.start()
+    win = quiet.Window(list(pgids) + [pg], adopt=ADOPT)
+    w0 = time.time()
+    kv, out, rc = bench.run_wrk("http://127.0.0.1:%d%s" % (t.port, path), conns, duration, threads, timeout_s,
+                                wrk_cpus, timeout=duration + timeout_s + 60)
+    wall = time.time() - w0
+    contam = win.stop()
+    stop_evt.set()
+    th.join()
+    cpu1, thr1, hwm, _ = group_sample(pg)
+    t.max_threads = max(t.max_threads, maxthr[0], thr1)
+    t.peak_rss_kb = max(t.peak_rss_kb, hwm)
+    if kv is None:
+        return {"error": "wrk failed (rc %d): %s" % (rc, out.strip()[-300:]), **contam}
+    nreq = int(kv["requests"])
+    ms = (lambda k: int(kv[k]) / 1e3) if nreq else (lambda k: None)  # no answer: no latency
+    # wrk's counters: requests = complete responses (any status); status = non-2xx/3xx among
+    # them; connect = refused or failed connects; read/write = a connection reset or closed
+    # under a request (that request is lost). Attempted = answered + lost.
+    refused, reset, non2xx = int(kv["connect"]), int(kv["read"]) + int(kv["write"]), int(kv["status"])
+    attempted = nreq + refused + reset
+    r = {
+        "rps": kv["rps"],
+        "requests": nreq,
+        "p50_ms": ms("p50_us"), "p90_ms": ms("p90_us"), "p95_ms": ms("p95_us"), "p99_ms": ms("p99_us"),
+        "max_ms": ms("max_us"),
+        "refused": refused, "reset": reset, "non2xx": non2xx, "timeouts": int(kv["timeout"]),
+        "availability_pct": 100.0 * (nreq - non2xx) / attempted if attempted else None,
+        "timeout_s": timeout_s,
+        "cpu_pct": 100.0 * (cpu1 - cpu0) / wall if wall > 0 else 0.0,
+        "threads": maxthr[0],
+        "persec_rps": kv["persec_rps"],
+        # a closed loop keeps `conns` requests in flight: Little's law gives the mean latency
+        "persec_mean_ms": [round(1e3 * conns / x, 3) if x > 0 else None for x in kv["persec_rps"]],
+    }
+    r.update(contam)
+    return r
+
+
+def settled(series, window=5, tol=0.10):
+    """True when the last window per-second throughputs lie within tol of their mean and their
+    mean is within tol of the window before (no climb left: the JIT has compiled the path)."""
+    if len(series) < 2 * window:
+        return False
+    last, before = series[-window:], series[-2 * window:-window]
+    m, mb = sum(last) / window, sum(before) / window
+    return m > 0 and (max(last) - min(last)) <= tol * m and abs(m - mb) <= tol * m
+
+
+def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=6, max_s=120, window=5, tol=0.10):
+    """Unrecorded load on t in chunk-second wrk runs until settled() holds or max_s passes. Each
+    run's first second (connections opening, the sampler's first reading) is left out of the
+    series, so a chunk adds chunk - 1 seconds: window 5 judges the last run against the one
+    before. Records t.warmup = {"persec_rps": [...], "seconds": n, "settled": bool} and logs it."""
+    series, spent = [], 0
+    while spent < max_s:
+        r = run_wrk(t, path, conns, chunk, wrk_cpus, pgids=pgids)
+        spent += chunk
+        if r.get("error"):
+            t.warmup = {"persec_rps": series, "seconds": spent, "settled": False, "error": r["error"]}
+            log("warm-up %s: %s" % (t.name, r["error"]))
+            return t.warmup
+        series += [float(x) for x in (r.get("persec_rps") or [])[1:]]
+        if settled(series, window, tol):
+            break
+    t.warmup = {"persec_rps": [round(x) for x in series], "seconds": spent, "settled": settled(series, window, tol)}
+    log("warm-up %s: %s %s c=%d for %d s, per second: %s" % (
+        t.name, "settled" if t.warmup["settled"] else "NOT settled within %d s" % max_s, path, conns, spent,
+        " ".join("%.0f" % x for x in series)))
+    return t.warmup
+
+
+def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):
+    """Waits until the targets together use under quiet_pct of one CPU over a window.
+    A server may still be working off the previous run's queued requests after wrk has
+    closed its sockets (inline dispatch computes what it has read); measuring the next
+    target meanwhile would charge it for that. Returns the seconds waited."""
+    t0 = time.time()
+    while True:
+        c0 = sum(group_sample(t.stat_pgid)[0] for t in live if t.proc and t.proc.poll() is None)
+        time.sleep(window)
+        c1 = sum(group_sample(t.stat_pgid)[0] for t in live if t.proc and t.proc.poll() is None)
+        busy = 100.0 * (c1 - c0) / window
+        if busy < quiet_pct or time.time() - t0 > max_wait:
+            if busy >= quiet_pct:
+                log("targets still busy (%.0f%% CPU) after %.0f s; measuring anyway" % (busy, max_wait))
+            return time.time() - t0
+
+
+OPEN_RE = re.compile(r"OPENLOOP (.*)")
+SECONDS_RE = re.compile(r"OPENLOOP_SECONDS (.*)")
+
+
+def open_loop_timeout(duration):
+    """The open-loop client gives up on a request this long after sending it: siege's and
+    k6's order of magnitude (30 s, 60 s), never shorter than the run, so a queued request
+    is a slow answer, not a loss."""
+    return max(30, duration)
+
+
+def run_openloop(t, path, rate, duration, wrk_cpus, openloop, pgids=()):
+    """One constant-arrival-rate run (benchmarks/openloop.c) at `rate` req/s. Returns its
+    figures (latency from the scheduled start, ms) and the run's contamination."""
+    tmo = open_loop_timeout(duration)
+    cmd = bench.taskset(wrk_cpus) + [openloop, "--rate", "%.1f" % rate, "--duration", str(duration),
+                                      "--timeout", str(tmo), "--max-conns", "1024",
+                                      "http://127.0.0.1:%d%s" % (t.port, path)]
+    win = quiet.Window(list(pgids), adopt=ADOPT)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=duration + tmo + 60)
+    contam = win.stop()
+    m = OPEN_RE.search(p.stdout)
+    if not m:
+        return {"error": "openloop failed (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]), **contam}
+    kv = dict(x.split("=", 1) for x in m.group(1).split())
+    n = {k: int(kv[k]) for k in ("scheduled", "sent", "ok", "non2xx", "refused", "reset", "timeouts", "unsent",
+                                 "late_starts", "max_in_flight")}
+    r = dict(n)
+    r.update({"rate": rate, "achieved_rps": float(kv["achieved_rps"]), "timeout_s": tmo,
+              "availability_pct": 100.0 * n["ok"] / n["scheduled"] if n["scheduled"] else None})
+    for k in ("p50", "p90", "p95", "p99", "p999", "max"):
+        r[k + "_ms"] = int(kv[k + "_us"]) / 1e3 if (n["ok"] + n["non2xx"]) else None
+    m = SECONDS_RE.search(p.stdout)    # per second of the run: answers and their p99
+    if m:
+        sec = dict(x.split("=", 1) for x in m.group(1).split())
+        r["persec_rps"] = [int(x) for x in sec.get("answers", "").split(",") if x]
+        r["persec_p99_ms"] = [int(x) / 1e3 if a != "0" else None
+                              for a, x in zip(sec.get("answers", "").split(","), sec.get("p99_us", "").split(",")) if x]
+    r.update(contam)
+    return r
+
+
+def run_siege(t, path, siegerc, wrk_cpus, reps=10, users=10, pgids=()):
+    """siege -r reps -c users against t, as seed 003 ran it (benchmarks/lib/siegerc restates
+    siege's defaults). Returns siege's JSON summary and the run's contamination."""
+    cmd = bench.taskset(wrk_cpus) + ["siege", "-R", siegerc, "-r", str(reps), "-c", str(users),
+                                      "http://127.0.0.1:%d%s" % (t.port, path)]
+    win = quiet.Window(list(pgids), adopt=ADOPT)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return {"error": "siege timed out", **win.stop()}
+    contam = win.stop()
+    try:
+        r = json.loads(p.stdout[p.stdout.index("{"):])
+    except ValueError:
+        return {"error": "siege failed (rc %d): %s" % (p.returncode, (p.stdout + p.stderr).strip()[-300:]),
+                **contam}
+    r.update(contam)
+    return r
+
+
+def run_startup(t, runs, server_cpus, probe_cpus, probe, timeout=30):
+    """benchmarks/startup's probe over t's command; fills t.startup[phase] = dict."""
+    # the probe pins itself and its child (--cpu, --server-cpus): with taskset prefixes the
+    # server's taskset ran, and the server started, on the probe's busy CPU (it inherits it)
+    pin = []
+    if probe_cpus:
+        pin += ["--cpu", str(probe_cpus[0])]
+    if server_cpus:
+        pin += ["--server-cpus", ",".join(map(str, server_cpus))]
+    cmd = [probe, "--runs", str(runs), "--port", str(t.port), "--timeout", str(timeout), "--quiet"] + pin + \
+        ["--"] + t.cmd
+    env = server_env(t)
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=runs * (3 * timeout + 15) + 30)
+    for line in p.stdout.splitlines():
+        kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+        if "metric" in kv and kv.get("ok", "0") != "0":
+            t.startup[kv["metric"]] = {k: float(v) for k, v in kv.items() if k.endswith("_ms")}
+            t.startup[kv["metric"]]["ok"] = int(kv["ok"])
+            t.startup[kv["metric"]]["runs"] = int(kv["runs"])
+    if p.returncode != 0:
+        t.startup["error"] = (p.stderr.strip().splitlines() or ["rc %d" % p.returncode])[-1]
+
+
+def prime_cost(prime_bench, cpus, bits=1000, count=200):
+    """Runs prime_bench --csv on one server CPU. Returns {engine: {median_us, mean_us,
+    cpu_mean_us, ...}} from its `engine=… bits=… median_us=…` lines (empty if absent)."""
+    if not prime_bench or not os.access(prime_bench, os.X_OK):
+        return {}
+    cmd = bench.taskset(cpus[:1]) + [prime_bench, "--bits", str(bits), "--count", str(count),
+                                      "--engine", "all", "--csv"]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        log("prime_bench failed: %s" % e)
+        return {}
+    out = {}
+    for line in p.stdout.splitlines():
+        kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+        if "engine" in kv and kv.get("bits") == str(bits) and "median_us" in kv:
+            out[kv["engine"]] = {k: float(v) for k, v in kv.items() if k.endswith("_us")}
+    if not out:
+        log("prime_bench printed no engine=… median_us=… line (rc %d)" % p.returncode)
+    return out
+
+
+def cost_of(c):
+    """The cost one request must pay, in µs of one core: CPU time per prime (mean) when
+    prime_bench reports it, else wall mean, else wall median. The mean, not the median,
+    bounds throughput (prime search times have a long tail); CPU time, not wall time,
+    keeps other tenants of a shared core out of the physical limit."""
+    for k in ("cpu_mean_us", "mean_us", "median_us"):
+        if k in c:
+            return c[k], k
+    return None, None

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""benchmarks/store - what an event store costs /callme/ping (issue 36).
+
+    benchmarks/store sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync normal|full]
+    benchmarks/store pg [--bin BIN] [--duration S] [--rounds N] [--db-sync normal|full] [--conns LIST]
+
+sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
+  SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
+  --bin, A B A B for --rounds rounds, at -c1 and -c64; primed --threads 1 pinned to CPU 0, wrk
+  to CPU 1. Prints req/s (per core: one worker), p50, p99 and their ratios after/before.
+pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary directory, fsync on)
+  pinned to CPU 1; primed --threads 1 (one connection) pinned to CPU 0 with wrk beside it on
+  CPU 0 (the client side on one core, the database on the other), /callme/ping at each of
+  --conns (default 1,64); then, in the same run, pgbench on CPU 0 running the same INSERT
+  ... RETURNING id (prepared, same synchronous_commit) with as many clients as primed has
+  connections (1): the database's own ceiling for that statement on one connection. Rounds
+  alternate primed and pgbench. Prints req/s (tps), p50/p99 (primed), primed's CPU per
+  request, PostgreSQL's CPU % (seed 004's POSTGRES CPU column), and primed / pgbench.
+
+Takes the measurement lock and records each window's contamination (benchmarks/lib/primedlab/quiet.py,
+the database's processes counted as ours). Markdown on stdout; progress on stderr.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import pglib  # noqa: E402
+from primedlab import quiet  # noqa: E402
+from primedlab import spawn  # noqa: E402
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def log(msg):
+    print("[store %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def cpu_s(pids, reaper=None):
+    """utime + stime of pids, in seconds (gone ones count 0), plus the children time reaper
+    collected (a PostgreSQL backend that exited is in its postmaster's cutime + cstime)."""
+    total = 0
+    for p in set(pids) | ({reaper} if reaper else set()):
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+            if p == reaper:
+                total += int(fields[13]) + int(fields[14])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / TICK
+
+
+def start(binary, cpu, args, env=None):
+    return spawn.Primed("taskset", ["-c", str(cpu), binary, "--threads", "1", *args],
+                        env=dict(os.environ, POD_NAME="bench-pod", **(env or {})), args_first=True, ready_timeout=20)
+
+
+def wrk(port, conns, secs, cpu):
+    cmd = ["taskset", "-c", str(cpu)] + spawn.wrk_cmd("http://127.0.0.1:%d/callme/ping" % port, conns, secs,
+                                                        threads=1, timeout_s=10)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 30).stdout
+    st = spawn.wrk_stats(out)
+    if st is None:
+        raise RuntimeError("wrk gave no stats: " + out[-400:])
+    st["rps"] = st["requests"] / (st["duration_us"] / 1e6)
+    st["errors"] = st["connect"] + st["read"] + st["write"] + st["timeout"] + st.get("status", 0)
+    return st
+
+
+def med(rows, k):
+    return statistics.median(r[k] for r in rows)
+
+
+def sqlite_cmd(a):
+    if not a.before or not os.access(a.before, os.X_OK):
+        sys.exit("store sqlite: --before BIN (a binary that answers before the commit) is required")
+    quiet.lock("benchmarks/store")
+    quiet.wait_quiet(60, what="benchmarks/store")
+    tmp = tempfile.mkdtemp(prefix="primed-store-bench-")
+    bins = [("before", a.before), ("after", a.bin)]
+    res, conts = {}, []
+    for r in range(a.rounds):
+        for name, binary in bins:
+            db = os.path.join(tmp, "%s-%d.db" % (name, r))
+            args = ["--db", db] + (["--db-sync", a.db_sync] if name == "after" else [])
+            srv = start(binary, 0, args)
+            try:
+                spawn.http_get(srv.port, "/callme/ping")
+                for conns in (1, 64):
+                    log("round %d: %s -c%d" % (r + 1, name, conns))
+                    w = quiet.Window(pgids=[os.getpgid(srv.proc.pid)])
+                    res.setdefault((name, conns), []).append(wrk(srv.port, conns, a.duration, 1))
+                    conts.append(w.stop())
+            finally:
+                srv.stop()
+    print("<!-- benchmarks/store sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
+        a.duration, a.rounds, a.db_sync, a.before, rev(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print("\n### /callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1\n")
+    print("| load | binary | req/s | p50 ms | p99 ms | errors |")
+    print("|---|---|---|---|---|---|")
+    for conns in (1, 64):
+        for name, _ in bins:
+            rs = res[(name, conns)]
+            print("| -c%d | %s | %.0f | %.3f | %.3f | %d |" % (conns, name, med(rs, "rps"), med(rs, "p50_us") / 1e3,
+                                                                med(rs, "p99_us") / 1e3, sum(x["errors"] for x in rs)))
+    print("\n| load | req/s after/before | p50 after/before | p99 after/before |")
+    print("|---|---|---|---|")
+    for conns in (1, 64):
+        b, f = res[("before", conns)], res[("after", conns)]
+        print("| -c%d | %.2f | %.2f | %.2f |" % (conns, med(f, "rps") / med(b, "rps"),
+                                                 med(f, "p50_us") / med(b, "p50_us"), med(f, "p99_us") / med(b, "p99_us")))
+    print("\n" + quiet.header(conts))
+    subprocess.run(["rm", "-rf", tmp])
+
+
+def pgbench(pg, secs, clients, sync_full):
+    """pgbench's tps for the INSERT primed runs, on CPU 0; its database's CPU in the window."""
+    script = os.path.join(pg.root, "insert.sql")
+    with open(script, "w") as f:
+        f.write("\\set t random(1, 2000000000)\nINSERT INTO event (time_ms, pod) VALUES (:t, 'bench-pod') "
+                "RETURNING id;\n")
+    os.chmod(script, 0o644)
+    env = dict(os.environ, PGPASSWORD=pglib.PASSWORD,
+               PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_full else "off"))
+    cmd = ["taskset", "-c", "0", os.path.join(pg.bin, "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U",
+           "primed", "-n", "-M", "prepared", "-f", script, "-c", str(clients), "-j", "1", "-T", str(secs), "events"]
+    pm = pg.postmaster_pid()
+    pids = pg.pids()
+    c0, t0 = cpu_s(pids, pm), time.monotonic()
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=secs + 60)
+    pids = set(pids) | set(pg.pids())
+    pg_pct = 100 * (cpu_s(pids, pm) - c0) / (time.monotonic() - t0)
+    tps = None
+    for line in out.stdout.splitlines():
+        if line.startswith("tps = "):
+            tps = float(line.split()[2])
+    if tps is None:
+        raise RuntimeError("pgbench gave no tps: " + (out.stdout + out.stderr)[-400:])
+    return {"rps": tps, "pg_cpu_pct": pg_pct}
+
+
+def pg_cmd(a):
+    if not pglib.bindir():
+        sys.exit("store pg: no PostgreSQL installed (profiles/deps @test installs postgresql-15)")
+    conns_list = [int(x) for x in a.conns.split(",")]
+    quiet.lock("benchmarks/store")
+    quiet.wait_quiet(60, what="benchmarks/store")
+    res, conts = {}, []
+    with pglib.Postgres(fsync=True, cpu=1) as pg:
+        env = {"PGPASSWORD": pglib.PASSWORD}
+        srv = start(a.bin, 0, ["--db", pg.url(), "--db-sync", a.db_sync], env)
+        try:
+            for _ in range(100):
+                if spawn.http_get(srv.port, "/readyz")[0] == 200:
+                    break
+                time.sleep(0.05)
+            for r in range(a.rounds):
+                for conns in conns_list:
+                    log("round %d: primed -c%d" % (r + 1, conns))
+                    pgpids = pg.pids()
+                    w = quiet.Window(pgids=[os.getpgid(srv.proc.pid), os.getpgid(pgpids[0])])
+                    pm = pg.postmaster_pid()
+                    p0, g0, t0 = cpu_s([srv.proc.pid]), cpu_s(pgpids, pm), time.monotonic()
+                    st = wrk(srv.port, conns, a.duration, 0)
+                    dt = time.monotonic() - t0
+                    pgpids = set(pgpids) | set(pg.pids())
+                    st["primed_us_per_req"] = 1e6 * (cpu_s([srv.proc.pid]) - p0) / max(st["requests"], 1)
+                    st["pg_cpu_pct"] = 100 * (cpu_s(pgpids, pm) - g0) / dt
+                    conts.append(w.stop())
+                    res.setdefault(("primed", conns), []).append(st)
+                log("round %d: pgbench -c1" % (r + 1))
+                w = quiet.Window(pgids=[os.getpgid(pg.postmaster_pid())])
+                res.setdefault(("pgbench", 1), []).append(pgbench(pg, a.duration, 1, a.db_sync == "full"))
+                conts.append(w.stop())
+        finally:
+            srv.stop()
+        rows = pg.psql("SELECT count(*) FROM event", db="events")
+    print("<!-- benchmarks/store pg --duration %d --rounds %d --db-sync %s --conns %s; commit %s; %s; %s rows -->" % (
+        a.duration, a.rounds, a.db_sync, a.conns, rev(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rows))
+    print("\n### /callme/ping on PostgreSQL (CPU 1), primed --threads 1 + wrk on CPU 0; pgbench on CPU 0\n")
+    print("| client | load | req/s (tps) | p50 ms | p99 ms | primed CPU µs/req | POSTGRES CPU % | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    for conns in conns_list:
+        rs = res[("primed", conns)]
+        print("| primed /callme/ping | -c%d | %.0f | %.3f | %.3f | %.1f | %.0f | %d |" % (
+            conns, med(rs, "rps"), med(rs, "p50_us") / 1e3, med(rs, "p99_us") / 1e3, med(rs, "primed_us_per_req"),
+            med(rs, "pg_cpu_pct"), sum(x["errors"] for x in rs)))
+    pb = res[("pgbench", 1)]
+    print("| pgbench (same INSERT, prepared) | -c1 | %.0f | | | | %.0f | |" % (med(pb, "rps"), med(pb, "pg_cpu_pct")))
+    print("\n| load | primed req/s / pgbench tps |")
+    print("|---|---|")
+    for conns in conns_list:
+        print("| -c%d | %.2f |" % (conns, med(res[("primed", conns)], "rps") / med(pb, "rps")))
+    print("\n" + quiet.header(conts))
+
+
+def rev():
+    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="store", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["sqlite", "pg"])
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
+    ap.add_argument("--before", help="sqlite: the binary that answers before the commit")
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--db-sync", default="normal", choices=["normal", "full"])
+    ap.add_argument("--conns", default="1,64", help="pg: wrk connections, comma-separated")
+    a = ap.parse_args()
+    if not os.access(a.bin, os.X_OK):
+        sys.exit("store: %s is not built (meson setup build && ninja -C build)" % a.bin)
+    if (os.cpu_count() or 1) < 2:
+        sys.exit("store: needs two CPUs (the server and the database, or the server and the load)")
+    (sqlite_cmd if a.what == "sqlite" else pg_cmd)(a)
+
+
+if __name__ == "__main__":
+    main()
