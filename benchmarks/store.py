@@ -2,7 +2,7 @@
 """benchmarks/store - what an event store costs /callme/ping (issue 36).
 
     benchmarks/store sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync normal|full]
-    benchmarks/store pg [--bin BIN] [--duration S] [--rounds N] [--db-sync normal|full] [--conns LIST]
+    benchmarks/store pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
   SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
@@ -14,8 +14,12 @@ pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary 
   --conns (default 1,64); then, in the same run, pgbench on CPU 0 running the same INSERT
   ... RETURNING id (prepared, same synchronous_commit) with as many clients as primed has
   connections (1): the database's own ceiling for that statement on one connection. Rounds
-  alternate primed and pgbench. Prints req/s (tps), p50/p99 (primed), primed's CPU per
-  request, PostgreSQL's CPU % (seed 004's POSTGRES CPU column), and primed / pgbench.
+  alternate primed and pgbench. Each round also runs /healthz at -c1 on the same primed and CPUs:
+  the HTTP exchange alone, which every answer over HTTP adds to the INSERT's round trip. With
+  --before BIN a second primed (e.g. the commit before a change of the store) on the same
+  database is measured in the same rounds. Prints req/s (tps), p50/p99 (primed), primed's CPU per
+  request, PostgreSQL's CPU % (seed 004's POSTGRES CPU column), primed / pgbench, and at -c1
+  where a request's time goes: the INSERT's round trip, the HTTP exchange, and what is left.
 
 Takes the measurement lock and records each window's contamination (benchmarks/lib/primedlab/quiet.py,
 the database's processes counted as ours). Markdown on stdout; progress on stderr.
@@ -65,8 +69,8 @@ def start(binary, cpu, args, env=None):
                         env=dict(os.environ, POD_NAME="bench-pod", **(env or {})), args_first=True, ready_timeout=20)
 
 
-def wrk(port, conns, secs, cpu):
-    cmd = ["taskset", "-c", str(cpu)] + spawn.wrk_cmd("http://127.0.0.1:%d/callme/ping" % port, conns, secs,
+def wrk(port, conns, secs, cpu, path="/callme/ping"):
+    cmd = ["taskset", "-c", str(cpu)] + spawn.wrk_cmd("http://127.0.0.1:%d%s" % (port, path), conns, secs,
                                                         threads=1, timeout_s=10)
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 30).stdout
     st = spawn.wrk_stats(out)
@@ -152,55 +156,84 @@ def pgbench(pg, secs, clients, sync_full):
 def pg_cmd(a):
     if not pglib.bindir():
         sys.exit("store pg: no PostgreSQL installed (profiles/deps @test installs postgresql-15)")
+    if a.before and not os.access(a.before, os.X_OK):
+        sys.exit("store pg: --before %s is not an executable" % a.before)
     conns_list = [int(x) for x in a.conns.split(",")]
+    bins = [("primed", a.bin)] + ([("before", a.before)] if a.before else [])
     quiet.lock("benchmarks/store")
     quiet.wait_quiet(60, what="benchmarks/store")
     res, conts = {}, []
     with pglib.Postgres(fsync=True, cpu=1) as pg:
         env = {"PGPASSWORD": pglib.PASSWORD}
-        srv = start(a.bin, 0, ["--db", pg.url(), "--db-sync", a.db_sync], env)
+        srvs = {}
         try:
-            for _ in range(100):
-                if spawn.http_get(srv.port, "/readyz")[0] == 200:
-                    break
-                time.sleep(0.05)
+            for name, binary in bins:
+                srvs[name] = start(binary, 0, ["--db", pg.url(), "--db-sync", a.db_sync], env)
+            for name, srv in srvs.items():
+                for _ in range(100):
+                    if spawn.http_get(srv.port, "/readyz")[0] == 200:
+                        break
+                    time.sleep(0.05)
             for r in range(a.rounds):
-                for conns in conns_list:
-                    log("round %d: primed -c%d" % (r + 1, conns))
-                    pgpids = pg.pids()
-                    w = quiet.Window(pgids=[os.getpgid(srv.proc.pid), os.getpgid(pgpids[0])])
-                    pm = pg.postmaster_pid()
-                    p0, g0, t0 = cpu_s([srv.proc.pid]), cpu_s(pgpids, pm), time.monotonic()
-                    st = wrk(srv.port, conns, a.duration, 0)
-                    dt = time.monotonic() - t0
-                    pgpids = set(pgpids) | set(pg.pids())
-                    st["primed_us_per_req"] = 1e6 * (cpu_s([srv.proc.pid]) - p0) / max(st["requests"], 1)
-                    st["pg_cpu_pct"] = 100 * (cpu_s(pgpids, pm) - g0) / dt
-                    conts.append(w.stop())
-                    res.setdefault(("primed", conns), []).append(st)
+                for name, srv in srvs.items():
+                    for conns in conns_list:
+                        log("round %d: %s -c%d" % (r + 1, name, conns))
+                        pgpids = pg.pids()
+                        w = quiet.Window(pgids=[os.getpgid(s.proc.pid) for s in srvs.values()] + [os.getpgid(pgpids[0])])
+                        pm = pg.postmaster_pid()
+                        p0, g0, t0 = cpu_s([srv.proc.pid]), cpu_s(pgpids, pm), time.monotonic()
+                        st = wrk(srv.port, conns, a.duration, 0)
+                        dt = time.monotonic() - t0
+                        pgpids = set(pgpids) | set(pg.pids())
+                        st["primed_us_per_req"] = 1e6 * (cpu_s([srv.proc.pid]) - p0) / max(st["requests"], 1)
+                        st["pg_cpu_pct"] = 100 * (cpu_s(pgpids, pm) - g0) / dt
+                        conts.append(w.stop())
+                        res.setdefault((name, conns), []).append(st)
+                # the HTTP exchange alone, same server and CPUs: what any answer over HTTP adds to
+                # the INSERT's round trip at -c1
+                log("round %d: /healthz -c1" % (r + 1))
+                w = quiet.Window(pgids=[os.getpgid(s.proc.pid) for s in srvs.values()])
+                res.setdefault(("healthz", 1), []).append(wrk(srvs["primed"].port, 1, a.duration, 0, "/healthz"))
+                conts.append(w.stop())
                 log("round %d: pgbench -c1" % (r + 1))
                 w = quiet.Window(pgids=[os.getpgid(pg.postmaster_pid())])
                 res.setdefault(("pgbench", 1), []).append(pgbench(pg, a.duration, 1, a.db_sync == "full"))
                 conts.append(w.stop())
         finally:
-            srv.stop()
+            for srv in srvs.values():
+                srv.stop()
         rows = pg.psql("SELECT count(*) FROM event", db="events")
-    print("<!-- benchmarks/store pg --duration %d --rounds %d --db-sync %s --conns %s; commit %s; %s; %s rows -->" % (
-        a.duration, a.rounds, a.db_sync, a.conns, rev(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rows))
+    print("<!-- benchmarks/store pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
+        a.duration, a.rounds, a.db_sync, a.conns, " --before " + a.before if a.before else "", rev(),
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rows))
     print("\n### /callme/ping on PostgreSQL (CPU 1), primed --threads 1 + wrk on CPU 0; pgbench on CPU 0\n")
     print("| client | load | req/s (tps) | p50 ms | p99 ms | primed CPU µs/req | POSTGRES CPU % | errors |")
     print("|---|---|---|---|---|---|---|---|")
-    for conns in conns_list:
-        rs = res[("primed", conns)]
-        print("| primed /callme/ping | -c%d | %.0f | %.3f | %.3f | %.1f | %.0f | %d |" % (
-            conns, med(rs, "rps"), med(rs, "p50_us") / 1e3, med(rs, "p99_us") / 1e3, med(rs, "primed_us_per_req"),
-            med(rs, "pg_cpu_pct"), sum(x["errors"] for x in rs)))
+    for name, _ in bins:
+        label = "primed /callme/ping" + (" (--before)" if name == "before" else "")
+        for conns in conns_list:
+            rs = res[(name, conns)]
+            print("| %s | -c%d | %.0f | %.3f | %.3f | %.1f | %.0f | %d |" % (
+                label, conns, med(rs, "rps"), med(rs, "p50_us") / 1e3, med(rs, "p99_us") / 1e3,
+                med(rs, "primed_us_per_req"), med(rs, "pg_cpu_pct"), sum(x["errors"] for x in rs)))
+    hz = res[("healthz", 1)]
+    print("| primed /healthz (no store: the HTTP exchange alone) | -c1 | %.0f | %.3f | %.3f | | | %d |" % (
+        med(hz, "rps"), med(hz, "p50_us") / 1e3, med(hz, "p99_us") / 1e3, sum(x["errors"] for x in hz)))
     pb = res[("pgbench", 1)]
     print("| pgbench (same INSERT, prepared) | -c1 | %.0f | | | | %.0f | |" % (med(pb, "rps"), med(pb, "pg_cpu_pct")))
-    print("\n| load | primed req/s / pgbench tps |")
-    print("|---|---|")
+    print("\n| load | binary | primed req/s / pgbench tps |")
+    print("|---|---|---|")
     for conns in conns_list:
-        print("| -c%d | %.2f |" % (conns, med(res[("primed", conns)], "rps") / med(pb, "rps")))
+        for name, _ in bins:
+            print("| -c%d | %s | %.2f |" % (conns, "--before" if name == "before" else "--bin",
+                                           med(res[(name, conns)], "rps") / med(pb, "rps")))
+    if 1 in conns_list:
+        # at -c1 every request waits for the one before: times per request add up
+        ins, ping, http = 1e6 / med(pb, "rps"), 1e6 / med(res[("primed", 1)], "rps"), 1e6 / med(hz, "rps")
+        print("\nWhere a request's time goes at -c1 (µs per request, from the medians above): pgbench's INSERT "
+              "round trip %.1f; primed's /callme/ping %.1f, that is %.1f beyond the INSERT; the HTTP exchange "
+              "alone (/healthz, same server and CPUs) %.1f. What primed adds beyond an HTTP exchange and the "
+              "INSERT: %.1f." % (ins, ping, ping - ins, http, ping - ins - http))
     print("\n" + quiet.header(conts))
 
 
@@ -213,7 +246,8 @@ def main():
     ap = argparse.ArgumentParser(prog="store", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["sqlite", "pg"])
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
-    ap.add_argument("--before", help="sqlite: the binary that answers before the commit")
+    ap.add_argument("--before", help="sqlite: the binary that answers before the commit; pg: a second binary "
+                    "measured in the same rounds")
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--db-sync", default="normal", choices=["normal", "full"])
