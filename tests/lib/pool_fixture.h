@@ -35,7 +35,16 @@ int pool_fixture_start(struct pool_fixture *f);
 void pool_fixture_stop(struct pool_fixture *f);
 /* Hands out every queued completion, as the worker loop does. */
 void pool_fixture_pump(struct pool_fixture *f);
+/* Hands n events to their owners: the connections, or whoever worker_own()
+ * gave a tag (the app's upstream client, ...). */
+void pool_fixture_hand_out(struct pool_fixture *f, const struct io_event *evs, int n);
 /* Moves the clock on by ms and fires what is due, then pumps. */
 void pool_fixture_tick(struct pool_fixture *f, uint64_t ms);
+/* Completes fd's armed receive with the string s, then pumps. Returns the
+ * bytes that went in, or -1 when no receive is armed. */
+int pool_fixture_feed(struct pool_fixture *f, int fd, const char *s);
+/* Lets every send of fd go through, at most max bytes a send, pumping after
+ * each. */
+void pool_fixture_send(struct pool_fixture *f, int fd, size_t max);
 
 #endif
