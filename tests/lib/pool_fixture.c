@@ -38,7 +38,8 @@ int pool_fixture_start(struct pool_fixture *f)
     w->all = &f->all;
     w->opts = &f->opts;
     w->lfd = -1;
-    w->io = f->s.io;
+    if (!f->real_io)
+        w->io = f->s.io;
     f->app.prime_seed = f->prime_seed;
     w->dispatch.io = &f->s.io;
     int r = dispatch_init(&w->dispatch, cfg->dispatch, cfg->queue_max, false, 0, f->all.dispatch, 1);
@@ -71,6 +72,8 @@ void pool_fixture_stop(struct pool_fixture *f)
         f->w.app = NULL;
     }
     dispatch_fini(&f->w.dispatch);
+    if (f->real_io_fini)
+        f->real_io_fini(f);
 }
 
 void pool_fixture_hand_out(struct pool_fixture *f, const struct io_event *evs, int n)
