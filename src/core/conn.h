@@ -2,7 +2,7 @@
  *
  * A pool is one worker's connections: preallocated slots with their read and
  * write buffers, the timer lists, the paused list. It speaks to the kernel
- * through io.h only (a scripted backend drives it in tests/test_conn.c) and
+ * through io.h only (a scripted backend drives it in tests/core/test_conn.c) and
  * knows nothing of what a request means: the app given in p->app routes each
  * request when its head is complete, answers it, and records each response.
  *

@@ -81,7 +81,7 @@ struct io_ops {
     void (*poll_cancel)(struct io *io, int fd, uint64_t tag);
     int (*wait)(struct io *io, struct io_event *evs, int max, int timeout_ms);
     void (*fini)(struct io *io);
-    /* A scripted backend (tests/io_script.c): its fds are not sockets, and
+    /* A scripted backend (tests/lib/io_script.c): its fds are not sockets, and
      * shutdown/close go to these instead of the kernel. NULL: the syscalls. */
     int (*shutdown)(struct io *io, int fd, int how);
     void (*close)(struct io *io, int fd);

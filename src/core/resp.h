@@ -31,7 +31,7 @@
 
 /* Bounds of each part of a head, so that RESP_HEAD_MAX is one: a caller that
  * keeps each part within its bound never gets 0 from resp_format() with
- * RESP_HEAD_MAX + body bytes free (tests/test_resp.c fills every part to its
+ * RESP_HEAD_MAX + body bytes free (tests/core/test_resp.c fills every part to its
  * bound and checks). */
 #define RESP_REASON_MAX 31  /* "Request Header Fields Too Large" */
 #define RESP_CTYPE_MAX  48  /* Content-Type values (the longest, /metrics', is 41) */

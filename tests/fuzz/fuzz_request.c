@@ -1,6 +1,6 @@
 /* fuzz_request.c - libFuzzer target over primed's real request path, short of
  * the socket: the core's connections and the app's handlers over the
- * scripted io.h backend (tests/pool_fixture.c, tests/io_script.c), with
+ * scripted io.h backend (tests/lib/pool_fixture.c, tests/lib/io_script.c), with
  * inline dispatch and a stub prime.
  *
  * Bytes in -> receives of sizes chosen by the first input bytes -> conn.c

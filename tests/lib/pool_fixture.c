@@ -38,7 +38,8 @@ int pool_fixture_start(struct pool_fixture *f)
     w->all = &f->all;
     w->opts = &f->opts;
     w->lfd = -1;
-    w->io = f->s.io;
+    if (!f->real_io)
+        w->io = f->s.io;
     f->app.prime_seed = f->prime_seed;
     w->dispatch.io = &f->s.io;
     int r = dispatch_init(&w->dispatch, cfg->dispatch, cfg->queue_max, false, 0, f->all.dispatch, 1);
@@ -71,17 +72,27 @@ void pool_fixture_stop(struct pool_fixture *f)
         f->w.app = NULL;
     }
     dispatch_fini(&f->w.dispatch);
+    if (f->real_io_fini)
+        f->real_io_fini(f);
+}
+
+void pool_fixture_hand_out(struct pool_fixture *f, const struct io_event *evs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        unsigned o = slots_owner(evs[i].tag);
+        if (o == SLOTS_OWNER_CONN)
+            conn_on_event(&f->w.pool, &evs[i]);
+        else if (o < SLOTS_OWNERS && f->w.owners[o].fn)
+            f->w.owners[o].fn(f->w.owners[o].ctx, &evs[i]);
+    }
 }
 
 void pool_fixture_pump(struct pool_fixture *f)
 {
     struct io_event evs[64];
     int n;
-    while ((n = io_wait(&f->s.io, evs, 64, 0)) > 0) {
-        for (int i = 0; i < n; i++)
-            if (slots_owner(evs[i].tag) == SLOTS_OWNER_CONN)
-                conn_on_event(&f->w.pool, &evs[i]);
-    }
+    while ((n = io_wait(&f->s.io, evs, 64, 0)) > 0)
+        pool_fixture_hand_out(f, evs, n);
 }
 
 void pool_fixture_tick(struct pool_fixture *f, uint64_t ms)
@@ -90,4 +101,17 @@ void pool_fixture_tick(struct pool_fixture *f, uint64_t ms)
     conn_pool_expire(&f->w.pool);
     app_worker_hooks.poll(&f->w, false);
     pool_fixture_pump(f);
+}
+
+int pool_fixture_feed(struct pool_fixture *f, int fd, const char *s)
+{
+    int n = io_script_data(&f->s, fd, s, strlen(s));
+    pool_fixture_pump(f);
+    return n;
+}
+
+void pool_fixture_send(struct pool_fixture *f, int fd, size_t max)
+{
+    while (io_script_send(&f->s, fd, max) >= 0)
+        pool_fixture_pump(f);
 }
