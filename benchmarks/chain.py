@@ -299,8 +299,7 @@ def run(a, env, pg):
         caller.stop()
         callme.stop()
 
-    def med(rows, k):
-        return statistics.median(x[k] for x in rows)
+    med = bench.med
 
     print("\n### Chain: caller -> callme on one core (%s; event store: %s)\n" % (
         "CPU %d" % a.cpu, "PostgreSQL, a database per process" if pg else "in memory"))
@@ -309,8 +308,7 @@ def run(a, env, pg):
     for conns in (1, 32):
         for name, _, _ in pairs[:2] + proxied + pairs[2:]:
             rs = res[(conns, name)]
-            print("| -c%d | %s | %.0f | %.3f | %.3f | %d |" % (conns, name, med(rs, "rps"), med(rs, "p50_us") / 1e3,
-                                                                med(rs, "p99_us") / 1e3, sum(x["errors"] for x in rs)))
+            print("| -c%d | %s | %s |" % (conns, name, bench.wrk_cells(rs)))
     print("\n| load | pair | hop p50 ms | hop p99 ms | chain req/s / direct req/s |")
     print("|---|---|---|---|---|")
     for conns in (1, 32):

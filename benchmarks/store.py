@@ -37,6 +37,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402
 from primedlab import pglib  # noqa: E402
 from primedlab import quiet  # noqa: E402
 from primedlab import spawn  # noqa: E402
@@ -81,8 +82,7 @@ def wrk(port, conns, secs, cpu, path="/callme/ping"):
     return st
 
 
-def med(rows, k):
-    return statistics.median(r[k] for r in rows)
+med = bench.med
 
 
 def sqlite_cmd(a):
@@ -115,8 +115,7 @@ def sqlite_cmd(a):
     for conns in (1, 64):
         for name, _ in bins:
             rs = res[(name, conns)]
-            print("| -c%d | %s | %.0f | %.3f | %.3f | %d |" % (conns, name, med(rs, "rps"), med(rs, "p50_us") / 1e3,
-                                                                med(rs, "p99_us") / 1e3, sum(x["errors"] for x in rs)))
+            print("| -c%d | %s | %s |" % (conns, name, bench.wrk_cells(rs)))
     print("\n| load | req/s after/before | p50 after/before | p99 after/before |")
     print("|---|---|---|---|")
     for conns in (1, 64):

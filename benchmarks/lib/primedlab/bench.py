@@ -20,6 +20,7 @@ Standard library only.
 import os
 import re
 import socket
+import statistics
 import subprocess
 import threading
 import time
@@ -160,6 +161,17 @@ def defaults(args, quick, **pairs):
     for name, (full, short) in pairs.items():
         if getattr(args, name) is None:
             setattr(args, name, short if quick else full)
+
+
+def med(rows, key):
+    """The median of rows' key (rows: one dict a round)."""
+    return statistics.median(r[key] for r in rows)
+
+
+def wrk_cells(rows):
+    """A wrk result's table cells over the rounds: median req/s, p50 and p99 in ms, errors summed."""
+    return "%.0f | %.3f | %.3f | %d" % (med(rows, "rps"), med(rows, "p50_us") / 1e3, med(rows, "p99_us") / 1e3,
+                                         sum(x["errors"] for x in rows))
 
 
 def print_table(title, header, rows):
