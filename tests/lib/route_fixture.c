@@ -1,0 +1,106 @@
+/* route_fixture.c - the route tests' shared set-up over the pool fixture
+ * (route_fixture.h): F, started as a route test wants it, the steps that
+ * feed it and let its answers out, and the gateway's scripted catalog and
+ * inventory. It checks that each step took (a fixture that did not start
+ * fails the test), never what a route answers: that is each test's.
+ */
+#include "route_fixture.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+struct pool_fixture F;
+struct upstub route_cat, route_inv;
+
+void route_fixture_init(void)
+{
+    pool_fixture_init(&F);
+    F.cfg.bits = PRIME_BITS_MIN;
+    F.cfg.dispatch = DISPATCH_INLINE;
+    F.cfg.prime_split = false;
+}
+
+void route_fixture_start(void)
+{
+    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+}
+
+void route_fixture_stop(void)
+{
+    pool_fixture_stop(&F);
+}
+
+void route_feed(int fd, const char *s)
+{
+    cr_assert_eq(pool_fixture_feed(&F, fd, s), (int)strlen(s), "fd %d: no receive armed", fd);
+}
+
+void route_drain(int fd)
+{
+    pool_fixture_send(&F, fd, SIZE_MAX);
+}
+
+void route_fixture_calls_out(void)
+{
+    F.cfg.upstream_timeout_ms = 2000;
+    char why[160];
+    cr_assert_eq(pool_fixture_real_io(&F, IO_EPOLL, why, sizeof(why)), 0, "%s", why);
+}
+
+void route_fixture_upstub(struct upstub *u, upstub_fn *fn, struct url *url, struct resolver_target **t,
+                          const char *path)
+{
+    cr_assert_eq(upstub_start(u, fn, NULL), 0);
+    cr_assert_eq(pool_fixture_upstream(&F, url, t, u->port, path), 0);
+}
+
+bool route_answered(void *ctx)
+{
+    return S.fd[*(int *)ctx].send_armed;
+}
+
+void route_answer_of(int fd)
+{
+    cr_assert(pool_fixture_run(&F, route_answered, &fd, 3000), "no answer within 3 s");
+    route_drain(fd);
+}
+
+/* ---- the gateway's upstreams ------------------------------------------------ */
+
+static int cat_what; /* UPSTUB_* of the catalog */
+static unsigned cat_delay_ms;
+
+static void catalog_answer(struct upstub *s, const char *path, unsigned n, struct upstub_answer *a)
+{
+    a->what = cat_what;
+    a->status = 200;
+    a->body = ROUTE_CATALOG_JSON;
+    a->body_len = (size_t)-1;
+    a->delay_ms = cat_delay_ms;
+}
+
+static void inventory_answer(struct upstub *s, const char *path, unsigned n, struct upstub_answer *a)
+{
+    a->status = 200;
+    a->body = "{\"itemId\":\"a1\",\"quantity\":7}";
+    a->body_len = (size_t)-1;
+    a->what = strcmp(path, "/api/inventory/a1") == 0 ? UPSTUB_ANSWER : UPSTUB_CLOSE;
+}
+
+void route_fixture_gateway(int what, unsigned delay_ms)
+{
+    cat_what = what;
+    cat_delay_ms = delay_ms;
+    route_fixture_init();
+    route_fixture_calls_out();
+    route_fixture_upstub(&route_cat, catalog_answer, &F.cfg.catalog_url, &F.app.catalog_target, "");
+    route_fixture_upstub(&route_inv, inventory_answer, &F.cfg.inventory_url, &F.app.inventory_target, "");
+    route_fixture_start();
+}
+
+void route_fixture_gateway_stop(void)
+{
+    pool_fixture_stop(&F);
+    upstub_stop(&route_cat);
+    upstub_stop(&route_inv);
+}
