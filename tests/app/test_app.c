@@ -9,23 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pool_fixture.h"
+#include "route_fixture.h"
 
-static struct pool_fixture F;
 static struct catalog cat;
-
-#define S (F.s)
-#define P (F.w.pool)
-#define M (F.aw->metrics)
 
 static void start(struct catalog *c)
 {
-    pool_fixture_init(&F);
-    F.cfg.bits = PRIME_BITS_MIN;
-    F.cfg.dispatch = DISPATCH_INLINE;
-    F.cfg.prime_split = false;
+    route_fixture_init();
     F.app.catalog = c;
-    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+    route_fixture_start();
 }
 
 static void setup(void)
@@ -33,35 +25,16 @@ static void setup(void)
     start(NULL);
 }
 
-static void teardown(void);
-
 /* A test's .init runs after the suite's: start the app again, with the catalog. */
 static void setup_catalog(void)
 {
-    teardown();
+    route_fixture_stop();
     catalog_builtin(&cat);
     cr_assert_eq(catalog_render(&cat), 0);
     start(&cat);
 }
 
-static void teardown(void)
-{
-    pool_fixture_stop(&F);
-}
-
-static void feed(int fd, const char *s)
-{
-    cr_assert_eq(pool_fixture_feed(&F, fd, s), (int)strlen(s), "fd %d: no receive armed", fd);
-}
-
-static void drain_sends(int fd)
-{
-    pool_fixture_send(&F, fd, SIZE_MAX);
-}
-
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
-
-TestSuite(app, .init = setup, .fini = teardown);
+TestSuite(app, .init = setup, .fini = route_fixture_stop);
 
 /* Each request's answer, from the route table's row down to the status line
  * and the body, and its count under its route's label. */
@@ -88,8 +61,8 @@ Test(app, answers_each_plain_route_and_counts_it)
     conn_start(&P, 5);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t before = S.fd[5].out_len;
-        feed(5, cases[i].req);
-        drain_sends(5);
+        route_feed(5, cases[i].req);
+        route_drain(5);
         const char *o = S.fd[5].out + before;
         cr_assert(strncmp(o, cases[i].status_line, strlen(cases[i].status_line)) == 0, "%s: %s", cases[i].req, o);
         const char *body = strstr(o, "\r\n\r\n");
@@ -110,8 +83,8 @@ Test(app, answers_each_plain_route_and_counts_it)
 Test(app, head_answers_the_length_without_the_body)
 {
     conn_start(&P, 5);
-    feed(5, "HEAD /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
-    drain_sends(5);
+    route_feed(5, "HEAD /healthz HTTP/1.1\r\nHost: t\r\n\r\n");
+    route_drain(5);
     const char *o = S.fd[5].out;
     cr_assert(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o);
     cr_assert(strstr(o, "Content-Length: 3\r\n"), "%s", o);
@@ -121,13 +94,13 @@ Test(app, head_answers_the_length_without_the_body)
 Test(app, a_trace_sent_continues_in_the_answer)
 {
     conn_start(&P, 5);
-    feed(5, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
-            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
-    drain_sends(5);
+    route_feed(5, "GET /healthz HTTP/1.1\r\nHost: t\r\n"
+                  "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
+    route_drain(5);
     cr_assert(strstr(S.fd[5].out, "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-"), "%s", S.fd[5].out);
     size_t before = S.fd[5].out_len;
-    feed(5, GET("/healthz"));
-    drain_sends(5);
+    route_feed(5, GET("/healthz"));
+    route_drain(5);
     cr_assert_null(strstr(S.fd[5].out + before, "traceparent"), "none sent, none started for a probe: %s",
                    S.fd[5].out + before);
 }
@@ -138,7 +111,7 @@ Test(app, catalog_body_goes_out_intact_across_short_sends, .init = setup_catalog
     conn_start(&P, 5);
     for (int round = 0; round < 2; round++) {
         size_t before = S.fd[5].out_len;
-        feed(5, GET("/api/catalog"));
+        route_feed(5, GET("/api/catalog"));
         pool_fixture_send(&F, 5, 97);
         const char *o = S.fd[5].out + before;
         cr_assert(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o);

@@ -12,52 +12,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pool_fixture.h"
-#include "upstub.h"
-
-static struct pool_fixture F;
-
-#define S (F.s)
-#define P (F.w.pool)
-#define M (F.aw->metrics)
+#include "route_fixture.h"
 
 static void setup(void)
 {
-    pool_fixture_init(&F);
-    F.cfg.bits = PRIME_BITS_MIN;
-    F.cfg.dispatch = DISPATCH_INLINE;
-    F.cfg.prime_split = false;
+    route_fixture_init();
     F.app.name = "callme";
     F.app.pod = "pod-7";
-    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+    route_fixture_start();
 }
 
-static void teardown(void)
-{
-    pool_fixture_stop(&F);
-}
-
-static void feed(int fd, const char *s)
-{
-    cr_assert_eq(pool_fixture_feed(&F, fd, s), (int)strlen(s), "fd %d: no receive armed", fd);
-}
-
-static void drain_sends(int fd)
-{
-    pool_fixture_send(&F, fd, SIZE_MAX);
-}
-
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
-
-TestSuite(chain, .init = setup, .fini = teardown);
+TestSuite(chain, .init = setup, .fini = route_fixture_stop);
 
 Test(chain, callme_answers_its_event_id)
 {
     conn_start(&P, 5);
     for (int n = 1; n <= 2; n++) {
         size_t before = S.fd[5].out_len;
-        feed(5, GET("/callme/ping"));
-        drain_sends(5);
+        route_feed(5, GET("/callme/ping"));
+        route_drain(5);
         const char *o = S.fd[5].out + before;
         cr_assert(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o);
         char want[64];
@@ -73,9 +46,9 @@ Test(chain, callme_answers_its_event_id)
 Test(chain, callme_continues_the_trace_it_was_sent)
 {
     conn_start(&P, 5);
-    feed(5, "GET /callme/ping HTTP/1.1\r\nHost: t\r\n"
-            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
-    drain_sends(5);
+    route_feed(5, "GET /callme/ping HTTP/1.1\r\nHost: t\r\n"
+                  "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
+    route_drain(5);
     const char *tp = strstr(S.fd[5].out, "\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-");
     cr_assert(tp, "%s", S.fd[5].out);
     cr_assert(strncmp(tp + 2 + 13 + 3 + 32 + 1, "00f067aa0ba902b7", 16) != 0, "with a span of its own: %s", tp);
@@ -84,8 +57,8 @@ Test(chain, callme_continues_the_trace_it_was_sent)
 Test(chain, caller_without_callme_is_404_saying_why)
 {
     conn_start(&P, 5);
-    feed(5, GET("/caller/ping"));
-    drain_sends(5);
+    route_feed(5, GET("/caller/ping"));
+    route_drain(5);
     const char *o = S.fd[5].out;
     cr_assert(strncmp(o, "HTTP/1.1 404 ", 13) == 0, "%s", o);
     cr_assert(strstr(o, "needs --callme-url"), "%s", o);
@@ -109,43 +82,26 @@ static void callme_answer(struct upstub *s, const char *path, unsigned n, struct
 static void caller_start(int what)
 {
     callme_what = what;
-    pool_fixture_init(&F);
-    F.cfg.bits = PRIME_BITS_MIN;
-    F.cfg.dispatch = DISPATCH_INLINE;
-    F.cfg.prime_split = false;
-    F.cfg.upstream_timeout_ms = 2000;
+    route_fixture_init();
     F.app.name = "caller";
-    char why[160];
-    cr_assert_eq(pool_fixture_real_io(&F, IO_EPOLL, why, sizeof(why)), 0, "%s", why);
-    cr_assert_eq(upstub_start(&callme, callme_answer, NULL), 0);
-    cr_assert_eq(pool_fixture_upstream(&F, &F.cfg.callme, &F.app.callme_target, callme.port, "/callme/ping"), 0);
-    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+    route_fixture_calls_out();
+    route_fixture_upstub(&callme, callme_answer, &F.cfg.callme, &F.app.callme_target, "/callme/ping");
+    route_fixture_start();
 }
 
 static void caller_teardown(void)
 {
-    pool_fixture_stop(&F);
+    route_fixture_stop();
     upstub_stop(&callme);
-}
-
-static bool answered(void *ctx)
-{
-    return S.fd[*(int *)ctx].send_armed;
-}
-
-static void answer_of(int fd)
-{
-    cr_assert(pool_fixture_run(&F, answered, &fd, 3000), "no answer within 3 s");
-    drain_sends(fd);
 }
 
 Test(caller, forwards_callme_s_answer, .init = NULL, .fini = caller_teardown)
 {
     caller_start(UPSTUB_ANSWER);
     conn_start(&P, 5);
-    feed(5, GET("/caller/ping"));
+    route_feed(5, GET("/caller/ping"));
     cr_assert(!S.fd[5].send_armed, "it waits on its call");
-    answer_of(5);
+    route_answer_of(5);
     const char *o = S.fd[5].out;
     cr_assert(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", o);
     cr_assert_str_eq(strstr(o, "\r\n\r\n") + 4, "caller(id=1): pod in ns is calling callme(id=9): pod-9 in ns\n");
@@ -159,8 +115,8 @@ Test(caller, a_callme_that_fails_is_502_naming_it, .init = NULL, .fini = caller_
 {
     caller_start(UPSTUB_CLOSE);
     conn_start(&P, 5);
-    feed(5, GET("/caller/ping"));
-    answer_of(5);
+    route_feed(5, GET("/caller/ping"));
+    route_answer_of(5);
     const char *o = S.fd[5].out;
     cr_assert(strncmp(o, "HTTP/1.1 502 ", 13) == 0, "%s", o);
     char want[64];

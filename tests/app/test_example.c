@@ -11,24 +11,17 @@
 #include <string.h>
 
 #include "build_info.h"
-#include "pool_fixture.h"
+#include "route_fixture.h"
 
-static struct pool_fixture F;
-
-#define S (F.s)
-#define P (F.w.pool)
 #define D (F.w.dispatch)
-#define M (F.aw->metrics)
 
 static void start(enum dispatch_mode mode, unsigned queue_max)
 {
-    pool_fixture_init(&F);
-    F.cfg.bits = PRIME_BITS_MIN;
+    route_fixture_init();
     F.cfg.idle_timeout_ms = 5000;
     F.cfg.queue_max = queue_max;
     F.cfg.dispatch = mode;
-    F.cfg.prime_split = false;
-    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+    route_fixture_start();
 }
 
 static void setup(void)
@@ -36,43 +29,16 @@ static void setup(void)
     start(DISPATCH_INLINE, 4);
 }
 
-static void teardown(void)
-{
-    pool_fixture_stop(&F);
-}
-
 /* A test's .init runs after the suite's: start again with steal dispatch and one task. */
 static void setup_steal(void)
 {
 #if PRIMED_HAVE_STEAL
-    teardown();
+    route_fixture_stop();
     start(DISPATCH_STEAL, 1);
 #endif
 }
 
-static void pump(void)
-{
-    pool_fixture_pump(&F);
-}
-
-static void feed(int fd, const char *s)
-{
-    cr_assert_eq(pool_fixture_feed(&F, fd, s), (int)strlen(s), "fd %d: no receive armed", fd);
-}
-
-static void drain_sends(int fd)
-{
-    pool_fixture_send(&F, fd, SIZE_MAX);
-}
-
-static void tick(uint64_t ms)
-{
-    pool_fixture_tick(&F, ms);
-}
-
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
-
-TestSuite(example, .init = setup, .fini = teardown);
+TestSuite(example, .init = setup, .fini = route_fixture_stop);
 
 Test(example, answers_hello_n_counting_up)
 {
@@ -80,8 +46,8 @@ Test(example, answers_hello_n_counting_up)
     conn_start(&P, 5);
     for (int n = 1; n <= 3; n++) {
         size_t before = S.fd[5].out_len;
-        feed(5, n == 2 ? GET("/example?bits=64") : GET("/example"));
-        drain_sends(5);
+        route_feed(5, n == 2 ? GET("/example?bits=64") : GET("/example"));
+        route_drain(5);
         const char *o = S.fd[5].out + before;
         char want[64];
         snprintf(want, sizeof(want), "\r\nContent-Type: text/plain\r\n");
@@ -102,8 +68,8 @@ Test(example, head_runs_the_prime_and_sends_no_body)
 {
 #if PRIMED_HAVE_INLINE
     conn_start(&P, 5);
-    feed(5, "HEAD /example HTTP/1.1\r\nHost: t\r\n\r\n");
-    drain_sends(5);
+    route_feed(5, "HEAD /example HTTP/1.1\r\nHost: t\r\n\r\n");
+    route_drain(5);
     const char *o = S.fd[5].out;
     cr_assert(strstr(o, "Content-Length: 7\r\n"), "Hello_1's length: %s", o);
     cr_assert_eq(strstr(o, "\r\n\r\n")[4], '\0', "no body: %s", o);
@@ -115,8 +81,8 @@ Test(example, head_runs_the_prime_and_sends_no_body)
 Test(example, a_bits_query_out_of_range_is_400)
 {
     conn_start(&P, 5);
-    feed(5, GET("/example?bits=5000"));
-    drain_sends(5);
+    route_feed(5, GET("/example?bits=5000"));
+    route_drain(5);
     cr_assert(strncmp(S.fd[5].out, "HTTP/1.1 400 ", 13) == 0, "%s", S.fd[5].out);
     cr_assert_eq(atomic_load(&F.app.example_n), 0, "no prime run");
 }
@@ -130,33 +96,33 @@ Test(example, queues_behind_the_tasks_out_and_throttles_the_worker, .init = setu
     conn_start(&P, 5);
     conn_start(&P, 6);
     conn_start(&P, 7);
-    feed(5, GET("/example"));
+    route_feed(5, GET("/example"));
     cr_assert(dispatch_throttled(&D), "the only task is out");
-    feed(6, GET("/example"));
+    route_feed(6, GET("/example"));
     struct conn *c6 = conn_of(&P, S.fd[6].recv_tag);
     cr_assert(c6);
     cr_assert_eq(c6->state, CONN_WAITING);
     struct dispatch_job *job6 = (struct dispatch_job *)app_req_of(c6)->state; /* example.c's job starts with it */
     cr_assert_eq(job6->where, DISPATCH_JOB_WAITING, "no task left: it waits in the queue");
     cr_assert_eq(c6->timer.list, 0, "no client timer while the server works");
-    feed(7, GET("/healthz"));
-    drain_sends(7);
+    route_feed(7, GET("/healthz"));
+    route_drain(7);
     cr_assert(strstr(S.fd[7].out, "200 OK"));
     struct conn *c7 = conn_of(&P, S.fd[7].send_tag);
     cr_assert(c7);
     cr_assert(!S.fd[7].recv_armed, "paused: no receive while throttled");
     cr_assert(c7->flags & CONN_F_PAUSED);
     cr_assert_eq(c7->timer.list, 0, "a paused connection runs no timer");
-    tick(F.cfg.idle_timeout_ms * 2);
+    pool_fixture_tick(&F, F.cfg.idle_timeout_ms * 2);
     cr_assert(!S.fd[7].shut_rd, "overload is latency, never an abort");
     dispatch_poll(&D); /* runs 5's task; 6's takes its place */
-    pump();
-    drain_sends(5);
+    pool_fixture_pump(&F);
+    route_drain(5);
     cr_assert(strstr(S.fd[5].out, "Hello_"), "%s", S.fd[5].out);
     cr_assert(dispatch_throttled(&D), "6's task is out now");
     dispatch_poll(&D);
-    pump();
-    drain_sends(6);
+    pool_fixture_pump(&F);
+    route_drain(6);
     cr_assert(strstr(S.fd[6].out, "Hello_"), "%s", S.fd[6].out);
     cr_assert(!dispatch_throttled(&D));
     cr_assert(S.fd[7].recv_armed, "resumed");

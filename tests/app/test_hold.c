@@ -9,26 +9,17 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "pool_fixture.h"
-
-static struct pool_fixture F;
-
-#define S (F.s)
-#define P (F.w.pool)
-#define M (F.aw->metrics)
+#include "route_fixture.h"
 
 static void start(unsigned delay_ms, int abort_status)
 {
-    pool_fixture_init(&F);
-    F.cfg.bits = PRIME_BITS_MIN;
+    route_fixture_init();
     F.cfg.max_header = 1024;
     F.cfg.header_timeout_ms = 1000;
     F.cfg.idle_timeout_ms = 5000;
-    F.cfg.dispatch = DISPATCH_INLINE;
-    F.cfg.prime_split = false;
     F.cfg.fault_delay_ms = delay_ms;
     F.cfg.fault_abort = abort_status;
-    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+    route_fixture_start();
 }
 
 static void setup_delay(void)
@@ -46,31 +37,6 @@ static void setup_both(void)
     start(500, 503);
 }
 
-static void teardown(void)
-{
-    pool_fixture_stop(&F);
-}
-
-static void pump(void)
-{
-    pool_fixture_pump(&F);
-}
-
-static void feed(int fd, const char *s)
-{
-    cr_assert_eq(pool_fixture_feed(&F, fd, s), (int)strlen(s), "fd %d: no receive armed", fd);
-}
-
-static void drain_sends(int fd)
-{
-    pool_fixture_send(&F, fd, SIZE_MAX);
-}
-
-static void tick(uint64_t ms)
-{
-    pool_fixture_tick(&F, ms);
-}
-
 static unsigned count(const char *hay, const char *needle)
 {
     unsigned n = 0;
@@ -79,13 +45,11 @@ static unsigned count(const char *hay, const char *needle)
     return n;
 }
 
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
-
-Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = teardown)
+Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = route_fixture_stop)
 {
     conn_start(&P, 5);
     conn_start(&P, 6);
-    feed(5, GET("/ping"));
+    route_feed(5, GET("/ping"));
     struct conn *c = conn_of(&P, S.fd[5].recv_tag);
     cr_assert(c);
     cr_assert_eq(c->state, CONN_WAITING);
@@ -95,72 +59,72 @@ Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = 
     cr_assert_eq(app_worker_hooks.next_deadline(&F.w, UINT64_MAX), P.now_ms + 500 + 1,
                  "its timer is the delay (+ 1 ms: the clock is floored to whole ms)");
     /* the worker serves the others meanwhile; the probes are never faulted */
-    feed(6, GET("/healthz"));
-    drain_sends(6);
+    route_feed(6, GET("/healthz"));
+    route_drain(6);
     cr_assert(strstr(S.fd[6].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[6].out);
-    tick(100);
-    feed(6, GET("/ping"));
+    pool_fixture_tick(&F, 100);
+    route_feed(6, GET("/ping"));
     cr_assert(!S.fd[6].send_armed, "a second held request, on its own timer");
-    tick(500 - 100);
+    pool_fixture_tick(&F, 500 - 100);
     cr_assert(!S.fd[5].send_armed, "not before now + delay");
-    tick(1);
+    pool_fixture_tick(&F, 1);
     cr_assert(S.fd[5].send_armed, "answered at now + delay");
-    drain_sends(5);
+    route_drain(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK\r\n"), "%s", S.fd[5].out);
     cr_assert(strstr(S.fd[5].out, "app(id="), "served, not aborted: %s", S.fd[5].out);
     cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "kept alive");
-    tick(100);
-    drain_sends(6);
+    pool_fixture_tick(&F, 100);
+    route_drain(6);
     cr_assert_eq(count(S.fd[6].out, "HTTP/1.1 200 OK"), 2, "%s", S.fd[6].out);
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 2);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_200]), 2);
 }
 
-Test(hold, client_reset_while_held_releases_the_slot, .init = setup_delay, .fini = teardown)
+Test(hold, client_reset_while_held_releases_the_slot, .init = setup_delay, .fini = route_fixture_stop)
 {
     conn_start(&P, 5);
-    feed(5, GET("/ping"));
+    route_feed(5, GET("/ping"));
     cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
     cr_assert(S.fd[5].recv_armed, "a held connection still reads: it sees its client go");
     io_script_recv_res(&S, 5, -ECONNRESET);
-    pump();
+    pool_fixture_pump(&F);
     cr_assert(S.fd[5].closed);
     cr_assert_eq(P.nopen, 0);
     cr_assert(conn_pool_has_slot(&P));
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0, "the held request is no longer in flight");
     cr_assert_eq(app_worker_hooks.next_deadline(&F.w, UINT64_MAX), UINT64_MAX, "its timer is gone");
     cr_assert_eq(conn_pool_next_deadline(&P, UINT64_MAX), UINT64_MAX, "and no client timer runs");
-    tick(1000);
+    pool_fixture_tick(&F, 1000);
     cr_assert_eq(S.sends, 0, "nothing answered for it");
     /* the slot serves the next client */
     io_script_reset_fd(&S, 5);
     conn_start(&P, 5);
-    feed(5, GET("/healthz"));
-    drain_sends(5);
+    route_feed(5, GET("/healthz"));
+    route_drain(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK"));
 }
 
-Test(hold, client_eof_while_held_answers_then_closes, .init = setup_delay, .fini = teardown)
+Test(hold, client_eof_while_held_answers_then_closes, .init = setup_delay, .fini = route_fixture_stop)
 {
     conn_start(&P, 5);
-    feed(5, GET("/ping"));
+    route_feed(5, GET("/ping"));
     cr_assert_eq(io_script_recv_res(&S, 5, 0), 0, "the client shuts its side");
-    pump();
+    pool_fixture_pump(&F);
     cr_assert(!S.fd[5].closed, "its request is still held");
-    tick(501);
-    drain_sends(5);
+    pool_fixture_tick(&F, 501);
+    route_drain(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 200 OK"), "%s", S.fd[5].out);
     cr_assert(S.fd[5].closed);
     cr_assert_eq(P.nopen, 0);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
 }
 
-Test(hold, abort_answers_the_code, .init = setup_abort, .fini = teardown)
+Test(hold, abort_answers_the_code, .init = setup_abort, .fini = route_fixture_stop)
 {
     conn_start(&P, 5);
-    feed(5, GET("/ping") GET("/healthz") GET("/metrics"));
-    drain_sends(5);
+    route_feed(5, GET("/ping") GET("/healthz") GET("/metrics"));
+    route_drain(5);
     const char *o = S.fd[5].out;
     cr_assert(strncmp(o, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0, "%s", o);
     cr_assert(strstr(o, "\r\n\r\nfault filter abort"), "Envoy's body: %s", o);
@@ -173,13 +137,13 @@ Test(hold, abort_answers_the_code, .init = setup_abort, .fini = teardown)
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
 }
 
-Test(hold, delay_then_abort, .init = setup_both, .fini = teardown)
+Test(hold, delay_then_abort, .init = setup_both, .fini = route_fixture_stop)
 {
     conn_start(&P, 5);
-    feed(5, GET("/ping"));
+    route_feed(5, GET("/ping"));
     cr_assert(!S.fd[5].send_armed, "delayed first");
-    tick(501);
-    drain_sends(5);
+    pool_fixture_tick(&F, 501);
+    route_drain(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 503 "), "then aborted: %s", S.fd[5].out);
     cr_assert(strstr(S.fd[5].out, "fault filter abort"));
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);

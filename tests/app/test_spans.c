@@ -10,16 +10,10 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "pool_fixture.h"
-#include "upstub.h"
+#include "route_fixture.h"
 
-static struct pool_fixture F;
 static struct upstub coll;
 static int coll_what; /* UPSTUB_* */
-
-#define S (F.s)
-#define P (F.w.pool)
-#define M (F.aw->metrics)
 
 static void collector_answer(struct upstub *s, const char *path, unsigned n, struct upstub_answer *a)
 {
@@ -30,27 +24,16 @@ static void collector_answer(struct upstub *s, const char *path, unsigned n, str
 static void start(int what)
 {
     coll_what = what;
-    pool_fixture_init(&F);
-    F.cfg.bits = PRIME_BITS_MIN;
-    F.cfg.dispatch = DISPATCH_INLINE;
-    F.cfg.prime_split = false;
-    F.cfg.upstream_timeout_ms = 2000;
-    char why[160];
-    cr_assert_eq(pool_fixture_real_io(&F, IO_EPOLL, why, sizeof(why)), 0, "%s", why);
-    cr_assert_eq(upstub_start(&coll, collector_answer, NULL), 0);
-    cr_assert_eq(pool_fixture_upstream(&F, &F.cfg.zipkin, &F.app.zipkin_target, coll.port, "/api/v2/spans"), 0);
-    cr_assert_eq(pool_fixture_start(&F), 0, "%s", F.w.init_why);
+    route_fixture_init();
+    route_fixture_calls_out();
+    route_fixture_upstub(&coll, collector_answer, &F.cfg.zipkin, &F.app.zipkin_target, "/api/v2/spans");
+    route_fixture_start();
 }
 
 static void teardown(void)
 {
-    pool_fixture_stop(&F);
+    route_fixture_stop();
     upstub_stop(&coll);
-}
-
-static void feed(int fd, const char *s)
-{
-    cr_assert_eq(pool_fixture_feed(&F, fd, s), (int)strlen(s), "fd %d: no receive armed", fd);
 }
 
 static bool exported(void *ctx)
@@ -58,14 +41,12 @@ static bool exported(void *ctx)
     return atomic_load(&M.spans_sent) + atomic_load(&M.spans_dropped) > 0;
 }
 
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
-
 Test(spans, a_sampled_request_s_span_is_posted_after_the_flush_time, .fini = teardown)
 {
     start(UPSTUB_ANSWER);
     conn_start(&P, 5);
-    feed(5, GET("/callme/ping")); /* starts a sampled trace */
-    feed(5, GET("/callme/ping"));
+    route_feed(5, GET("/callme/ping")); /* starts a sampled trace */
+    route_feed(5, GET("/callme/ping"));
     pool_fixture_send(&F, 5, SIZE_MAX);
     cr_assert_eq(F.aw->spans->n, 2u, "two SERVER spans wait for their batch");
     pool_fixture_tick(&F, SPANS_FLUSH_MS - 1);
@@ -84,10 +65,10 @@ Test(spans, probes_and_unsampled_requests_make_none, .fini = teardown)
 {
     start(UPSTUB_ANSWER);
     conn_start(&P, 5);
-    feed(5, GET("/healthz"));
-    feed(5, GET("/metrics"));
-    feed(5, "GET /ping HTTP/1.1\r\nHost: t\r\n"
-            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00\r\n\r\n");
+    route_feed(5, GET("/healthz"));
+    route_feed(5, GET("/metrics"));
+    route_feed(5, "GET /ping HTTP/1.1\r\nHost: t\r\n"
+                  "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00\r\n\r\n");
     pool_fixture_send(&F, 5, SIZE_MAX);
     cr_assert_eq(F.aw->spans->n, 0u);
     pool_fixture_tick(&F, SPANS_FLUSH_MS);
@@ -99,7 +80,7 @@ Test(spans, a_collector_that_fails_drops_the_batch_once, .fini = teardown)
 {
     start(UPSTUB_CLOSE);
     conn_start(&P, 5);
-    feed(5, GET("/callme/ping"));
+    route_feed(5, GET("/callme/ping"));
     pool_fixture_send(&F, 5, SIZE_MAX);
     pool_fixture_tick(&F, SPANS_FLUSH_MS);
     cr_assert(pool_fixture_run(&F, exported, NULL, 3000), "no export within 3 s");
