@@ -99,20 +99,14 @@ Test(example, queues_behind_the_tasks_out_and_throttles_the_worker, .init = setu
     route_feed(5, GET("/example"));
     cr_assert(dispatch_throttled(&D), "the only task is out");
     route_feed(6, GET("/example"));
-    struct conn *c6 = conn_of(&P, S.fd[6].recv_tag);
-    cr_assert(c6);
-    cr_assert_eq(c6->state, CONN_WAITING);
+    struct conn *c6 = conn_expect_waiting(&P, &S, 6);
     struct dispatch_job *job6 = (struct dispatch_job *)app_req_of(c6)->state; /* example.c's job starts with it */
     cr_assert_eq(job6->where, DISPATCH_JOB_WAITING, "no task left: it waits in the queue");
     cr_assert_eq(c6->timer.list, 0, "no client timer while the server works");
     route_feed(7, GET("/healthz"));
     route_drain(7);
     cr_assert(strstr(S.fd[7].out, "200 OK"));
-    struct conn *c7 = conn_of(&P, S.fd[7].send_tag);
-    cr_assert(c7);
-    cr_assert(!S.fd[7].recv_armed, "paused: no receive while throttled");
-    cr_assert(c7->flags & CONN_F_PAUSED);
-    cr_assert_eq(c7->timer.list, 0, "a paused connection runs no timer");
+    conn_expect_paused(&P, &S, 7);
     pool_fixture_tick(&F, F.cfg.idle_timeout_ms * 2);
     cr_assert(!S.fd[7].shut_rd, "overload is latency, never an abort");
     dispatch_poll(&D); /* runs 5's task; 6's takes its place */

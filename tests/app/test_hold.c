@@ -37,22 +37,12 @@ static void setup_both(void)
     start(500, 503);
 }
 
-static unsigned count(const char *hay, const char *needle)
-{
-    unsigned n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = route_fixture_stop)
 {
     conn_start(&P, 5);
     conn_start(&P, 6);
     route_feed(5, GET("/ping"));
-    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
-    cr_assert(c);
-    cr_assert_eq(c->state, CONN_WAITING);
+    conn_expect_waiting(&P, &S, 5);
     cr_assert(!S.fd[5].send_armed, "held: nothing goes out");
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
@@ -75,7 +65,7 @@ Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = 
     cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "kept alive");
     pool_fixture_tick(&F, 100);
     route_drain(6);
-    cr_assert_eq(count(S.fd[6].out, "HTTP/1.1 200 OK"), 2, "%s", S.fd[6].out);
+    cr_assert_eq(io_script_count(S.fd[6].out, "HTTP/1.1 200 OK"), 2, "%s", S.fd[6].out);
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 2);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_200]), 2);
@@ -129,7 +119,7 @@ Test(hold, abort_answers_the_code, .init = setup_abort, .fini = route_fixture_st
     cr_assert(strncmp(o, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0, "%s", o);
     cr_assert(strstr(o, "\r\n\r\nfault filter abort"), "Envoy's body: %s", o);
     cr_assert(strstr(o, "\r\n\r\nok\n"), "/healthz is never faulted: %s", o);
-    cr_assert_eq(count(o, "fault filter abort"), 1, "/metrics is never faulted either");
+    cr_assert_eq(io_script_count(o, "fault filter abort"), 1, "/metrics is never faulted either");
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_ABORT]), 1);
     cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_503]), 1);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "conn_expect.h"
 #include "io_script.h"
 
 /* ---- the stub app: conn.h's struct conn_app in a few lines ----------------
@@ -165,14 +166,6 @@ static void tick(uint64_t ms)
     pump();
 }
 
-static unsigned count(const char *hay, const char *needle)
-{
-    unsigned n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 #define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
 
 TestSuite(conn, .init = setup, .fini = teardown);
@@ -245,7 +238,7 @@ Test(conn, answers_431_when_the_head_fills_the_buffer)
     pump();
     drain_sends(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 431 "), "%s", S.fd[5].out);
-    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 1);
+    cr_assert_eq(io_script_count(S.fd[5].out, "HTTP/1.1 "), 1);
 }
 
 Test(conn, pipelines_across_receives_in_order)
@@ -259,7 +252,7 @@ Test(conn, pipelines_across_receives_in_order)
     const char *a = strstr(o, "\r\n\r\nok\n"), *b = strstr(o, "\r\n\r\nready\n"), *c = strstr(o, "404 Not Found");
     cr_assert(a && b && c, "%s", o);
     cr_assert(a < b && b < c, "in request order");
-    cr_assert_eq(count(o, "HTTP/1.1 "), 3);
+    cr_assert_eq(io_script_count(o, "HTTP/1.1 "), 3);
 }
 
 Test(conn, short_sends_resume_where_they_stopped)
@@ -269,7 +262,7 @@ Test(conn, short_sends_resume_where_they_stopped)
     while (io_script_send(&S, 5, 7) >= 0)
         pump();
     cr_assert(strstr(S.fd[5].out, "\r\n\r\nok\n"), "%s", S.fd[5].out);
-    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 1);
+    cr_assert_eq(io_script_count(S.fd[5].out, "HTTP/1.1 "), 1);
 }
 
 Test(conn, lingers_after_the_last_response)
@@ -422,19 +415,13 @@ Test(conn, pauses_and_resumes_under_backpressure)
     conn_start(&P, 6);
     conn_start(&P, 7);
     feed(6, GET("/wait"));
-    struct conn *c6 = conn_of(&P, S.fd[6].recv_tag);
-    cr_assert(c6);
-    cr_assert_eq(c6->state, CONN_WAITING);
+    struct conn *c6 = conn_expect_waiting(&P, &S, 6);
     cr_assert_eq(c6->timer.list, 0, "no client timer while the app works");
     throttled = true;
     feed(7, GET("/healthz"));
     drain_sends(7);
     cr_assert(strstr(S.fd[7].out, "200 OK"));
-    struct conn *c7 = conn_of(&P, S.fd[7].send_tag);
-    cr_assert(c7);
-    cr_assert(!S.fd[7].recv_armed, "paused: no receive while throttled");
-    cr_assert(c7->flags & CONN_F_PAUSED);
-    cr_assert_eq(c7->timer.list, 0, "a paused connection runs no timer");
+    conn_expect_paused(&P, &S, 7);
     tick(P.lim.idle_timeout_ms * 2);
     cr_assert(!S.fd[7].shut_rd, "overload is latency, never an abort");
     cr_assert(!S.fd[6].shut_rd);
@@ -456,9 +443,7 @@ Test(conn, a_wait_is_answered_later_and_the_others_go_on)
     conn_start(&P, 5);
     conn_start(&P, 6);
     feed(5, GET("/wait"));
-    struct conn *c = conn_of(&P, S.fd[5].recv_tag);
-    cr_assert(c);
-    cr_assert_eq(c->state, CONN_WAITING);
+    struct conn *c = conn_expect_waiting(&P, &S, 5);
     cr_assert(!S.fd[5].send_armed, "nothing goes out while it waits");
     cr_assert(S.fd[5].recv_armed, "a waiting connection still reads: it sees its client go");
     cr_assert_eq(atomic_load(&M.in_flight), 1);
@@ -656,7 +641,7 @@ Test(conn_select, pipelined_requests_in_one_landing_all_answered)
     feed(5, "GET / HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\n"); /* 43 + the head of a second */
     feed(5, "Host: t\r\n\r\n");
     drain_sends(5);
-    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 2, "%s", S.fd[5].out);
+    cr_assert_eq(io_script_count(S.fd[5].out, "HTTP/1.1 "), 2, "%s", S.fd[5].out);
     struct conn *c = conn_of(&P, S.fd[5].recv_tag);
     cr_assert_null(c->rbuf);
 }
@@ -702,10 +687,10 @@ Test(conn_select, each_request_keeps_its_own_values_across_pairs)
     feed_on(5, SHORT_GET);
     drain_sends(5);
     drain_sends(6);
-    cr_assert_eq(count(S.fd[5].out, "HTTP/1.1 "), 3, "%s", S.fd[5].out);
+    cr_assert_eq(io_script_count(S.fd[5].out, "HTTP/1.1 "), 3, "%s", S.fd[5].out);
     cr_assert(strstr(S.fd[5].out, "X-Tag: first-of-five-0123"), "%s", S.fd[5].out);
     cr_assert(strstr(S.fd[5].out, "X-Tag: second-of-five\r\n"), "%s", S.fd[5].out);
-    cr_assert_eq(count(S.fd[5].out, "X-Tag: "), 2, "the third request carried none: %s", S.fd[5].out);
+    cr_assert_eq(io_script_count(S.fd[5].out, "X-Tag: "), 2, "the third request carried none: %s", S.fd[5].out);
     cr_assert(strstr(S.fd[6].out, "X-Tag: only-of-six-0123"), "%s", S.fd[6].out);
     cr_assert_null(strstr(S.fd[6].out, "five"), "%s", S.fd[6].out);
 }

@@ -241,3 +241,11 @@ int io_script_send(struct io_script *s, int fd, size_t max)
     io_script_push(s, IO_OP_SEND, f->send_tag, (int)n);
     return (int)n;
 }
+
+unsigned io_script_count(const char *hay, const char *needle)
+{
+    unsigned n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}

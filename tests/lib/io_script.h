@@ -65,4 +65,7 @@ int io_script_send(struct io_script *s, int fd, size_t max);
 /* Queues a completion as is (a stale tag, say). */
 void io_script_push(struct io_script *s, uint8_t op, uint64_t tag, int res);
 
+/* How many times needle stands in hay (an fd's out, say), not overlapping. */
+unsigned io_script_count(const char *hay, const char *needle);
+
 #endif

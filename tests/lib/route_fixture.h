@@ -12,6 +12,7 @@
 #ifndef PRIMED_ROUTE_FIXTURE_H
 #define PRIMED_ROUTE_FIXTURE_H
 
+#include "conn_expect.h"
 #include "pool_fixture.h"
 #include "upstub.h"
 
