@@ -136,15 +136,35 @@ static void answer_store_error(struct app_worker *aw, struct app_req *q, int err
     app_answer(q, &r);
 }
 
+/* Both routes begin so: q waits (conn_wait), its event goes to the store,
+ * and then runs once it is committed; a store that fails is answered 503,
+ * and then never runs. */
+static void store_event(struct app_worker *aw, struct app_req *q, events_done_fn *then)
+{
+    conn_wait(q->conn, on_cancel, q); /* before the start: the answer may come inside */
+    int err = events_store(&aw->events, &q->event, then, q);
+    if (err)
+        answer_store_error(aw, q, err);
+}
+
+/* The request of an events_done_fn's ctx whose event is committed, or NULL
+ * once a failed one is answered (503). */
+static struct app_req *stored(void *ctx, int err)
+{
+    struct app_req *q = ctx;
+    if (!err)
+        return q;
+    answer_store_error(app_of(q->conn), q, err);
+    return NULL;
+}
+
 /* The caller's event is committed: now call callme (events_done_fn). */
 static void caller_stored(void *ctx, uint64_t id, int err)
 {
-    struct app_req *q = ctx;
-    struct app_worker *aw = app_of(q->conn);
-    if (err) {
-        answer_store_error(aw, q, err);
+    struct app_req *q = stored(ctx, err);
+    if (!q)
         return;
-    }
+    struct app_worker *aw = app_of(q->conn);
     struct chain_call *cc = objpool_get(calls_of(aw));
     if (!cc) {
         answer(aw, q, id, UPSTREAM_ERROR, -ENOMEM, NULL, 0, NULL, 0);
@@ -188,10 +208,7 @@ static enum handler_action caller_answer(const struct handler_env *env, const st
  * event cannot be stored. */
 static void caller_serve(struct app_worker *aw, struct app_req *q)
 {
-    conn_wait(q->conn, on_cancel, q); /* before the start: the answer may come inside */
-    int err = events_store(&aw->events, &q->event, caller_stored, q);
-    if (err)
-        answer_store_error(aw, q, err);
+    store_event(aw, q, caller_stored);
 }
 
 /* /callme/ping's answer once its event id is committed: "APP(id=ID): POD in NS". Pure. */
@@ -205,25 +222,19 @@ static void callme_body(const struct handler_env *env, const struct http *h, uin
 /* events_done_fn of /callme/ping. */
 static void callme_stored(void *ctx, uint64_t id, int err)
 {
-    struct app_req *q = ctx;
-    struct app_worker *aw = app_of(q->conn);
-    if (err) {
-        answer_store_error(aw, q, err);
+    struct app_req *q = stored(ctx, err);
+    if (!q)
         return;
-    }
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    callme_body(&aw->env, &q->conn->http, id, &r, body, sizeof(body));
+    callme_body(&app_of(q->conn)->env, &q->conn->http, id, &r, body, sizeof(body));
     app_answer(q, &r);
 }
 
 /* /callme/ping: store an event, answer its id once it is committed. */
 static void callme_serve(struct app_worker *aw, struct app_req *q)
 {
-    conn_wait(q->conn, on_cancel, q);
-    int err = events_store(&aw->events, &q->event, callme_stored, q);
-    if (err)
-        answer_store_error(aw, q, err);
+    store_event(aw, q, callme_stored);
 }
 
 /* The caller's calls' pool (it allocates nothing until the first call). */

@@ -54,34 +54,36 @@ static enum handler_action ping_answer(const struct handler_env *env, const stru
     return HANDLER_RESPOND;
 }
 
-/* The catalog's rendered JSON, sent from the catalog itself (it outlives
- * every connection). */
+/* 200 with len bytes of the catalog's JSON at json, answered as found says
+ * (HANDLER_LASTING: sent from the catalog, which outlives every connection;
+ * HANDLER_RESPOND: copied), or 404 with missing when json is NULL. */
+static enum handler_action catalog_json(const struct handler_env *env, const struct http *h, const char *json,
+                                        size_t len, enum handler_action found, const char *missing, struct resp *r)
+{
+    bool ka = handlers_keep_alive(env, h);
+    if (!json) {
+        handlers_text(r, 404, missing, ka);
+        return HANDLER_RESPOND;
+    }
+    *r = (struct resp){.status = 200, .ctype = JSON, .body = json, .body_len = len, .keep_alive = ka};
+    return found;
+}
+
+/* The whole catalog, sent from where it was rendered. */
 static enum handler_action catalog_answer(const struct handler_env *env, const struct http *h,
                                           const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    bool ka = handlers_keep_alive(env, h);
-    if (!env->catalog) {
-        handlers_text(r, 404, "not found\n", ka);
-        return HANDLER_RESPOND;
-    }
-    *r = (struct resp){.status = 200, .ctype = JSON, .body = env->catalog->json, .body_len = env->catalog->json_len,
-                       .keep_alive = ka};
-    return HANDLER_LASTING;
+    const struct catalog *c = env->catalog;
+    return catalog_json(env, h, c ? c->json : NULL, c ? c->json_len : 0, HANDLER_LASTING, "not found\n", r);
 }
 
 /* One item's inventory object (copied inline: it is short). */
 static enum handler_action inventory_answer(const struct handler_env *env, const struct http *h,
                                             const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    bool ka = handlers_keep_alive(env, h);
     const struct catalog_item *it = env->catalog && rt->item_len ? catalog_find(env->catalog, rt->item) : NULL;
-    if (!it) {
-        handlers_text(r, 404, "no such item\n", ka);
-        return HANDLER_RESPOND;
-    }
-    *r = (struct resp){.status = 200, .ctype = JSON, .body = it->inventory, .body_len = it->inventory_len,
-                       .keep_alive = ka};
-    return HANDLER_RESPOND;
+    return catalog_json(env, h, it ? it->inventory : NULL, it ? it->inventory_len : 0, HANDLER_RESPOND,
+                        "no such item\n", r);
 }
 
 /* A path no row names: route_match() refuses it (404) before this; here for
