@@ -26,11 +26,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import org.h2.jdbcx.JdbcConnectionPool;
@@ -43,16 +40,8 @@ public final class Chain {
 
     /** The id H2 generated for a new event row. */
     private static long store() throws SQLException {
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("INSERT INTO event(ts, pod) VALUES (?, ?)",
-                                                      Statement.RETURN_GENERATED_KEYS)) {
-            s.setTimestamp(1, new Timestamp(System.currentTimeMillis()));
-            s.setString(2, pod);
-            s.executeUpdate();
-            try (ResultSet k = s.getGeneratedKeys()) {
-                k.next();
-                return k.getLong(1);
-            }
+        try (Connection c = db.getConnection()) {
+            return Events.insert(c, "event", pod);
         }
     }
 

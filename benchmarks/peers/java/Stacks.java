@@ -23,11 +23,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -169,17 +166,8 @@ final class Stacks {
     /** The id the database generated for a new event row. */
     static long store() throws SQLException {
         if (db == null) throw new SQLException("no event store (DB_URL=none)");
-        String sql = dbUrl.startsWith("jdbc:h2:") ? "INSERT INTO event(ts, pod) VALUES (?, ?)"
-                                                  : "INSERT INTO java_event(ts, pod) VALUES (?, ?)";
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
-            s.setTimestamp(1, new Timestamp(System.currentTimeMillis()));
-            s.setString(2, pod);
-            s.executeUpdate();
-            try (ResultSet k = s.getGeneratedKeys()) {
-                k.next();
-                return k.getLong(1);
-            }
+        try (Connection c = db.getConnection()) {
+            return Events.insert(c, dbUrl.startsWith("jdbc:h2:") ? "event" : "java_event", pod);
         }
     }
 
