@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\n"
                "prime vector: %s (this CPU %s AVX-512 IFMA)\ncompiler: %s\nbuild: %s\nflags: %s\n",
                PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg.dispatch), PRIMED_DISPATCH_BUILT,
-               prime_engine_name(cfg.engine), example_vector_on(&cfg) ? "on, eight lanes" : "off, scalar",
+               prime_engine_name(cfg.engine), config_vector_on(&cfg) ? "on, eight lanes" : "off, scalar",
                prime_vector_supported() ? "has" : "lacks", PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
         return 0;
     }

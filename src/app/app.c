@@ -1,15 +1,18 @@
 /* app.c - the app on the core (app.h): one worker's app state, the route
  * table, and the hooks the core calls for every request and response.
  *
- * Owns: a worker's upstream client, span exporter, gateway, fault draws,
- * access log and metrics, and the per-connection request records. Runs on
- * its worker's thread only. Never touches a socket or a connection's
- * buffers: it answers through conn_answer() and waits through conn_wait().
+ * Owns: a worker's upstream client, span exporter, gateway settings, events,
+ * held requests, fault draws, access log and metrics, and the per-connection
+ * request records. Runs on its worker's thread only. Never touches a socket
+ * or a connection's buffers: it answers through conn_answer() and waits
+ * through conn_wait(). Knows a route only by its row (route.h) and its module
+ * (struct app_route): never its answers or its state.
  */
 #include "app.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +22,13 @@
 
 #include "build_info.h"
 #include "clock.h"
+#include "gateway.h"
+#include "spans.h"
 #if PRIMED_HAVE_PG
 #include "pgstore.h"
 #endif
 
 /* ---- the route table --------------------------------------------------- */
-
-/* The routes handlers.c answers from what it holds (probes, /ping, the catalog). */
-const struct app_route route_plain = {0};
 
 #define X_MODULE(id, path, allow, module, flags) [id] = &module,
 static const struct app_route *const routes[ROUTE__COUNT] = {ROUTES(X_MODULE)};
@@ -42,11 +44,22 @@ void app_answer(struct app_req *q, struct resp *r)
     conn_answer(q->conn, r, NULL);
 }
 
+enum handler_action app_answer_now(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                                   struct resp *r, char *body, size_t cap)
+{
+    if (rt->status) {
+        handlers_refusal(env, h, rt, r, body, cap);
+        return HANDLER_RESPOND;
+    }
+    const struct app_route *m = routes[rt->id];
+    return m->answer ? m->answer(env, h, rt, r, body, cap) : HANDLER_ROUTE;
+}
+
 void app_serve(struct app_worker *aw, struct app_req *q)
 {
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    switch (handlers_route(&aw->env, &q->conn->http, &q->route, &r, body, sizeof(body))) {
+    switch (app_answer_now(&aw->env, &q->conn->http, &q->route, &r, body, sizeof(body))) {
     case HANDLER_RESPOND:
         conn_answer(q->conn, &r, NULL);
         break;
@@ -58,8 +71,7 @@ void app_serve(struct app_worker *aw, struct app_req *q)
             routes[q->route.id]->serve(aw, q);
             break;
         }
-        r = (struct resp){.status = 404, .ctype = "text/plain; charset=utf-8", .body = "not found\n",
-                          .body_len = 10, .keep_alive = handlers_keep_alive(&aw->env, &q->conn->http)};
+        handlers_text(&r, 404, "not found\n", handlers_keep_alive(&aw->env, &q->conn->http));
         conn_answer(q->conn, &r, NULL);
         break;
     }
@@ -98,6 +110,26 @@ static void on_head(void *ctx, struct conn *c, const struct http_req *rq, const 
     q->fault_path = aw->faults && route_has_prefix(url, len, aw->cfg->fault_path);
 }
 
+/* --fault-abort: q is answered with status instead of being served. */
+static void fault_abort(struct app_worker *aw, struct app_req *q, int status)
+{
+    struct resp r;
+    stats_add(&aw->metrics.faults[METRICS_FAULT_ABORT], 1);
+    handlers_fault_abort(&aw->env, &q->conn->http, status, &r);
+    app_answer(q, &r);
+}
+
+/* hold_fire_fn: a held request's delay is over. */
+static void on_held(void *ctx, struct hold *h, int abort_status)
+{
+    struct app_worker *aw = ctx;
+    struct app_req *q = (struct app_req *)((char *)h - offsetof(struct app_req, held));
+    if (abort_status)
+        fault_abort(aw, q, abort_status);
+    else
+        app_serve(aw, q);
+}
+
 static void on_request(void *ctx, struct conn *c)
 {
     struct app_worker *aw = ctx;
@@ -116,11 +148,12 @@ static void on_request(void *ctx, struct conn *c)
         uint64_t r1 = handlers_rand(&aw->rng), r2 = handlers_rand(&aw->rng);
         fault_draw(&aw->fault, q->fault_path && !(flags & ROUTE_F_QUIET), r1, r2, &delay, &abort_status);
         if (delay) {
-            hold_start(aw, q, delay, abort_status);
+            stats_add(&aw->metrics.faults[METRICS_FAULT_DELAY], 1);
+            hold_start(&aw->held, &q->held, c, aw->w->pool.now_ms, delay, abort_status);
             return;
         }
         if (abort_status) {
-            hold_abort(aw, q, abort_status);
+            fault_abort(aw, q, abort_status);
             return;
         }
     }
@@ -271,8 +304,6 @@ static int app_init(struct worker *w)
     if (r)
         return r;
     aw->faults = fault_init(&aw->fault, cfg);
-    aw->inbox.io = &w->io;
-    timer_list_init(&aw->event_timers, 2);
 #if PRIMED_HAVE_STORE
     if (a->store)
         aw->env.store_health = store_health_of(a->store);
@@ -295,7 +326,12 @@ static int app_init(struct worker *w)
         aw->env.store_health = &a->pg_health;
     }
 #endif
-    timer_list_init(&aw->held, 1);
+    aw->events = (struct events){.store = a->store, .pg = aw->pg, .health = aw->env.store_health,
+                                 .next_id = &a->event_n, .pod = a->pod, .store_name = a->store_name,
+                                 .now_ms = &w->pool.now_ms, .timeout_ms = cfg->db_timeout_ms, .worker = w->id,
+                                 .inbox = {.io = &w->io}};
+    events_init(&aw->events);
+    hold_list_init(&aw->held, on_held, aw);
     if (getrandom(&aw->rng, sizeof(aw->rng), 0) != sizeof(aw->rng) || aw->rng == 0)
         aw->rng = clock_mono_ns() | 1;
     aw->reqs = calloc(w->opts->max_open, sizeof(*aw->reqs)); /* mmap'd: touched by the slots in use */
@@ -332,7 +368,7 @@ static void app_fini(struct worker *w)
         if ((*rt)->fini) /* after the client's fini: no call is out */
             (*rt)->fini(aw);
     }
-    events_fini(aw);
+    events_fini(&aw->events);
     free(aw->reqs);
     /* aw stays: server.c reads its metrics after the join (drain report) */
 }
@@ -340,8 +376,8 @@ static void app_fini(struct worker *w)
 static uint64_t app_next_deadline(struct worker *w, uint64_t next)
 {
     struct app_worker *aw = w->app;
-    next = timer_next(&aw->held, next);
-    next = events_next_deadline(aw, next);
+    next = hold_next_deadline(&aw->held, next);
+    next = events_next_deadline(&aw->events, next);
 #if PRIMED_HAVE_PG
     if (aw->pg)
         next = pgstore_next_deadline(aw->pg, next);
@@ -359,8 +395,8 @@ static uint64_t app_next_deadline(struct worker *w, uint64_t next)
 static void app_poll(struct worker *w, bool second)
 {
     struct app_worker *aw = w->app;
-    events_poll(aw);
-    events_expire(aw);
+    events_poll(&aw->events);
+    events_expire(&aw->events);
     each_route(rt) {
         if ((*rt)->poll)
             (*rt)->poll(aw);
@@ -369,7 +405,7 @@ static void app_poll(struct worker *w, bool second)
     if (aw->pg)
         pgstore_poll(aw->pg);
 #endif
-    hold_expire(aw);
+    hold_expire(&aw->held, w->pool.now_ms);
     upstream_expire(&aw->up);
     if (aw->spans)
         spans_poll(aw->spans, w->pool.drain_seen);
@@ -394,7 +430,7 @@ static void app_drain(struct worker *w)
 static bool app_busy(struct worker *w)
 {
     struct app_worker *aw = w->app;
-    if (aw->events_out)
+    if (aw->events.out)
         return true; /* events of requests whose clients went away are not back yet */
     if (aw->spans && (aw->spans->n || spans_busy(aw->spans)))
         return true; /* the last spans have not left yet */

@@ -1,16 +1,20 @@
-/* app.h - the app on the core: primed's routes and what answers them, one
- * worker's app state, and the hooks the core calls (struct worker_hooks,
- * struct conn_app).
+/* app.h - what every route needs: the process's app (struct app), one
+ * worker's app (struct app_worker), one request as the app sees it (struct
+ * app_req), a route's module (struct app_route), and the app's ways to
+ * answer; the hooks the core calls (struct worker_hooks, struct conn_app).
  *
- * The core knows no route: it hands each request head to app_head() (route
- * it), each complete request to app_request() (answer, or wait), and each
- * response to app_finish() (record it). A route is a row of route.h's table
- * and a file with its struct app_route (its serve function and worker hooks):
- * example.c (a prime on the dispatch), chain.c (/callme/ping, /caller/ping),
- * products.c (the gateway's fan-out), product.c (one product), scrape.c
- * (/metrics); the probes, /ping and the catalog are handlers.c's. hold.c holds
- * a request for --fault-delay first. Each waits through conn_wait() and
- * answers through conn_answer(), on the connection's own worker.
+ * The core knows no route: it hands each request head to the app (route
+ * it), each complete request (answer, or wait) and each response (record
+ * it): app.c. A route is a row of route.h's table and one file with its
+ * struct app_route (docs/architecture.md, "Adding an asynchronous route"):
+ * plain.c (the probes, /ping, the catalog service, unknown paths), example.c,
+ * chain.c, products.c, product.c, scrape.c. Each answers now, or waits
+ * through conn_wait() and answers through conn_answer(), on the connection's
+ * own worker.
+ *
+ * owns: these types. never: a route's own types or state (its file's: lent
+ * through app_req.state and app_worker.route_state), a service's (hold.h,
+ * events.h, gateway.h, spans.h: their headers).
  */
 #ifndef PRIMED_APP_H
 #define PRIMED_APP_H
@@ -19,29 +23,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "catalog.h"
 #include "config.h"
 #include "conn.h"
+#include "events.h"
 #include "fault.h"
-#include "gateway.h"
 #include "handlers.h"
+#include "hold.h"
 #include "log.h"
 #include "metrics.h"
-#include "objpool.h"
 #include "resolver.h"
 #include "route.h"
-#include "spans.h"
 #include "store.h"
-#include "timer.h"
 #include "trace.h"
 #include "upstream.h"
 #include "worker.h"
+#include "zipkin.h"
 
 _Static_assert(HANDLERS_BODY_MAX <= CONN_BODY_MAX, "an inline answer fits what the core copies");
 
-/* /metrics bodies (64 KiB buffers) alive at once per worker, while their
- * clients read them; one more scrape on the worker gets a 503. */
-#define APP_SCRAPES_MAX 4
+struct catalog;
+struct gateway;
+struct pgstore;
+struct spans;
 
 /* The process: what every worker's app reads (set up by server.c before the
  * workers start; read-only afterwards, but for the atomics). */
@@ -67,16 +70,21 @@ struct app {
     uint64_t prime_seed;        /* each worker's prime state: 0 random (tests give one: deterministic) */
 };
 
-struct event_job;
 struct app_worker;
 struct app_req;
 
 /* A route's own file gives the app one of these (route.h's table names it):
- * how it answers, and its part of the worker's hooks. Every member but serve
- * may be NULL; the app calls the hooks of every route in the table's order. */
+ * how it answers, and its part of the worker's hooks. Every member may be
+ * NULL; the app calls the hooks of every route in the table's order. */
 struct app_route {
+    /* Answers the request now when that needs no work: pure, from env and
+     * the request alone (an inline body into body, cap HANDLERS_BODY_MAX).
+     * Returns HANDLER_RESPOND or HANDLER_LASTING with r filled, or
+     * HANDLER_ROUTE: serve answers. NULL: serve answers every request. */
+    enum handler_action (*answer)(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                                  struct resp *r, char *body, size_t cap);
     /* Answers q now, or conn_wait()s and answers later (docs/architecture.md,
-     * "Adding an asynchronous route"). */
+     * "Adding an asynchronous route"). NULL: what answer leaves is 404. */
     void (*serve)(struct app_worker *aw, struct app_req *q);
     int (*init)(struct app_worker *aw);   /* 0, or -errno with aw->w->init_why set */
     void (*fini)(struct app_worker *aw);  /* also after a failed init */
@@ -101,11 +109,10 @@ struct app_req {
     /* the route's own state while the request waits on it (a job, a call, a
      * fan-out: its file's type), lent by the route; NULL otherwise */
     void *state;
-    /* an event stored before the answer (events.c, the store's service) */
+    /* an event stored before the answer, while it waits for its commit (events.h) */
     struct event_job *event;
-    /* --fault-delay (hold.c), any route's */
-    struct timer held;
-    int fault_abort; /* the status to answer once held, or 0: serve it */
+    /* --fault-delay, any route's (hold.h) */
+    struct hold held;
 };
 
 /* One per connection slot: lent per request is what only some routes need. */
@@ -116,29 +123,24 @@ struct app_worker {
     struct app *app;
     struct worker *w;
     const struct config *cfg;
-    struct handler_env env;    /* the handlers' view of app */
+    struct handler_env env;    /* the answers' view of app */
     struct metrics metrics;    /* written by this worker only */
     struct upstream_client up; /* its calls to callme, the collector, catalog and inventory */
     int callme_up;             /* callme's index in up, or -1 */
     struct spans *spans;       /* owned span exporter, or NULL (no --zipkin-url) */
-    struct gateway *gateway;   /* owned /api/products fan-out state, or NULL (no --catalog-url) */
+    struct gateway *gateway;   /* owned gateway settings (gateway.h), or NULL (no --catalog-url) */
     struct fault fault;        /* --fault-*: what requests draw from */
     bool faults;               /* any fault configured */
     struct alog alog;          /* access log, when enabled */
     char iso_time[24];         /* access log timestamp, once a second */
     uint64_t rng;              /* span ids; non-zero */
-    unsigned scrapes_live;     /* /metrics bodies not yet sent (<= APP_SCRAPES_MAX) */
     struct app_req *reqs;      /* owned, one per connection slot */
-    struct timer_list held;    /* requests held by --fault-delay */
-    struct prime_state *prime; /* owned: this thread's prime state, the dispatch's work state (example.c) */
-    struct example_job *jobs;  /* owned pool of /example jobs (example.c) */
-    struct example_job *job_free;
-    struct store_inbox inbox;  /* events committed for this worker (store.h) */
+    struct hold_list held;     /* requests held by --fault-delay */
+    struct events events;      /* events until their commit */
     struct pgstore *pg;        /* owned: this worker's PostgreSQL connection, or NULL */
-    struct objpool events;     /* owned: events until their commit (events.c) */
-    struct timer_list event_timers; /* their --db-timeout deadlines (events.c) */
-    struct objpool calls;      /* owned: /caller/ping's calls until their answer (chain.c) */
-    unsigned events_out; /* events submitted and not yet back */
+    /* each route's own worker state: its init's, freed by its fini; NULL
+     * otherwise. Only the route's file reads its entry. */
+    void *route_state[ROUTE__COUNT];
 };
 
 /* The hooks server.c gives the core. */
@@ -155,39 +157,15 @@ static inline struct app_req *app_req_of(const struct conn *c)
     return &app_of(c)->reqs[conn_index(c)];
 }
 
-/* Serves q's request now (after a hold, or at once): a plain answer, or the
- * route's own handler. */
+/* What app_serve answers at once, pure: a refusal (rt->status: 400, 404,
+ * 405), else what rt's route's answer says (HANDLER_ROUTE: its serve). */
+enum handler_action app_answer_now(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                                   struct resp *r, char *body, size_t cap);
+/* Serves q's request now (after a hold, or at once): what app_answer_now
+ * answers, else the route's serve. */
 void app_serve(struct app_worker *aw, struct app_req *q);
 /* Answers q with r (an inline body). */
 void app_answer(struct app_req *q, struct resp *r);
-
-/* Whether /example runs the eight-lane tests with cfg on this CPU (the ready
- * line and --version say it). */
-bool example_vector_on(const struct config *cfg);
-
-/* events.c: stores q's event (now, the pod); then(aw, q, id, err) runs once
- * it is committed (err 0) or failed (-errno: nothing was stored), on this
- * worker, maybe before this returns. Returns 0, or -EAGAIN / -ENOMEM when it
- * cannot be queued, -EIO when an inline insert failed (then does not run;
- * nothing was stored). */
-typedef void events_done_fn(struct app_worker *aw, struct app_req *q, uint64_t id, int err);
-int events_store(struct app_worker *aw, struct app_req *q, events_done_fn *then);
-/* q's client went away: its event is still stored, then does not run. */
-void events_cancel(struct app_worker *aw, struct app_req *q);
-/* Runs then for the events committed for this worker. Returns how many. */
-unsigned events_poll(struct app_worker *aw);
-/* Answers the requests whose event is not committed after --db-timeout:
- * then runs with -ETIMEDOUT (not confirmed), the event stays with the store. */
-void events_expire(struct app_worker *aw);
-/* The next such deadline, or none. */
-uint64_t events_next_deadline(struct app_worker *aw, uint64_t none);
-void events_fini(struct app_worker *aw);
-
-/* hold.c: holds q for delay_ms (--fault-delay), then serves or aborts it. */
-void hold_start(struct app_worker *aw, struct app_req *q, unsigned delay_ms, int abort_status);
-void hold_expire(struct app_worker *aw);
-/* Answers q with --fault-abort's status. */
-void hold_abort(struct app_worker *aw, struct app_req *q, int status);
 
 /* Hands one span of q's request to the exporter. */
 void app_span(struct app_worker *aw, struct app_req *q, enum zipkin_kind kind, uint64_t id, const char *parent,

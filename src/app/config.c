@@ -56,6 +56,11 @@ const char *config_dispatch_name(enum dispatch_mode m)
     return m == DISPATCH_INLINE ? "inline" : "steal";
 }
 
+bool config_vector_on(const struct config *cfg)
+{
+    return cfg->engine == PRIME_ENGINE_SIEVE && cfg->prime_vector != CONFIG_VECTOR_OFF && prime_vector_supported();
+}
+
 /* Unsigned decimal in [lo, hi]; no sign, no trailing garbage. */
 /* "on" or "off" into *out. Returns 0, or -1 for anything else. */
 static int parse_onoff(const char *v, bool *out)

@@ -237,4 +237,9 @@ bool config_has_dispatch(enum dispatch_mode m);
 
 const char *config_dispatch_name(enum dispatch_mode m);
 
+/* Whether /example runs the eight-lane tests with cfg on this CPU (the sieve
+ * engine, --prime-vector not off, the CPU has IFMA): the ready line and
+ * --version say it, example.c sets its prime state so. */
+bool config_vector_on(const struct config *cfg);
+
 #endif

@@ -9,10 +9,17 @@
  * pool of their own (slots + queue_max, untouched until used), not from the
  * connection's record, so the connection's slot can be reused at once and
  * the late result finds its job, sees it cancelled and frees it.
+ *
+ * owns: the route's answer (Hello_N, or 500), its worker state (the job
+ * pool, the prime state: app_worker.route_state[ROUTE_EXAMPLE]). never: the
+ * dispatch's queue or threads (core/dispatch.h), how a prime is found
+ * (prime.h).
  */
 #include "app.h"
 
 #include <stdlib.h>
+
+#include "strout.h"
 
 struct example_job {
     struct dispatch_job job;
@@ -20,34 +27,70 @@ struct example_job {
     struct app_req *q;        /* its request, or NULL once cancelled */
 };
 
-static void job_put(struct app_worker *aw, struct example_job *j)
+/* One worker's: app_worker.route_state[ROUTE_EXAMPLE]. */
+struct example_worker {
+    struct app_worker *aw;
+    struct prime_state *prime; /* owned: this thread's prime state, the dispatch's work state */
+    struct example_job *jobs;  /* owned pool: a job per connection slot and per queued task */
+    struct example_job *job_free;
+};
+
+static struct example_worker *worker_of(struct app_worker *aw)
+{
+    return aw->route_state[ROUTE_EXAMPLE];
+}
+
+static void job_put(struct example_worker *ew, struct example_job *j)
 {
     j->q = NULL;
-    j->next = aw->job_free;
-    aw->job_free = j;
+    j->next = ew->job_free;
+    ew->job_free = j;
+}
+
+/* "Hello_N" once the prime is done (result < 0: it failed: 500, and the
+ * connection closes). N counts the process's answers: it never repeats. */
+static void example_answer(const struct handler_env *env, const struct http *h, int result, struct resp *r,
+                           char *body, size_t cap)
+{
+    if (result < 0) {
+        handlers_text(r, 500, "prime generation failed\n", false);
+        return;
+    }
+    uint64_t n = atomic_fetch_add_explicit(env->example_n, 1, memory_order_relaxed) + 1;
+    struct strout o = strout_init(body, cap);
+    STROUT_LIT(&o, "Hello_");
+    strout_uint(&o, n);
+    size_t len = strout_end(&o);
+    *r = (struct resp){
+        .status = 200,
+        .ctype = "text/plain",
+        .body = body,
+        .body_len = len,
+        .keep_alive = handlers_keep_alive(env, h),
+    };
 }
 
 static void answer(struct app_worker *aw, struct app_req *q, int result)
 {
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    handlers_example(&aw->env, &q->conn->http, result, &r, body, sizeof(body));
+    example_answer(&aw->env, &q->conn->http, result, &r, body, sizeof(body));
     app_answer(q, &r);
 }
 
 /* dispatch's done hook: a queued job's task is back (tag: its index). */
 static void on_done(void *ctx, uint64_t tag, int result)
 {
-    struct app_worker *aw = ctx;
-    struct example_job *j = &aw->jobs[tag];
+    struct example_worker *ew = ctx;
+    struct example_job *j = &ew->jobs[tag];
     struct app_req *q = j->q;
     j->job.where = DISPATCH_JOB_IDLE;
     j->job.task = NULL;
-    job_put(aw, j);
+    job_put(ew, j);
     if (!q)
         return; /* its client went away */
     q->state = NULL;
-    answer(aw, q, result);
+    answer(ew->aw, q, result);
 }
 
 /* conn_cancel_fn: the client went away. A job that only waited for a task
@@ -59,26 +102,27 @@ static void on_cancel(struct conn *c, void *arg)
     j->q->state = NULL;
     j->q = NULL;
     if (dispatch_cancel(&aw->w->dispatch, &j->job))
-        job_put(aw, j);
+        job_put(worker_of(aw), j);
 }
 
 static void example_serve(struct app_worker *aw, struct app_req *q)
 {
-    struct example_job *j = aw->job_free;
+    struct example_worker *ew = worker_of(aw);
+    struct example_job *j = ew->job_free;
     if (!j) {
         /* cannot happen: slots + queue_max jobs, one per request plus one per task out */
-        struct resp r = {.status = 503, .ctype = "text/plain; charset=utf-8", .body = "busy; retry\n",
-                         .body_len = 12, .keep_alive = false};
+        struct resp r;
+        handlers_text(&r, 503, "busy; retry\n", false);
         app_answer(q, &r);
         return;
     }
-    aw->job_free = j->next;
+    ew->job_free = j->next;
     j->q = q;
     q->state = j;
     int result;
-    if (dispatch_submit(&aw->w->dispatch, &j->job, (uint64_t)(j - aw->jobs), q->route.bits, &result)) {
+    if (dispatch_submit(&aw->w->dispatch, &j->job, (uint64_t)(j - ew->jobs), q->route.bits, &result)) {
         q->state = NULL;
-        job_put(aw, j);
+        job_put(ew, j);
         answer(aw, q, result);
         return;
     }
@@ -89,8 +133,8 @@ static void example_serve(struct app_worker *aw, struct app_req *q)
 
 static int prime_run(void *state, unsigned bits)
 {
-    struct app_worker *aw = state;
-    return prime_generate(aw->prime, aw->cfg->engine, bits, NULL, 0);
+    struct example_worker *ew = state;
+    return prime_generate(ew->prime, ew->aw->cfg->engine, bits, NULL, 0);
 }
 
 static void *prime_share_create(void)
@@ -100,14 +144,14 @@ static void *prime_share_create(void)
 
 static int prime_run_shared(void *state, void *share, unsigned bits)
 {
-    struct app_worker *aw = state;
-    return prime_generate_shared(aw->prime, share, aw->cfg->engine, bits, NULL, 0);
+    struct example_worker *ew = state;
+    return prime_generate_shared(ew->prime, share, ew->aw->cfg->engine, bits, NULL, 0);
 }
 
 static bool prime_help(void *state, void *share)
 {
-    struct app_worker *aw = state;
-    return prime_hunt_help(aw->prime, share);
+    struct example_worker *ew = state;
+    return prime_hunt_help(ew->prime, share);
 }
 
 /* FLINT's search is never split; the sieve's is, when --prime-split is on. */
@@ -115,44 +159,47 @@ static const struct dispatch_work prime_work = {.run = prime_run};
 static const struct dispatch_work prime_work_split = {
     .run = prime_run, .share_create = prime_share_create, .run_shared = prime_run_shared, .help = prime_help};
 
-bool example_vector_on(const struct config *cfg)
-{
-    return cfg->engine == PRIME_ENGINE_SIEVE && cfg->prime_vector != CONFIG_VECTOR_OFF && prime_vector_supported();
-}
-
 /* The job pool (a job per connection slot and per queued task), the prime
  * state, the dispatch's work and done hook. */
 static int example_init(struct app_worker *aw)
 {
     unsigned n = aw->w->opts->max_open + aw->cfg->queue_max;
-    aw->prime = prime_state_create(aw->app->prime_seed);
-    if (!aw->prime)
+    struct example_worker *ew = calloc(1, sizeof(*ew));
+    if (!ew)
+        return -1;
+    aw->route_state[ROUTE_EXAMPLE] = ew;
+    ew->aw = aw;
+    ew->prime = prime_state_create(aw->app->prime_seed);
+    if (!ew->prime)
         return -1;
     /* --prime-vector off: the scalar engine, as on a CPU without IFMA (on
      * without IFMA was refused at start-up) */
-    if (!example_vector_on(aw->cfg))
-        prime_state_vector(aw->prime, false);
+    if (!config_vector_on(aw->cfg))
+        prime_state_vector(ew->prime, false);
     const struct dispatch_work *work = aw->cfg->engine == PRIME_ENGINE_SIEVE ? &prime_work_split : &prime_work;
-    if (dispatch_set_work(&aw->w->dispatch, work, aw))
+    if (dispatch_set_work(&aw->w->dispatch, work, ew))
         return -1;
-    aw->jobs = calloc(n, sizeof(*aw->jobs)); /* mmap'd: touched when used */
-    if (!aw->jobs)
+    ew->jobs = calloc(n, sizeof(*ew->jobs)); /* mmap'd: touched when used */
+    if (!ew->jobs)
         return -1;
     for (unsigned i = n; i-- > 0;) {
-        aw->jobs[i].next = aw->job_free;
-        aw->job_free = &aw->jobs[i];
+        ew->jobs[i].next = ew->job_free;
+        ew->job_free = &ew->jobs[i];
     }
     aw->w->dispatch.hooks.done = on_done;
-    aw->w->dispatch.hooks.done_ctx = aw;
+    aw->w->dispatch.hooks.done_ctx = ew;
     return 0;
 }
 
 static void example_fini(struct app_worker *aw)
 {
-    free(aw->jobs);
-    aw->jobs = aw->job_free = NULL;
-    prime_state_destroy(aw->prime);
-    aw->prime = NULL;
+    struct example_worker *ew = worker_of(aw);
+    if (ew) {
+        free(ew->jobs);
+        prime_state_destroy(ew->prime);
+        free(ew);
+        aw->route_state[ROUTE_EXAMPLE] = NULL;
+    }
     prime_thread_fini(); /* fini runs on the worker's own thread */
 }
 

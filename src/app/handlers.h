@@ -1,10 +1,14 @@
-/* handlers.h - route -> response, pure: the answers of /example, /ping,
- * /healthz, /readyz, /metrics and of refused requests, the extra headers
- * (traceparent, K-Revision) and the access-log line.
+/* handlers.h - what the routes' answers share: the keep-alive rule, a text
+ * answer, the refusals (400, 404, 405), the "APP(id=N): POD in NS" line
+ * (/ping and the chain's routes), the event store's 503 and /readyz's view of
+ * the store, the gateway's answer (/api/products and /api/products/{id}),
+ * --fault-abort's answer; and around every answer, the trace ids, the extra
+ * headers (traceparent, K-Revision) and the access-log line.
  *
- * A handler fills a struct resp (resp.h); its body is a static string or lives
- * in the caller's buffer. No ring, no syscalls, no connection: the caller
- * (conn.c) formats, sends and closes.
+ * Pure: each fills a struct resp (resp.h) whose body is a static string or
+ * lives in the caller's buffer. owns: those words and their bounds. never: a
+ * connection, a ring or the kernel (the caller sends), a route's own answers
+ * (its file's: route.h's table names it).
  */
 #ifndef PRIMED_HANDLERS_H
 #define PRIMED_HANDLERS_H
@@ -28,7 +32,7 @@
 
 struct catalog;
 
-/* What the handlers read besides the request; all pointers not owned. */
+/* What the answers read besides the request; all pointers not owned. */
 struct handler_env {
     _Atomic int *draining;       /* the server's flag: != 0 once SIGTERM came */
     _Atomic uint64_t *example_n; /* Hello_N: process-wide, never repeats */
@@ -45,28 +49,30 @@ struct handler_env {
     bool gateway;               /* --catalog-url and --inventory-url: /api/products answers */
 };
 
+/* What a route's answer function (struct app_route's answer, app.h) did. */
 enum handler_action {
     HANDLER_RESPOND, /* r is filled: send it */
     HANDLER_LASTING, /* r is filled and its body outlives every connection (the catalog's): send it from there */
-    HANDLER_ROUTE,   /* the route's own handler answers (the route table in app.c) */
+    HANDLER_ROUTE,   /* no answer yet: the route's serve answers (it waits for work) */
 };
 
 /* Whether the answer to the request h just parsed may keep the connection. */
 bool handlers_keep_alive(const struct handler_env *env, const struct http *h);
 
-/* Answers a request routed to rt into r when the answer needs no work (an
- * inline body goes to body, cap >= HANDLERS_BODY_MAX): a refusal (400, 404,
- * 405), a probe, /ping, the catalog (and the 404 of a route whose flag is
- * unset); else HANDLER_ROUTE: the route's own module answers (app.h). */
-enum handler_action handlers_route(const struct handler_env *env, const struct http *h, const struct route_result *rt,
-                                   struct resp *r, char *body, size_t cap);
-/* /example once its prime is done (result < 0: it failed). body as above. */
-void handlers_example(const struct handler_env *env, const struct http *h, int result, struct resp *r, char *body,
-                      size_t cap);
-/* /metrics: the rendered scrape of len bytes (len < 0: -errno), or busy (too
- * many scrape bodies alive on this worker). */
-void handlers_metrics(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
-                      struct resp *r);
+/* A text/plain answer of status with body (a string that outlives r). */
+void handlers_text(struct resp *r, int status, const char *body, bool keep_alive);
+
+/* The answer of a request route_match() refused (rt->status: 400 with its
+ * reason, 404, or 405 with the route's Allow). body as below. */
+void handlers_refusal(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                      struct resp *r, char *body, size_t cap);
+
+/* "APP(id=ID): POD in NS" and then tail (a string) into body (cap >=
+ * HANDLERS_BODY_MAX), each name cut as the seed's bounds say (at most 288
+ * bytes before tail): /ping's and the chain's answers. Returns its length, or
+ * 0 when it did not fit. */
+size_t handlers_who(const struct handler_env *env, uint64_t id, const char *tail, char *body, size_t cap);
+
 /* Whether the store can commit now: every worker's connection set up
  * (PostgreSQL), and the last commit good (store_health). /readyz's answer. */
 bool handlers_store_ready(const struct handler_env *env);
@@ -74,25 +80,13 @@ bool handlers_store_ready(const struct handler_env *env);
 /* The answer of a route whose event could not be stored: 503 naming the
  * store, what happened (err's kind, store.h) and the event's fate: "not
  * confirmed" where its commit was sent and never answered, else "nothing
- * was stored". */
+ * was stored". body as above. */
 void handlers_store_error(const struct handler_env *env, const struct http *h, int err, struct resp *r, char *body,
                           size_t cap);
 
-/* /callme/ping once its event id is committed. body as above. */
-void handlers_callme(const struct handler_env *env, const struct http *h, uint64_t id, struct resp *r, char *body,
-                     size_t cap);
-
-/* /caller/ping's answer once its call to callme is over: id is the event the
- * caller stored (committed before the call began); res (an enum upstream_result), err (-errno or 0) and why (a
- * static detail or NULL) say how the call ended, status and body what callme
- * answered. 200 with the chain's body, else 502 or 504 naming the upstream.
- * body as above. */
-void handlers_caller(const struct handler_env *env, const struct http *h, uint64_t id, int res, int err,
-                     const char *why, int status, const char *up_body, size_t up_len, struct resp *r, char *body,
-                     size_t cap);
-
-/* /api/products once its fan-out is over: 200 with the JSON body (len
- * bytes; the caller sends it), else status (502, 504) with why into body. */
+/* The gateway's routes (products.c, product.c) once their calls are over:
+ * 200 with the JSON body (len bytes; the caller sends it), else status (404,
+ * 502, 503, 504) with why into body. */
 void handlers_products(const struct handler_env *env, const struct http *h, int status, const char *json, size_t len,
                        const char *why, struct resp *r, char *body, size_t cap);
 

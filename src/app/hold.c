@@ -1,51 +1,54 @@
-/* hold.c - --fault-delay: a request held on a timer of the worker's own list
- * (no thread blocks; the worker serves everything else meanwhile), then
- * served, or answered with --fault-abort's status (Istio's semantics, as
- * fault.h draws them).
+/* hold.c - --fault-delay's wait (hold.h): a held request's deadline on the
+ * worker's own timer list, and its connection's wait.
+ *
+ * owns: the deadlines. never: the app (it knows a connection and a timer;
+ * what a request held means is the list's fire function's).
  */
-#include "app.h"
+#include "hold.h"
 
 #include <stddef.h>
 
-void hold_abort(struct app_worker *aw, struct app_req *q, int status)
+void hold_list_init(struct hold_list *l, hold_fire_fn *fire, void *ctx)
 {
-    struct resp r;
-    stats_add(&aw->metrics.faults[METRICS_FAULT_ABORT], 1);
-    handlers_fault_abort(&aw->env, &q->conn->http, status, &r);
-    app_answer(q, &r);
+    timer_list_init(&l->timers, 1);
+    l->fire = fire;
+    l->ctx = ctx;
 }
 
+/* conn_cancel_fn: the client went away while held. */
 static void on_cancel(struct conn *c, void *arg)
 {
-    struct app_req *q = arg;
-    timer_remove(&q->held);
+    struct hold *h = arg;
+    timer_remove(&h->timer);
 }
 
-void hold_start(struct app_worker *aw, struct app_req *q, unsigned delay_ms, int abort_status)
+void hold_start(struct hold_list *l, struct hold *h, struct conn *c, uint64_t now_ms, unsigned delay_ms,
+                int abort_status)
 {
-    stats_add(&aw->metrics.faults[METRICS_FAULT_DELAY], 1);
-    q->fault_abort = abort_status;
-    timer_init(&q->held);
+    h->abort_status = abort_status;
+    timer_init(&h->timer);
     /* + 1: the clock is in whole milliseconds, floored, so a deadline of
      * now + delay could fire up to 1 ms early; a held request is never
      * answered before its delay */
-    timer_add(&aw->held, &q->held, aw->w->pool.now_ms + delay_ms + 1);
-    conn_wait(q->conn, on_cancel, q);
+    timer_add(&l->timers, &h->timer, now_ms + delay_ms + 1);
+    conn_wait(c, on_cancel, h);
 }
 
 static void on_deadline(struct timer *t, void *ctx)
 {
-    struct app_worker *aw = ctx;
-    struct app_req *q = (struct app_req *)((char *)t - offsetof(struct app_req, held));
-    int abort_status = q->fault_abort;
-    q->fault_abort = 0;
-    if (abort_status)
-        hold_abort(aw, q, abort_status);
-    else
-        app_serve(aw, q);
+    struct hold_list *l = ctx;
+    struct hold *h = (struct hold *)((char *)t - offsetof(struct hold, timer));
+    int abort_status = h->abort_status;
+    h->abort_status = 0;
+    l->fire(l->ctx, h, abort_status);
 }
 
-void hold_expire(struct app_worker *aw)
+void hold_expire(struct hold_list *l, uint64_t now_ms)
 {
-    timer_expire(&aw->held, aw->w->pool.now_ms, on_deadline, aw);
+    timer_expire(&l->timers, now_ms, on_deadline, l);
+}
+
+uint64_t hold_next_deadline(const struct hold_list *l, uint64_t none)
+{
+    return timer_next(&l->timers, none);
 }

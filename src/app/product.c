@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway.h"
 
 struct product_req {
     struct upstream_call call; /* the catalog's, then the inventory's */
@@ -154,18 +155,24 @@ static void on_cancel(struct conn *c, void *arg)
     done_with(p);
 }
 
+/* 404 without the gateway, or for an id no product can have; else serve
+ * calls. */
+static enum handler_action product_answer(const struct handler_env *env, const struct http *h,
+                                          const struct route_result *rt, struct resp *r, char *body, size_t cap)
+{
+    if (env->gateway && rt->item_len)
+        return HANDLER_ROUTE;
+    handlers_text(r, 404,
+                  !env->gateway ? "not found: /api/products/{id} needs --catalog-url and --inventory-url\n"
+                                : "no such product\n",
+                  handlers_keep_alive(env, h));
+    return HANDLER_RESPOND;
+}
+
 static void product_serve(struct app_worker *aw, struct app_req *q)
 {
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    if (!aw->gateway || !q->route.item_len) {
-        handlers_products(&aw->env, &q->conn->http, 404, NULL, 0,
-                          !aw->gateway ? "not found: /api/products/{id} needs --catalog-url and --inventory-url"
-                                       : "no such product",
-                          &r, body, sizeof(body));
-        app_answer(q, &r);
-        return;
-    }
     struct product_req *p = calloc(1, sizeof(*p));
     if (!p) {
         handlers_products(&aw->env, &q->conn->http, 503, NULL, 0, "out of memory for the request; retry", &r, body,
@@ -192,4 +199,4 @@ static void product_serve(struct app_worker *aw, struct app_req *q)
     }
 }
 
-const struct app_route product_route = {.serve = product_serve};
+const struct app_route product_route = {.answer = product_answer, .serve = product_serve};

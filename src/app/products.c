@@ -1,10 +1,16 @@
 /* products.c - GET /api/products: the gateway's fan-out (gateway.h) on the
  * worker's ring, the trace continued into every call; the request waits on
- * it and is answered with the products, or 502/504 naming the upstream.
+ * it and is answered with the products, or 502/504 naming the upstream (404
+ * without --catalog-url and --inventory-url).
+ *
+ * owns: the route's answers and its wait. never: the fan-out's calls or
+ * their parsing (gateway.h), the upstream client (aw->up).
  */
 #include "app.h"
 
 #include <stdlib.h>
+
+#include "gateway.h"
 
 static void release_json(void *arg, char *data)
 {
@@ -38,6 +44,17 @@ static void on_cancel(struct conn *c, void *arg)
         gateway_cancel(q->state); /* clears q->state */
 }
 
+/* 404 without the gateway; else serve fans out. */
+static enum handler_action products_answer(const struct handler_env *env, const struct http *h,
+                                           const struct route_result *rt, struct resp *r, char *body, size_t cap)
+{
+    if (env->gateway)
+        return HANDLER_ROUTE;
+    handlers_text(r, 404, "not found: /api/products needs --catalog-url and --inventory-url\n",
+                  handlers_keep_alive(env, h));
+    return HANDLER_RESPOND;
+}
+
 static void products_serve(struct app_worker *aw, struct app_req *q)
 {
     uint8_t mode = q->route.fanout;
@@ -49,4 +66,4 @@ static void products_serve(struct app_worker *aw, struct app_req *q)
     answer(aw, q, 503, NULL, 0, "out of memory for the fan-out; retry");
 }
 
-const struct app_route products_route = {.serve = products_serve};
+const struct app_route products_route = {.answer = products_answer, .serve = products_serve};

@@ -17,24 +17,24 @@
  *           1..ROUTE_ITEM_MAX bytes of [A-Za-z0-9._-] (route_result.item; any other
  *           id is an unknown item: the route answers 404). One metrics label a row.
  *   MODULE  the route's struct app_route (app.h), in the route's own file:
- *           its serve function and its worker hooks; route_plain for the routes
- *           handlers.c answers from what it holds
+ *           its answer and serve functions and its worker hooks (the small
+ *           routes answered from what the process holds share plain.c)
  *   FLAGS   ROUTE_F_*: what the app does around the route
  *
  * Adding a route: one row here and one file with its module (docs/architecture.md). */
 #define ROUTE_F_NEW_TRACE 1u /* the chain's routes, which call or are called: a trace starts here when none came */
 #define ROUTE_F_QUIET     2u /* probes and /metrics: no span, no injected fault */
 #define ROUTES(X)                                                                                  \
-    X(ROUTE_OTHER, "other", NULL, route_plain, 0)                                                  \
+    X(ROUTE_OTHER, "other", NULL, other_route, 0)                                                  \
     X(ROUTE_EXAMPLE, "/example", "GET, HEAD", example_route, 0)                                    \
-    X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD", route_plain, ROUTE_F_QUIET)                          \
-    X(ROUTE_READYZ, "/readyz", "GET, HEAD", route_plain, ROUTE_F_QUIET)                            \
+    X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD", healthz_route, ROUTE_F_QUIET)                        \
+    X(ROUTE_READYZ, "/readyz", "GET, HEAD", readyz_route, ROUTE_F_QUIET)                           \
     X(ROUTE_METRICS, "/metrics", "GET, HEAD", scrape_route, ROUTE_F_QUIET)                         \
-    X(ROUTE_PING, "/ping", "GET, HEAD", route_plain, 0)                                            \
+    X(ROUTE_PING, "/ping", "GET, HEAD", ping_route, 0)                                             \
     X(ROUTE_CALLME, "/callme/ping", "GET, HEAD", callme_route, ROUTE_F_NEW_TRACE)                  \
     X(ROUTE_CALLER, "/caller/ping", "GET, HEAD", caller_route, ROUTE_F_NEW_TRACE)                  \
-    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD", route_plain, 0)                                  \
-    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD", route_plain, 0)                     \
+    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD", catalog_route, 0)                                \
+    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD", inventory_route, 0)                 \
     X(ROUTE_PRODUCTS, "/api/products", "GET, HEAD", products_route, ROUTE_F_NEW_TRACE)             \
     X(ROUTE_PRODUCT, "/api/products/{id}", "GET, HEAD", product_route, ROUTE_F_NEW_TRACE)
 

@@ -1,21 +1,35 @@
 /* scrape.c - GET /metrics: every worker's counters merged and rendered
- * (metrics.h) into a heap body, sent from there; at most APP_SCRAPES_MAX
- * bodies alive per worker while their clients read them (503 past it), so a
- * client that does not read its scrape cannot make memory grow.
+ * (metrics.h) into a heap body, sent from there; at most SCRAPES_MAX bodies
+ * alive per worker while their clients read them (503 past it), so a client
+ * that does not read its scrape cannot make memory grow.
+ *
+ * owns: the route's answers and its count of bodies alive
+ * (app_worker.route_state[ROUTE_METRICS]). never: the counters (each
+ * worker's, metrics.h) or their names.
  */
 #include "app.h"
 
 #include <stdlib.h>
 
 #include "build_info.h"
+#include "gateway.h"
 #if PRIMED_HAVE_STORE
 #include "store.h"
 #endif
 
+/* /metrics bodies (64 KiB buffers) alive at once per worker, while their
+ * clients read them; one more scrape on the worker gets a 503. */
+#define SCRAPES_MAX 4
+
+/* One worker's: app_worker.route_state[ROUTE_METRICS]. */
+struct scrapes {
+    unsigned live; /* bodies not yet sent (<= SCRAPES_MAX) */
+};
+
 static void release_body(void *arg, char *data)
 {
-    struct app_worker *aw = arg;
-    aw->scrapes_live--;
+    struct scrapes *sc = arg;
+    sc->live--;
     free(data);
 }
 
@@ -59,22 +73,61 @@ static int render(struct app_worker *aw, char **out)
     return metrics_scrape(ms, a->workers->n, &info, out);
 }
 
+/* The answer: the rendered scrape of len bytes (len < 0: -errno), or busy
+ * (too many scrape bodies alive on this worker). Pure. */
+static void scrape_answer(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
+                          struct resp *r)
+{
+    bool ka = handlers_keep_alive(env, h);
+    if (busy) {
+        /* clients that do not read their scrape hold its body: a cap keeps
+         * memory bounded (SCRAPES_MAX x 64 KiB a worker) */
+        handlers_text(r, 503, "too many /metrics responses in flight on this worker; retry\n", ka);
+        return;
+    }
+    if (len < 0) {
+        handlers_text(r, 500, "metrics unavailable\n", ka);
+        return;
+    }
+    *r = (struct resp){
+        .status = 200,
+        .ctype = "text/plain; version=0.0.4; charset=utf-8",
+        .body = scrape,
+        .body_len = (size_t)len,
+        .keep_alive = ka,
+    };
+}
+
 static void scrape_serve(struct app_worker *aw, struct app_req *q)
 {
+    struct scrapes *sc = aw->route_state[ROUTE_METRICS];
     struct resp r;
     char *body = NULL;
     int len = 0;
-    bool busy = aw->scrapes_live >= APP_SCRAPES_MAX;
+    bool busy = sc->live >= SCRAPES_MAX;
     if (!busy)
         len = render(aw, &body);
-    handlers_metrics(&aw->env, &q->conn->http, body, len, busy, &r);
+    scrape_answer(&aw->env, &q->conn->http, body, len, busy, &r);
     if (r.status != 200) {
         free(body);
         app_answer(q, &r);
         return;
     }
-    aw->scrapes_live++;
-    conn_answer(q->conn, &r, &(struct conn_body){.data = body, .release = release_body, .arg = aw});
+    sc->live++;
+    conn_answer(q->conn, &r, &(struct conn_body){.data = body, .release = release_body, .arg = sc});
 }
 
-const struct app_route scrape_route = {.serve = scrape_serve};
+static int scrape_init(struct app_worker *aw)
+{
+    aw->route_state[ROUTE_METRICS] = calloc(1, sizeof(struct scrapes));
+    return aw->route_state[ROUTE_METRICS] ? 0 : -1;
+}
+
+/* after the connections: no body is alive */
+static void scrape_fini(struct app_worker *aw)
+{
+    free(aw->route_state[ROUTE_METRICS]);
+    aw->route_state[ROUTE_METRICS] = NULL;
+}
+
+const struct app_route scrape_route = {.serve = scrape_serve, .init = scrape_init, .fini = scrape_fini};

@@ -398,7 +398,7 @@ static void say_ready(struct server *s)
             "prime_vector=%s db=%s catalog=%s products=%u%s",
             PRIMED_VERSION, PRIMED_PROFILE, w0->io.desc, s->all.n, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n, s->port,
-            w0->dispatch.share ? "on" : "off", example_vector_on(cfg) ? "on" : "off",
+            w0->dispatch.share ? "on" : "off", config_vector_on(cfg) ? "on" : "off",
             PRIMED_HAVE_STORE || a->pg ? a->store_name : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
             a->catalog->n, settings);
 }

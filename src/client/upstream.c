@@ -124,17 +124,8 @@ static void finish(struct upstream_client *c, struct upstream_call *call, enum u
 
 static void wait_unlink(struct upstream *up, struct upstream_call *call)
 {
-    struct upstream_call **pp = &up->wait_head, *prev = NULL;
-    for (; *pp; prev = *pp, pp = &(*pp)->next) {
-        if (*pp == call) {
-            *pp = call->next;
-            if (up->wait_tail == call)
-                up->wait_tail = prev;
-            up->nwait--;
-            call->next = NULL;
-            return;
-        }
-    }
+    if (fifo_remove(&up->wait, &call->wait))
+        up->nwait--;
 }
 
 /* ---- connections ------------------------------------------------------- */
@@ -321,16 +312,15 @@ static struct up_conn *idle_pop(struct upstream *up)
 static void pump(struct upstream_client *c, unsigned upi)
 {
     struct upstream *up = &c->ups[upi];
-    while (up->wait_head) {
-        struct upstream_call *call = up->wait_head;
+    while (!fifo_empty(&up->wait)) {
+        if (!up->idle && up->nconns >= c->max_conns)
+            return;
+        struct upstream_call *call = fifo_entry(fifo_pop(&up->wait), struct upstream_call, wait);
+        up->nwait--;
         if (up->idle) {
-            wait_unlink(up, call);
             carry(c, idle_pop(up), call);
             continue;
         }
-        if (up->nconns >= c->max_conns)
-            return;
-        wait_unlink(up, call);
         enum upstream_result res;
         if (!dial(c, upi, call, &res))
             finish(c, call, res, 0, 0, NULL, 0);
@@ -344,7 +334,7 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
     if (call->deadline_ms && call->deadline_ms < deadline)
         deadline = call->deadline_ms;
     call->up = upi;
-    call->next = NULL;
+    call->wait.next = NULL;
     call->conn = NULL;
     call->retried = false;
     call->why = NULL;
@@ -365,11 +355,7 @@ bool upstream_start(struct upstream_client *c, unsigned upi, struct upstream_cal
     }
     /* every connection busy: wait in order (backpressure, never a refusal) */
     call->where = UPCALL_QUEUED;
-    if (up->wait_tail)
-        up->wait_tail->next = call;
-    else
-        up->wait_head = call;
-    up->wait_tail = call;
+    fifo_push(&up->wait, &call->wait);
     up->nwait++;
     timer_add(&c->deadlines, &call->timer, deadline);
     return true;
@@ -427,10 +413,7 @@ static bool retry(struct upstream_client *c, struct up_conn *u)
     kill_conn(c, u);
     struct upstream *up = &c->ups[call->up];
     call->where = UPCALL_QUEUED;
-    call->next = up->wait_head;
-    up->wait_head = call;
-    if (!up->wait_tail)
-        up->wait_tail = call;
+    fifo_push_front(&up->wait, &call->wait); /* it goes first: it was sent before the waiting ones */
     up->nwait++;
     pump(c, call->up);
     return true;

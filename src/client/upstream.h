@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "fifo.h"
 #include "http_response.h"
 #include "io.h"
 #include "stats.h"
@@ -79,7 +80,7 @@ struct upstream_call {
     void *ctx;
     /* the client's */
     struct timer timer; /* the call's deadline */
-    struct upstream_call *next;
+    struct fifo_link wait; /* on its upstream's wait queue (UPCALL_QUEUED) */
     struct up_conn *conn;
     uint64_t start_ns;
     const char *why; /* with an error: a static detail ("response body too large"), or NULL */
@@ -95,7 +96,7 @@ struct upstream {
     char name[URL_HOST_MAX + 9];    /* host:port, for messages */
     unsigned nconns;                /* open or opening */
     struct up_conn *idle;           /* pooled connections, LIFO */
-    struct upstream_call *wait_head, *wait_tail;
+    struct fifo wait;               /* calls waiting for a connection, oldest first */
     unsigned nwait;
     struct upstream_stats *stats; /* not owned: the worker's */
 };

@@ -45,21 +45,6 @@ static void idle_timer(struct conn_pool *p, struct conn *c)
     timer_add(&p->idle, &c->timer, p->now_ms + p->lim.idle_timeout_ms);
 }
 
-/* Removes c from the paused list. Cold: backpressure only. */
-static void paused_unlink(struct conn_pool *p, struct conn *c)
-{
-    struct conn *prev = NULL;
-    for (struct conn **pp = &p->paused; *pp; prev = *pp, pp = &(*pp)->pnext) {
-        if (*pp == c) {
-            *pp = c->pnext;
-            if (p->paused_last == c)
-                p->paused_last = prev;
-            c->pnext = NULL;
-            return;
-        }
-    }
-}
-
 /* One pair of the arena: the read buffer, the write buffer, and the
  * parser's storage for the header values the app keeps (pool->keep). */
 static size_t pair_size(const struct conn_pool *p)
@@ -111,7 +96,7 @@ static void conn_release(struct conn_pool *p, struct conn *c)
         return;
     timer_remove(&c->timer);
     if (c->flags & CONN_F_PAUSED)
-        paused_unlink(p, c);
+        fifo_remove(&p->paused, &c->paused); /* cold: backpressure only */
     io_conn_close(p->io, c->fd);
     io_close(p->io, c->fd);
     ext_release(c);
@@ -394,12 +379,7 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
             /* full of pipelined requests: read on once they are answered */
         } else if (throttled && !(c->flags & CONN_F_PAUSED)) {
             c->flags |= CONN_F_PAUSED; /* at the end: the oldest pause resumes first */
-            c->pnext = NULL;
-            if (p->paused_last)
-                p->paused_last->pnext = c;
-            else
-                p->paused = c;
-            p->paused_last = c;
+            fifo_push(&p->paused, &c->paused);
         } else if (!throttled) {
             /* behind a response (unsent), the client is rarely sending yet */
             arm_recv(p, c, unsent ? IO_RECV_LATER : 0);
@@ -459,7 +439,7 @@ void conn_start(struct conn_pool *p, int fd)
     c->ext = (struct conn_body){0};
     c->ext_len = c->ext_off = 0;
     c->cancel = NULL;
-    c->pnext = NULL;
+    c->paused.next = NULL;
     http_init(&c->http, &p->limits);
     c->http.head_ctx = c;
     p->nopen++;
@@ -578,14 +558,13 @@ void conn_on_event(struct conn_pool *p, const struct io_event *ev)
 
 void conn_pool_resume(struct conn_pool *p)
 {
-    struct conn *c = p->paused;
-    p->paused = p->paused_last = NULL;
-    while (c) { /* oldest first */
-        struct conn *next = c->pnext;
-        c->pnext = NULL;
+    struct fifo_link *l = fifo_take(&p->paused);
+    while (l) { /* oldest first */
+        struct conn *c = fifo_entry(l, struct conn, paused);
+        l = l->next;
+        c->paused.next = NULL;
         c->flags &= (uint8_t)~CONN_F_PAUSED;
         conn_rearm(p, c);
-        c = next;
     }
 }
 

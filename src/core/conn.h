@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "fifo.h"
 #include "http.h"
 #include "io.h"
 #include "resp.h"
@@ -91,7 +92,7 @@ struct conn_pool;
 struct conn {
     struct timer timer;      /* on one of the pool's timer lists, or none */
     struct slot slot;        /* index, generation, free list link */
-    struct conn *pnext;      /* paused list link (CONN_F_PAUSED) */
+    struct fifo_link paused; /* paused list link (CONN_F_PAUSED) */
     struct conn_pool *pool;  /* its pool, for the app's way back */
     conn_cancel_fn *cancel;  /* CONN_WAITING: the app's hook */
     void *cancel_arg;
@@ -148,8 +149,7 @@ struct conn_pool {
     struct slot_table slots;
     unsigned nopen; /* slots in use */
     struct timer_list idle, header, linger;
-    struct conn *paused;       /* connections whose receive waits for the throttle to lift, oldest first */
-    struct conn *paused_last;  /* its newest, or NULL */
+    struct fifo paused;        /* connections whose receive waits for the throttle to lift, oldest first */
     struct http_limits limits; /* the parser's view of lim */
 };
 

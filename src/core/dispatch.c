@@ -213,7 +213,7 @@ static bool wake_one_thief(struct dispatch *d)
  * job run whole or shared, never a wrong one. */
 static bool worth_sharing(struct dispatch *d, bool stolen)
 {
-    if (d->waitq_head)
+    if (!fifo_empty(&d->waitq))
         return false;
     bool idle = stolen;
     for (unsigned i = 0; i < d->npeers; i++) {
@@ -264,12 +264,7 @@ static bool steal_submit(struct dispatch *d, struct dispatch_job *job)
     if (!t) {
         /* queue bound reached: this job waits its turn, reading pauses */
         job->where = DISPATCH_JOB_WAITING;
-        job->next = NULL;
-        if (d->waitq_tail)
-            d->waitq_tail->next = job;
-        else
-            d->waitq_head = job;
-        d->waitq_tail = job;
+        fifo_push(&d->waitq, &job->wait);
         d->throttled = true;
         return false;
     }
@@ -287,21 +282,8 @@ static bool steal_cancel(struct dispatch *d, struct dispatch_job *job)
         atomic_store_explicit(&job->task->cancelled, true, memory_order_relaxed);
         return false;
     }
-    if (job->where == DISPATCH_JOB_WAITING) { /* cold: backpressure only */
-        struct dispatch_job *prev = NULL;
-        for (struct dispatch_job *p = d->waitq_head; p; prev = p, p = p->next) {
-            if (p != job)
-                continue;
-            if (prev)
-                prev->next = p->next;
-            else
-                d->waitq_head = p->next;
-            if (d->waitq_tail == p)
-                d->waitq_tail = prev;
-            break;
-        }
-        job->next = NULL;
-    }
+    if (job->where == DISPATCH_JOB_WAITING) /* cold: backpressure only */
+        fifo_remove(&d->waitq, &job->wait);
     job->where = DISPATCH_JOB_IDLE;
     return true;
 }
@@ -318,17 +300,13 @@ static void task_done(struct dispatch *d, struct task *t)
 static void unthrottle(struct dispatch *d)
 {
     /* first the jobs that waited for a task, in arrival order */
-    while (d->waitq_head && d->task_free) {
-        struct dispatch_job *job = d->waitq_head;
-        d->waitq_head = job->next;
-        if (!d->waitq_head)
-            d->waitq_tail = NULL;
-        job->next = NULL;
+    while (!fifo_empty(&d->waitq) && d->task_free) {
+        struct dispatch_job *job = fifo_entry(fifo_pop(&d->waitq), struct dispatch_job, wait);
         struct task *t = d->task_free;
         d->task_free = t->next;
         task_queue(d, job, t);
     }
-    if (!d->throttled || d->waitq_head || !d->task_free)
+    if (!d->throttled || !fifo_empty(&d->waitq) || !d->task_free)
         return;
     d->throttled = false;
     d->hooks.resume(d->hooks.resume_ctx);

@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fifo.h"
 #include "io.h"
 #include "stats.h"
 #include "treiber.h"
@@ -92,8 +93,8 @@ enum { DISPATCH_JOB_IDLE, DISPATCH_JOB_WAITING, DISPATCH_JOB_QUEUED };
 
 /* A caller's job, embedded in its record; valid while where != IDLE. */
 struct dispatch_job {
-    struct dispatch_job *next; /* wait queue link (WAITING) */
     struct task *task;         /* the task out for it (QUEUED), owned by whoever runs it */
+    struct fifo_link wait;     /* wait queue link (WAITING) */
     uint64_t tag;
     unsigned bits;
     uint8_t where; /* DISPATCH_JOB_* */
@@ -129,7 +130,7 @@ struct dispatch {
     unsigned tasks_out; /* tasks of ours not yet answered */
     bool throttled;
     uint64_t handoff_until_ns;                    /* a woken thief gets first go at our newest task until then */
-    struct dispatch_job *waitq_head, *waitq_tail; /* jobs waiting for a task, FIFO */
+    struct fifo waitq;                            /* jobs waiting for a task, oldest first */
     _Alignas(64) struct treiber done;             /* finished tasks for us, pushed by any worker (treiber.h) */
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
     _Atomic bool sharing;                         /* our job is split: peers, help */

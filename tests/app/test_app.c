@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "route_fixture.h"
 
 static struct catalog cat;

@@ -1,14 +1,16 @@
-/* test_handlers.c - route -> response (src/handlers.c): pure, so each answer
- * is checked from a parsed request alone.
+/* test_handlers.c - what a request is answered at once, pure, so each answer
+ * is checked from a parsed request alone: the refusals, the plain routes
+ * (src/app/plain.c) and the gateway's that need no call, through the table
+ * (app_answer_now); and the answers the routes share (src/app/handlers.c).
+ * The chain's and /example's own answers: test_chain.c, test_example.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "app.h"
 #include "catalog.h"
-#include "handlers.h"
-#include "upstream.h"
 
 static _Atomic int draining;
 static _Atomic uint64_t example_n, ping_n;
@@ -65,7 +67,7 @@ Test(handlers, routes_each_path)
         struct http h = parsed(cases[i].req);
         struct resp r;
         char body[HANDLERS_BODY_MAX];
-        enum handler_action a = handlers_route(&env, &h, &rt, &r, body, sizeof(body));
+        enum handler_action a = app_answer_now(&env, &h, &rt, &r, body, sizeof(body));
         cr_assert_eq(a, cases[i].action, "%s", cases[i].req);
         if (a != HANDLER_RESPOND)
             continue;
@@ -84,22 +86,9 @@ Test(handlers, draining_closes_and_readyz_says_so)
     struct resp r;
     char body[HANDLERS_BODY_MAX];
     atomic_store(&draining, 1);
-    handlers_route(&env, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&env, &h, &rt, &r, body, sizeof(body));
     atomic_store(&draining, 0);
     cr_assert_eq(r.status, 503);
-    cr_assert(!r.keep_alive);
-}
-
-Test(handlers, example_counts_and_failure_closes)
-{
-    struct http h = parsed("GET /example HTTP/1.1\r\nHost: a\r\n\r\n");
-    struct resp r;
-    char body[HANDLERS_BODY_MAX];
-    handlers_example(&env, &h, 0, &r, body, sizeof(body));
-    cr_assert_eq(r.status, 200);
-    cr_assert_eq(strncmp(r.body, "Hello_", 6), 0);
-    handlers_example(&env, &h, -ENOMEM, &r, body, sizeof(body));
-    cr_assert_eq(r.status, 500);
     cr_assert(!r.keep_alive);
 }
 
@@ -132,16 +121,13 @@ Test(handlers, trace_starts_only_when_asked)
     cr_assert_neq(span, 0);
 }
 
-Test(handlers, callme_names_its_event_and_waits_for_it)
+Test(handlers, callme_waits_for_its_event)
 {
     struct http h = parsed("GET /callme/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE,
+    cr_assert_eq(app_answer_now(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE,
                  "its answer waits for the store (chain.c)");
-    handlers_callme(&env, &h, 42, &r, body, sizeof(body));
-    cr_assert_eq(r.status, 200);
-    cr_assert_str_eq(r.body, "app(id=42): pod-1 in ns\n");
 }
 
 Test(handlers, store_errors_name_the_store_and_say_nothing_was_stored)
@@ -203,25 +189,25 @@ Test(handlers, readyz_follows_the_store)
     struct store_health health = {0};
     struct handler_env e = env;
     e.store_health = &health;
-    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 200);
     store_health_down(&health, -ENOSPC);
-    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 503);
     cr_assert_str_eq(r.body, "event store events.db cannot commit: disk full\n");
     store_health_up(&health);
-    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 200, "ready again after a good commit");
     _Atomic int up = 1;
     e.store_up = &up;
     e.store_need = 2;
     atomic_store(&health.last_err, -EUSERS);
-    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 503, "one worker of two not connected");
     cr_assert_str_eq(r.body,
                      "event store events.db cannot commit: too many connections (the server has no slot free)\n");
     up = 2;
-    handlers_route(&e, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&e, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 200);
 }
 
@@ -230,54 +216,11 @@ Test(handlers, caller_needs_an_upstream)
     struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
     char body[HANDLERS_BODY_MAX];
-    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
-    cr_assert_eq(r.status, 404, "no --callme-url");
-    cr_assert(strstr(r.body, "--callme-url"), "says what is missing: %s", r.body);
+    cr_assert_eq(app_answer_now(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 404, "no --callme-url: chain.c's answer, through the table");
     struct handler_env with = env;
     with.callme = "callme:80";
-    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE);
-}
-
-Test(handlers, caller_answers_each_outcome)
-{
-    struct handler_env e = env;
-    e.callme = "callme:80";
-    struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
-    struct resp r;
-    char body[HANDLERS_BODY_MAX];
-    const char *up = "callme(id=9): pod-2 in ns2\n";
-    handlers_caller(&e, &h, 4, UPSTREAM_OK, 0, NULL, 200, up, strlen(up), &r, body, sizeof(body));
-    cr_assert_eq(r.status, 200);
-    cr_assert_str_eq(r.body, "app(id=4): pod-1 in ns is calling callme(id=9): pod-2 in ns2\n");
-    cr_assert_eq(r.body_len, strlen(r.body));
-
-    static const struct {
-        int res, err, status;
-        const char *why;
-        int want;
-        const char *text;
-    } cases[] = {
-        {UPSTREAM_CONNECT, -ECONNREFUSED, 0, NULL, 502, "upstream callme:80: connect failed: Connection refused\n"},
-        {UPSTREAM_RESET, -ECONNRESET, 0, NULL, 502, "upstream callme:80: connection reset: Connection reset by peer\n"},
-        {UPSTREAM_TOO_LARGE, 0, 0, "response body too large", 502, "upstream callme:80: response body too large\n"},
-        {UPSTREAM_CLOSED, 0, 0, NULL, 502, "upstream callme:80: closed before a complete answer\n"},
-        {UPSTREAM_UNRESOLVED, 0, 0, NULL, 502, "upstream callme:80: name not resolved\n"},
-        {UPSTREAM_TIMEOUT, 0, 0, NULL, 504, "upstream callme:80: no answer within the timeout\n"},
-        {UPSTREAM_OK, 0, 503, NULL, 502, "upstream callme:80: answered 503\n"},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        handlers_caller(&e, &h, 5, cases[i].res, cases[i].err, cases[i].why, cases[i].status, "x", 1, &r, body,
-                        sizeof(body));
-        cr_assert_eq(r.status, cases[i].want, "case %zu", i);
-        cr_assert_str_eq(r.body, cases[i].text, "case %zu", i);
-        cr_assert(r.keep_alive, "an upstream's failure is not the client's: keep the connection");
-    }
-    /* an answer that would not fit the inline body is refused, never cut */
-    char big[HANDLERS_BODY_MAX];
-    memset(big, 'x', sizeof(big));
-    handlers_caller(&e, &h, 6, UPSTREAM_OK, 0, NULL, 200, big, sizeof(big) - 20, &r, body, sizeof(body));
-    cr_assert_eq(r.status, 502);
-    cr_assert(strstr(r.body, "too long to forward"), "%s", r.body);
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE);
 }
 
 Test(handlers, gateway_routes)
@@ -292,17 +235,17 @@ Test(handlers, gateway_routes)
     char body[HANDLERS_BODY_MAX];
 
     struct http h = parsed("GET /api/catalog HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_LASTING, "sent from the catalog");
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_LASTING, "sent from the catalog");
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(r.ctype, "application/json");
     cr_assert_eq(r.body, cat.json, "the catalog's own buffer, not a copy");
     cr_assert_eq(r.body_len, cat.json_len);
     cr_assert(r.keep_alive);
-    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(app_answer_now(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 404, "no catalog: 404");
 
     h = parsed("GET /api/inventory/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(r.ctype, "application/json");
     const struct catalog_item *it = catalog_find(&cat, "329299");
@@ -320,28 +263,38 @@ Test(handlers, gateway_routes)
     };
     for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
         h = parsed(unknown[i]);
-        cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+        cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
         cr_assert_eq(r.status, 404, "%s", unknown[i]);
         cr_assert_str_eq(r.body, "no such item\n");
         cr_assert(r.keep_alive);
     }
     h = parsed("GET /api/inventory/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
-    handlers_route(&env, &h, &rt, &r, body, sizeof(body));
+    app_answer_now(&env, &h, &rt, &r, body, sizeof(body));
     cr_assert_eq(r.status, 404, "no catalog: no item");
 
     h = parsed("GET /api/products HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE);
-    cr_assert_eq(handlers_route(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE);
+    cr_assert_eq(app_answer_now(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 404);
     cr_assert(strstr(r.body, "--catalog-url") && strstr(r.body, "--inventory-url"), "says what is missing: %s", r.body);
     h = parsed("GET /api/products?fanout=bogus HTTP/1.1\r\nHost: a\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 400);
     cr_assert(strstr(r.body, "fanout"), "%s", r.body);
     h = parsed("POST /api/products HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
-    cr_assert_eq(handlers_route(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 405);
     cr_assert_str_eq(r.allow, "GET, HEAD");
+
+    h = parsed("GET /api/products/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE, "product.c calls");
+    cr_assert_eq(app_answer_now(&env, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 404);
+    cr_assert(strstr(r.body, "--catalog-url"), "says what is missing: %s", r.body);
+    h = parsed("GET /api/products/329299%20 HTTP/1.1\r\nHost: a\r\n\r\n");
+    cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
+    cr_assert_eq(r.status, 404, "an id no product can have: no call");
+    cr_assert_str_eq(r.body, "no such product\n");
     catalog_free(&cat);
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "route_fixture.h"
+#include "spans.h"
 
 static struct upstub coll;
 static int coll_what; /* UPSTUB_* */

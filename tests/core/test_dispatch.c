@@ -96,7 +96,7 @@ Test(dispatch, cancel_unlinks_a_waiting_job)
     dispatch_submit(d, &a, 1, 64, &result);
     dispatch_submit(d, &b, 2, 64, &result);
     cr_assert(dispatch_cancel(d, &b), "only waiting: never answered");
-    cr_assert_null(d->waitq_head);
+    cr_assert(fifo_empty(&d->waitq));
     cr_assert(!dispatch_cancel(d, &a), "a task is out: its answer still comes");
     dispatch_poll(d);
     cr_assert_eq(ndone, 1);

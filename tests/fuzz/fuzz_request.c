@@ -4,7 +4,7 @@
  * inline dispatch and a stub prime.
  *
  * Bytes in -> receives of sizes chosen by the first input bytes -> conn.c
- * (read buffer, http_feed, compaction, 431, pipelining, flush) -> handlers.c
+ * (read buffer, http_feed, compaction, 431, pipelining, flush) -> the routes
  * -> the bytes conn.c sends, checked against the access log conn.c writes:
  * - every response is a well-formed HTTP/1.1 head of known header names,
  *   printable ASCII only (nothing from the request is reflected), with the

@@ -10,8 +10,9 @@
 //                     "APP(id=N): POD in NAMESPACE is calling " + callme's body verbatim;
 //                     502 "upstream HOST:PORT: connect failed: ..." or "... answered N", 504
 //                     "upstream HOST:PORT: no answer within the timeout"; 404 without CALLME_URL.
-// The incoming trace (X-B3-*, else b3, else traceparent) is continued, else a sampled one is
-// started; the response's traceparent names this server's span. /healthz, /readyz: "OK".
+// The incoming trace (X-B3-*, else b3, else traceparent: Trace.java, as the Tomcat and Netty peers
+// read it) is continued, else a sampled one is started; the response's traceparent names this
+// server's span. /healthz, /readyz: "OK".
 // Environment: APP_NAME (primed), POD_NAME (unknown-pod), POD_NAMESPACE (unknown-namespace),
 // as primed's defaults; CALLME_URL; UPSTREAM_TIMEOUT (s, 3); THREAD_TYPE fixed (200 threads,
 // Tomcat's default) or virtual; HOST (0.0.0.0); PORT (8080; 0 picks one, named on the ready line).
@@ -25,14 +26,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadLocalRandom;
 import org.h2.jdbcx.JdbcConnectionPool;
 
 public final class Chain {
@@ -43,16 +40,8 @@ public final class Chain {
 
     /** The id H2 generated for a new event row. */
     private static long store() throws SQLException {
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement("INSERT INTO event(ts, pod) VALUES (?, ?)",
-                                                      Statement.RETURN_GENERATED_KEYS)) {
-            s.setTimestamp(1, new Timestamp(System.currentTimeMillis()));
-            s.setString(2, pod);
-            s.executeUpdate();
-            try (ResultSet k = s.getGeneratedKeys()) {
-                k.next();
-                return k.getLong(1);
-            }
+        try (Connection c = db.getConnection()) {
+            return Events.insert(c, "event", pod);
         }
     }
 
@@ -66,59 +55,28 @@ public final class Chain {
         }
     }
 
-    private static String hex(int bytes) {
-        StringBuilder sb = new StringBuilder();
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        for (int i = 0; i < bytes; i++) sb.append(String.format("%02x", r.nextInt(256)));
-        return sb.toString();
-    }
-
-    /** {trace id, parent span id or null, sampled "1"/"0"} from X-B3-*, b3 or traceparent. */
-    private static String[] incoming(HttpExchange ex) {
-        var h = ex.getRequestHeaders();
-        String t = h.getFirst("X-B3-TraceId");
-        if (t != null && t.matches("[0-9a-f]{16}|[0-9a-f]{32}"))
-            return new String[] {t, h.getFirst("X-B3-SpanId"), "0".equals(h.getFirst("X-B3-Sampled")) ? "0" : "1"};
-        String b3 = h.getFirst("b3");
-        if (b3 != null) {
-            String[] p = b3.split("-");
-            if (p.length >= 2 && p[0].matches("[0-9a-f]{16}|[0-9a-f]{32}"))
-                return new String[] {p[0], p[1], p.length > 2 && "0".equals(p[2]) ? "0" : "1"};
-        }
-        String tp = h.getFirst("traceparent");
-        if (tp != null) {
-            String[] p = tp.split("-");
-            if (p.length == 4 && p[1].matches("[0-9a-f]{32}"))
-                return new String[] {p[1], p[2], (Integer.parseInt(p[3], 16) & 1) == 1 ? "1" : "0"};
-        }
-        return new String[] {hex(16), null, "1"};
-    }
-
     private static void callmePing(HttpExchange ex) throws IOException {
-        String[] tr = incoming(ex);
-        String span = hex(8);
+        String[] tr = Trace.incoming(ex.getRequestHeaders()::getFirst);
+        String span = Trace.hex(8);
         Long id = stored(ex, tr, span);
         if (id == null) return;
         reply(ex, 200, tr, span, app + "(id=" + id + "): " + pod + " in " + ns + "\n");
     }
 
     private static void callerPing(HttpExchange ex) throws IOException {
-        String[] tr = incoming(ex);
-        String span = hex(8), child = hex(8);
+        String[] tr = Trace.incoming(ex.getRequestHeaders()::getFirst);
+        String span = Trace.hex(8), child = Trace.hex(8);
         if (callme == null) {
             reply(ex, 404, tr, span, "no callme: start with CALLME_URL\n");
             return;
         }
         Long id = stored(ex, tr, span);
         if (id == null) return;
-        HttpRequest req = HttpRequest.newBuilder(URI.create(callme)).timeout(timeout)
-                .header("X-B3-TraceId", tr[0]).header("X-B3-SpanId", child).header("X-B3-ParentSpanId", span)
-                .header("X-B3-Sampled", tr[2])
-                .header("traceparent", "00-" + pad32(tr[0]) + "-" + child + "-0" + tr[2])
-                .GET().build();
+        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(callme)).timeout(timeout).GET();
+        for (String[] h : Trace.forward(tr, span, child)) req.header(h[0], h[1]);
         HttpResponse<String> r;
         try {
-            r = client.send(req, HttpResponse.BodyHandlers.ofString());
+            r = client.send(req.build(), HttpResponse.BodyHandlers.ofString());
         } catch (HttpTimeoutException e) {
             reply(ex, 504, tr, span, "upstream " + callmeName + ": no answer within the timeout");
             return;
@@ -133,12 +91,8 @@ public final class Chain {
         reply(ex, 200, tr, span, app + "(id=" + id + "): " + pod + " in " + ns + " is calling " + r.body());
     }
 
-    private static String pad32(String trace) {
-        return trace.length() == 32 ? trace : "0000000000000000" + trace;
-    }
-
     private static void reply(HttpExchange ex, int status, String[] tr, String span, String body) throws IOException {
-        if (tr != null) ex.getResponseHeaders().set("traceparent", "00-" + pad32(tr[0]) + "-" + span + "-0" + tr[2]);
+        if (tr != null) ex.getResponseHeaders().set("traceparent", Trace.traceparent(tr, span));
         Reply.send(ex, status, "text/plain; charset=utf-8", body);
     }
 

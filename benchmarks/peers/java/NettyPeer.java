@@ -201,7 +201,7 @@ public final class NettyPeer {
 
     /** /caller/ping: the insert on a worker, then callme called on the loops. */
     static void caller(String[] tr, Consumer<Stacks.Answer> reply) {
-        String span = Stacks.hex(8), child = Stacks.hex(8);
+        String span = Trace.hex(8), child = Trace.hex(8);
         if (Stacks.callme == null) {
             reply.accept(Stacks.traced(404, tr, span, "no callme: start with CALLME_URL\n"));
             return;
@@ -214,7 +214,7 @@ public final class NettyPeer {
                 reply.accept(Stacks.traced(503, tr, span, "event store failed: " + e.getMessage()));
                 return;
             }
-            get(Stacks.callme, Stacks.forward(tr, span, child), Stacks.timeoutNs, r -> {
+            get(Stacks.callme, Trace.forward(tr, span, child), Stacks.timeoutNs, r -> {
                 if (r.failure() != null)
                     reply.accept(Stacks.traced(r.failure() instanceof TimeoutException ? 504 : 502, tr, span,
                                                failure(Stacks.callmeName, r.failure())));
@@ -248,10 +248,10 @@ public final class NettyPeer {
                 case "/example" -> workers.execute(() -> reply.accept(Stacks.text(200, Stacks.example())));
                 case "/api/products" -> products(reply);
                 case "/callme/ping" -> {
-                    String[] tr = Stacks.incoming(h::get);
+                    String[] tr = Trace.incoming(h::get);
                     workers.execute(() -> reply.accept(Stacks.callmePing(tr)));
                 }
-                case "/caller/ping" -> caller(Stacks.incoming(h::get), reply);
+                case "/caller/ping" -> caller(Trace.incoming(h::get), reply);
                 case "/metrics" -> reply.accept(Stacks.metrics());
                 case "/healthz", "/readyz" -> reply.accept(Stacks.text(200, "OK"));
                 default -> reply.accept(Stacks.text(404, "not found\n"));

@@ -1,7 +1,7 @@
 // Stacks.java - what the Tomcat and Netty peers (TomcatPeer.java, NettyPeer.java) share, apart
 // from their server: the configuration from the environment, /example's work, the chain's event
-// store (JDBC through HikariCP to H2 in memory or PostgreSQL), its trace headers and bodies
-// (Chain.java's, as primed's: docs/chain.md), the gateway's calls in turn with
+// store (JDBC through HikariCP to H2 in memory or PostgreSQL) and bodies (Chain.java's, as
+// primed's: docs/chain.md; the trace headers are Trace.java's), the gateway's calls in turn with
 // java.net.http.HttpClient.send (the servlet model, as RestTemplate makes them) and the settings
 // line each peer prints before its ready line. Never a socket of its own.
 //
@@ -23,18 +23,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 
 final class Stacks {
     static final AtomicLong COUNTER = new AtomicLong();
@@ -171,59 +166,13 @@ final class Stacks {
     /** The id the database generated for a new event row. */
     static long store() throws SQLException {
         if (db == null) throw new SQLException("no event store (DB_URL=none)");
-        String sql = dbUrl.startsWith("jdbc:h2:") ? "INSERT INTO event(ts, pod) VALUES (?, ?)"
-                                                  : "INSERT INTO java_event(ts, pod) VALUES (?, ?)";
-        try (Connection c = db.getConnection();
-             PreparedStatement s = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)) {
-            s.setTimestamp(1, new Timestamp(System.currentTimeMillis()));
-            s.setString(2, pod);
-            s.executeUpdate();
-            try (ResultSet k = s.getGeneratedKeys()) {
-                k.next();
-                return k.getLong(1);
-            }
+        try (Connection c = db.getConnection()) {
+            return Events.insert(c, dbUrl.startsWith("jdbc:h2:") ? "event" : "java_event", pod);
         }
-    }
-
-    static String hex(int bytes) {
-        StringBuilder sb = new StringBuilder();
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        for (int i = 0; i < bytes; i++) sb.append(String.format("%02x", r.nextInt(256)));
-        return sb.toString();
-    }
-
-    /** The trace a request continues: {trace id, parent span or null, sampled "1"/"0"}. */
-    static String[] incoming(Function<String, String> header) {
-        String t = header.apply("X-B3-TraceId");
-        if (t != null && t.matches("[0-9a-f]{16}|[0-9a-f]{32}"))
-            return new String[] {t, header.apply("X-B3-SpanId"), "0".equals(header.apply("X-B3-Sampled")) ? "0" : "1"};
-        String b3 = header.apply("b3");
-        if (b3 != null) {
-            String[] p = b3.split("-");
-            if (p.length >= 2 && p[0].matches("[0-9a-f]{16}|[0-9a-f]{32}"))
-                return new String[] {p[0], p[1], p.length > 2 && "0".equals(p[2]) ? "0" : "1"};
-        }
-        String tp = header.apply("traceparent");
-        if (tp != null) {
-            String[] p = tp.split("-");
-            if (p.length == 4 && p[1].matches("[0-9a-f]{32}") && p[3].matches("[0-9a-f]{2}"))
-                return new String[] {p[1], p[2], (Integer.parseInt(p[3], 16) & 1) == 1 ? "1" : "0"};
-        }
-        return new String[] {hex(16), null, "1"};
-    }
-
-    static String traceparent(String[] tr, String span) {
-        return "00-" + (tr[0].length() == 32 ? tr[0] : "0000000000000000" + tr[0]) + "-" + span + "-0" + tr[2];
-    }
-
-    /** The headers a call to callme carries: B3 with a new span under span, and traceparent. */
-    static String[][] forward(String[] tr, String span, String child) {
-        return new String[][] {{"X-B3-TraceId", tr[0]}, {"X-B3-SpanId", child}, {"X-B3-ParentSpanId", span},
-                               {"X-B3-Sampled", tr[2]}, {"traceparent", traceparent(tr, child)}};
     }
 
     static Answer traced(int status, String[] tr, String span, String body) {
-        return new Answer(status, "text/plain; charset=utf-8", body, traceparent(tr, span));
+        return new Answer(status, "text/plain; charset=utf-8", body, Trace.traceparent(tr, span));
     }
 
     static String callmeBody(long id) {
@@ -236,7 +185,7 @@ final class Stacks {
 
     /** /callme/ping, blocking: the event stored, then the body. */
     static Answer callmePing(String[] tr) {
-        String span = hex(8);
+        String span = Trace.hex(8);
         try {
             return traced(200, tr, span, callmeBody(store()));
         } catch (SQLException e) {
@@ -246,7 +195,7 @@ final class Stacks {
 
     /** /caller/ping, blocking: the event stored, then callme called with HttpClient.send. */
     static Answer callerPing(String[] tr) {
-        String span = hex(8), child = hex(8);
+        String span = Trace.hex(8), child = Trace.hex(8);
         if (callme == null) return traced(404, tr, span, "no callme: start with CALLME_URL\n");
         long id;
         try {
@@ -255,7 +204,7 @@ final class Stacks {
             return traced(503, tr, span, "event store failed: " + e.getMessage());
         }
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(callme)).timeout(Duration.ofNanos(timeoutNs)).GET();
-        for (String[] h : forward(tr, span, child)) b.header(h[0], h[1]);
+        for (String[] h : Trace.forward(tr, span, child)) b.header(h[0], h[1]);
         HttpResponse<String> r;
         try {
             r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());

@@ -32,8 +32,8 @@ public final class TomcatPeer {
             Stacks.Answer a = switch (path) {
                 case "/example" -> Stacks.text(200, Stacks.example());
                 case "/api/products" -> Stacks.productsBlocking();
-                case "/callme/ping" -> Stacks.callmePing(Stacks.incoming(req::getHeader));
-                case "/caller/ping" -> Stacks.callerPing(Stacks.incoming(req::getHeader));
+                case "/callme/ping" -> Stacks.callmePing(Trace.incoming(req::getHeader));
+                case "/caller/ping" -> Stacks.callerPing(Trace.incoming(req::getHeader));
                 case "/metrics" -> Stacks.metrics();
                 case "/healthz", "/readyz" -> Stacks.text(200, "OK");
                 default -> Stacks.text(404, "not found\n");
