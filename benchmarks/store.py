@@ -191,7 +191,7 @@ def pg_cmd(a):
                 # the HTTP exchange alone, same server and CPUs: what any answer over HTTP adds to
                 # the INSERT's round trip at -c1
                 log("round %d: /healthz -c1" % (r + 1))
-                w = quiet.Window(pgids=[os.getpgid(s.proc.pid) for s in srvs.values()])
+                w = quiet.Window(pgids=[os.getpgid(s.proc.pid) for s in srvs.values()] + [os.getpgid(pg.postmaster_pid())])
                 res.setdefault(("healthz", 1), []).append(wrk(srvs["primed"].port, 1, a.duration, 0, "/healthz"))
                 conts.append(w.stop())
                 log("round %d: pgbench -c1" % (r + 1))
