@@ -46,7 +46,6 @@ Prints a Markdown table on stdout; progress on stderr. Needs wrk and taskset.
 import argparse
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile

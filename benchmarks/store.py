@@ -26,7 +26,6 @@ the database's processes counted as ours). Markdown on stdout; progress on stder
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,15 +70,8 @@ def start(binary, cpu, args, env=None):
 
 
 def wrk(port, conns, secs, cpu, path="/callme/ping"):
-    cmd = ["taskset", "-c", str(cpu)] + spawn.wrk_cmd("http://127.0.0.1:%d%s" % (port, path), conns, secs,
-                                                        threads=1, timeout_s=10)
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=secs + 30).stdout
-    st = spawn.wrk_stats(out)
-    if st is None:
-        raise RuntimeError("wrk gave no stats: " + out[-400:])
-    st["rps"] = st["requests"] / (st["duration_us"] / 1e6)
-    st["errors"] = st["connect"] + st["read"] + st["write"] + st["timeout"] + st.get("status", 0)
-    return st
+    return bench.wrk("http://127.0.0.1:%d%s" % (port, path), conns, secs, threads=1, timeout_s=10, cpus=cpu,
+                     timeout=secs + 30)
 
 
 med = bench.med
