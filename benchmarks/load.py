@@ -36,6 +36,7 @@ import time
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import lab  # noqa: E402
+from primedlab import spawn  # noqa: E402
 from primedlab import report_html  # noqa: E402
 
 
@@ -240,7 +241,9 @@ def main():
     ap.add_argument("--openloop", default=None, help="the openloop binary (default: built by meson, else with cc)")
     ap.add_argument("--siege", choices=["auto", "yes", "no"], default="auto",
                     help="siege -r 10 -c 10 per target (auto: when siege is installed)")
-    ap.add_argument("--base-port", type=int, default=18100)
+    ap.add_argument("--base-port", type=int, default=18100,
+                    help="the first target's port, the next one's +1, and so on (0: a block of free ports below "
+                         "the kernel's ephemeral range, as the tests use)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args()
@@ -281,7 +284,7 @@ def main():
         sys.exit("load: cannot find or build startup_probe (need cc)")
 
     targets = []
-    port = args.base_port
+    port = args.base_port or spawn.port_block(64)
     btimes = dict(x.split("=", 1) for x in args.build_time)
     for spec in args.primed:
         name, _, path = spec.partition("=")

@@ -137,10 +137,18 @@ def server_env(t):
 
 
 def start(t, cpus, logdir, timeout=60.0):
-    """Starts t on t.port, pinned to cpus; waits (sleeping 10 ms) for /healthz 200."""
-    if not port_free(t.port):
-        t.failed = "port %d already in use" % t.port
-        return False
+    """Starts t on t.port, pinned to cpus; waits (sleeping 10 ms) for /healthz 200. A port
+    that still answers is waited for up to 10 s first: the start-up probe's last server has
+    exited, but an io_uring server's listening socket is closed by the kernel's ring teardown,
+    which runs after the process is gone (later still on a busy CPU)."""
+    t0 = time.time()
+    while not port_free(t.port):
+        if time.time() > t0 + 10.0:
+            t.failed = "port %d already in use (something still answers on it after 10 s)" % t.port
+            return False
+        time.sleep(0.05)
+    if time.time() - t0 > 0.04:
+        log("%s: port %d answered for %.2f s before it was free" % (t.name, t.port, time.time() - t0))
     env = server_env(t)
     env["PORT"] = str(t.port)
     logf = open(os.path.join(logdir, "server-%s.log" % safe(t.name)), "wb")

@@ -14,6 +14,7 @@ Never installs, builds or measures anything itself. Standard library only.
 
 import http.client
 import os
+import random
 import re
 import resource
 import signal
@@ -53,6 +54,35 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def port_block(n, tries=200):
+    """The first of n consecutive TCP ports on 127.0.0.1, each free a moment ago, all below the
+    kernel's ephemeral range (net.ipv4.ip_local_port_range), so that no outgoing connection of a
+    load generator running beside takes one as its own port; for servers that take a port each and
+    cannot take --port 0. Raises OSError when no block is found."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    top = max(1024 + n, min(low, 65536) - n)
+    rng = random.Random(os.getpid() ^ time.monotonic_ns())
+    for _ in range(tries):
+        base = rng.randrange(10000 if top > 10000 + n else 1024, top)
+        socks = []
+        try:
+            for p in range(base, base + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise OSError("no %d consecutive free ports below %d on 127.0.0.1" % (n, low))
 
 
 def http_get(port, path, timeout=10.0):
