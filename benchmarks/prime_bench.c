@@ -502,17 +502,20 @@ static int run_split(const struct opts *o, int cpu)
     helper_set(&h, &h.stop, true);
     pthread_join(t, NULL);
     struct summary m0 = summarize(&s[0], o->count), m1 = summarize(&s[1], o->count);
-    struct prime_stats hs, os;
+    struct prime_stats hs, os, ss;
     prime_state_stats(h.st, &hs);
     prime_state_stats(owner, &os);
+    prime_state_stats(serial, &ss);
     printf("split=%s bits=%u count=%u cpu=%d helper_cpu=%d serial_mean_us=%.1f serial_median_us=%.1f "
            "serial_p90_us=%.1f split_mean_us=%.1f split_median_us=%.1f split_p90_us=%.1f "
            "ratio_mean=%.3f ratio_median=%.3f ratio_p90=%.3f owner_cpu_mean_us=%.1f pieces_helped_per_prime=%.1f "
-           "chunks_helped_per_prime=%.1f stopped_per_prime=%.2f different_primes=%u\n",
+           "chunks_helped_per_prime=%.1f stopped_per_prime=%.2f serial_tests_per_prime=%.1f serial_batches_per_prime=%.2f "
+           "split_tests_per_prime=%.1f split_batches_per_prime=%.2f different_primes=%u\n",
            h.idle ? "idle" : "spin", o->bits, o->count, cpu, h.cpu, m0.mean, m0.med, m0.p90, m1.mean, m1.med,
            m1.p90, m1.mean / m0.mean, m1.med / m0.med, m1.p90 / m0.p90, m1.cpu_mean,
            (double)hs.helped / o->count, (double)hs.chunks / o->count,
-           (double)(hs.stopped + os.stopped) / o->count, differ);
+           (double)(hs.stopped + os.stopped) / o->count, (double)ss.tests / o->count, (double)ss.batches / o->count,
+           (double)(hs.tests + os.tests) / o->count, (double)(hs.batches + os.batches) / o->count, differ);
     prime_state_destroy(serial);
     prime_state_destroy(owner);
     prime_state_destroy(h.st);

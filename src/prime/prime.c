@@ -346,6 +346,7 @@ struct prime_state {
     mp_limb_t l2[LUCAS_LIMBS], lp[LUCAS_LIMBS]; /* lucas_aes(): 2R, PR; strong_base2(): R, -R mod n */
     mp_limb_t lt[2 * LUCAS_LIMBS];              /* both: a product */
     uint8_t sieve[WINDOW_CAP];                  /* 1 = offset k (base + 2k) is composite */
+    uint16_t surv[WINDOW_CAP];                  /* a shared window's survivors, in order (hunt_list()) */
     mpz_t vn[8];                                /* test_offsets()' batch of candidates */
     struct v8 *v8;                              /* owned; NULL without AVX-512 IFMA */
     bool vector;                                /* batches go to strong_base2_v8() */
@@ -1042,14 +1043,16 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
  *
  * An open window has two phases. First its sieve, cut into chunks of
  * SIEVE_CHUNK sieving primes claimed with a fetch-add on `chunk`; each chunk
- * is counted in `sieved` (release) when its marks are in. Then its tests,
- * pieces of `piece` offsets (PRIME_PIECE, or PRIME_PIECE_VECTOR when the
- * owner batches its tests) claimed with a fetch-add on `next`, which a
- * thread starts only once `sieved` counts every chunk (acquire: every mark is
- * visible). A thread that finds the chunks all claimed but not all in waits
- * for the one in progress (a few tens of microseconds). `found` only
- * decreases (CAS), so a stale read of it costs a needless test, never a
- * skipped one. */
+ * is counted in `sieved` (release) when its marks are in. Once `sieved`
+ * counts every chunk (acquire: every mark is visible), the owner lists the
+ * window's survivors in order (its `surv`), sets `pieces` and raises `listed`
+ * (release). Then its tests, pieces of `piece` survivors (PRIME_PIECE, or
+ * PRIME_PIECE_VECTOR when the owner batches its tests: exactly the serial
+ * search's batches) claimed with a fetch-add on `next`, which a helper starts
+ * only once it sees `listed` (acquire). A thread that finds the chunks all
+ * claimed but the list not out waits for it (a few tens of microseconds).
+ * `found` only decreases (CAS), so a stale read of it costs a needless test,
+ * never a skipped one. */
 #define SIEVE_CHUNK 2048 /* sieving primes per chunk: at 1000 bits 16 chunks (scalar), 4 (vector) */
 
 struct prime_hunt {
@@ -1057,11 +1060,13 @@ struct prime_hunt {
     _Atomic unsigned helpers;            /* threads between entry and exit */
     _Alignas(64) _Atomic unsigned chunk; /* the next sieve chunk to claim */
     _Atomic unsigned sieved;             /* sieve chunks whose marks are in */
+    _Atomic unsigned listed;             /* 1: the owner's surv and `pieces` are out */
     _Atomic unsigned next;               /* the next piece to claim */
     _Atomic uint32_t found;              /* lowest key: 2 * offset, + 1 past max_bits */
     /* written by the owner while closed, read-only while open */
     struct prime_state *owner; /* its sieve is marked by every thread in the sieve phase */
-    unsigned np, chunks, w, piece, pieces, max_bits;
+    unsigned np, chunks, w, piece, max_bits;
+    unsigned nsurv, pieces; /* written by the owner before `listed`, read-only after */
 };
 
 static inline void spin_pause(void)
@@ -1111,12 +1116,39 @@ static bool hunt_sieve_chunk(struct prime_hunt *h)
     return true;
 }
 
-/* Waits until the marks of every chunk are in (the chunks still in progress
- * are other threads'). */
-static void hunt_sieved(struct prime_hunt *h)
+/* The owner, once the marks of every chunk are in (the chunks still in
+ * progress are other threads'): lists the window's survivors and opens the
+ * test phase. Returns how many survived. */
+static unsigned hunt_list(struct prime_hunt *h)
 {
     while (atomic_load_explicit(&h->sieved, memory_order_acquire) < h->chunks)
         spin_pause();
+    struct prime_state *o = h->owner;
+    unsigned n = 0;
+    for (unsigned k = 0; k < h->w; k++)
+        if (!o->sieve[k])
+            o->surv[n++] = (uint16_t)k;
+    h->nsurv = n;
+    h->pieces = (n + h->piece - 1) / h->piece;
+    atomic_store_explicit(&h->listed, 1, memory_order_release);
+    return n;
+}
+
+/* A helper: waits until the owner has listed the survivors. */
+static void hunt_listed(struct prime_hunt *h)
+{
+    while (!atomic_load_explicit(&h->listed, memory_order_acquire))
+        spin_pause();
+}
+
+/* The offsets [*lo, *hi) of piece p: from its first survivor to the next
+ * piece's (the window's end for the last). */
+static void hunt_span(const struct prime_hunt *h, unsigned p, unsigned *lo, unsigned *hi)
+{
+    const uint16_t *surv = h->owner->surv;
+    unsigned next = (p + 1) * h->piece;
+    *lo = surv[p * h->piece];
+    *hi = next < h->nsurv ? surv[next] : h->w;
 }
 
 /* Claims the next piece, unless the window is used up or an answer below the
@@ -1124,7 +1156,8 @@ static void hunt_sieved(struct prime_hunt *h)
 static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 {
     unsigned p = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
-    if (p >= h->pieces || atomic_load_explicit(&h->found, memory_order_relaxed) < 2 * p * h->piece)
+    if (p >= h->pieces ||
+        atomic_load_explicit(&h->found, memory_order_relaxed) < 2u * h->owner->surv[p * h->piece])
         return false;
     *piece = p;
     return true;
@@ -1133,8 +1166,9 @@ static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 /* Tests one piece of the owner's window with st's scratch. */
 static void hunt_piece(struct prime_state *st, struct prime_hunt *h, unsigned piece)
 {
-    unsigned hi = (piece + 1) * h->piece < h->w ? (piece + 1) * h->piece : h->w;
-    uint32_t key = test_offsets(st, h->owner, piece * h->piece, hi, h->max_bits, &h->found);
+    unsigned lo, hi;
+    hunt_span(h, piece, &lo, &hi);
+    uint32_t key = test_offsets(st, h->owner, lo, hi, h->max_bits, &h->found);
     if (key != HUNT_NONE)
         found_min(h, key);
 }
@@ -1152,7 +1186,7 @@ bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
             st->stats.chunks++;
             took = true;
         } else {
-            hunt_sieved(h);
+            hunt_listed(h);
             if (hunt_claim(h, &piece)) {
                 hunt_piece(st, h, piece);
                 st->stats.helped++;
@@ -1176,18 +1210,17 @@ static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsign
     h->chunks = (np + SIEVE_CHUNK - 1) / SIEVE_CHUNK;
     h->w = w;
     h->piece = st->vector && max_bits >= V8_MIN_BITS ? PRIME_PIECE_VECTOR : PRIME_PIECE;
-    h->pieces = (w + h->piece - 1) / h->piece;
     h->max_bits = max_bits;
     atomic_store_explicit(&h->chunk, 0, memory_order_relaxed);
     atomic_store_explicit(&h->sieved, 0, memory_order_relaxed);
+    atomic_store_explicit(&h->listed, 0, memory_order_relaxed);
     atomic_store_explicit(&h->next, 0, memory_order_relaxed);
     atomic_store_explicit(&h->found, HUNT_NONE, memory_order_relaxed);
     uint64_t e = atomic_load_explicit(&h->epoch, memory_order_relaxed) + 1;
     atomic_store_explicit(&h->epoch, e, memory_order_release); /* open */
     while (hunt_sieve_chunk(h))
         ;
-    hunt_sieved(h);
-    st->stats.survivors += survivors(st->sieve, w);
+    st->stats.survivors += hunt_list(h);
     unsigned piece;
     while (hunt_claim(h, &piece))
         hunt_piece(st, h, piece);

@@ -51,8 +51,8 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * prime_generate_shared() is prime_generate() with each sieve window's work
  * cut into parts that other threads may take through prime_hunt_help() while
  * it runs: first its sieve, in chunks of sieving primes, then its candidate
- * tests, in pieces of PRIME_PIECE offsets (PRIME_PIECE_VECTOR when the caller's
- * state tests eight at a time: prime_state_vector()). The answer is the
+ * tests, in pieces of PRIME_PIECE sieve survivors (PRIME_PIECE_VECTOR when the
+ * caller's state tests eight at a time: prime_state_vector()). The answer is the
  * smallest probable prime of the lowest window that has one: the very prime
  * prime_generate() returns for the same state (the start is drawn the same
  * way, from the caller's state only). A piece above an answer already found
@@ -62,8 +62,8 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * it changes. One hunt has one owner thread (the caller of
  * prime_generate_shared()); any number of threads may help it. The flint
  * engine is not split: it runs serially. */
-#define PRIME_PIECE        16 /* odd offsets per piece: ~1.4 sieve survivors at 1000 bits */
-#define PRIME_PIECE_VECTOR 96 /* ~8 survivors at 1000 bits: a batch of eight tests */
+#define PRIME_PIECE        1 /* sieve survivors per piece: one test */
+#define PRIME_PIECE_VECTOR 8 /* a batch of eight tests, the serial search's batch */
 
 struct prime_hunt;
 

@@ -230,27 +230,33 @@ Test(dispatch, split_shares_only_with_an_idle_peer_and_nothing_waiting)
     cr_assert_eq(ndone, 1);
     cr_assert_eq(shared_runs, 0, "no idle peer: whole");
     cr_assert_eq(ra, 1);
-    /* b asleep: a's job is shared, and b is woken to help */
+    /* b asleep and nothing out or queued: a runs the job at once, shared
+     * (no hand-off to b and no answer back through the done list), and
+     * wakes b to help */
     atomic_store(&pb.sleeping, 1);
-    cr_assert(!dispatch_submit(&pa, &j1, 2, 10, &result));
-    b_was_woken();          /* the thief's wake for the queued task */
+    result = 0;
+    cr_assert(dispatch_submit(&pa, &j1, 2, 10, &result), "run at once, here");
+    cr_assert_eq(result, 30, "run_shared's result");
+    cr_assert_eq(shared_runs, 1, "an idle peer and nothing waiting: shared");
+    cr_assert(b_was_woken(), "the sleeping peer is woken to help");
+    cr_assert_eq(atomic_load(&pb.sleeping), 0, "one waker per sleep");
+    cr_assert_eq(ndone, 1, "answered by the return value, not the done hook");
+    cr_assert_eq(dispatch_out(&pa), 0);
+    /* b asleep, but a job of a's is queued: the next is queued too, whole */
+    cr_assert(!dispatch_submit(&pa, &j1, 3, 10, &result), "b busy: queued");
+    atomic_store(&pb.sleeping, 1);
+    cr_assert(!dispatch_submit(&pa, &j2, 4, 10, &result), "a task is out: queued");
+    cr_assert(b_was_woken(), "the thief's wake for the queued task");
     atomic_store(&pb.sleeping, 1); /* it went back to sleep without stealing */
     pa.handoff_until_ns = 0;
     dispatch_poll(&pa);
-    cr_assert_eq(shared_runs, 1, "an idle peer and nothing waiting: shared");
-    cr_assert(b_was_woken(), "the sleeping peer is woken to help");
-    /* b asleep, but a second job waits in a's deque: whole */
-    atomic_store(&pb.sleeping, 1);
-    cr_assert(!dispatch_submit(&pa, &j1, 3, 10, &result));
-    atomic_store(&pb.sleeping, 1);
-    cr_assert(!dispatch_submit(&pa, &j2, 4, 10, &result));
-    pa.handoff_until_ns = 0;
-    dispatch_poll(&pa);
     cr_assert_eq(shared_runs, 1, "another job waits: whole");
+    cr_assert_eq(ndone, 2);
+    cr_assert_eq(done_tags[1], 3, "oldest first");
+    atomic_store(&pb.sleeping, 0);
     dispatch_poll(&pa);
-    cr_assert_eq(ndone, 4);
-    cr_assert_eq(done_tags[2], 3, "oldest first");
-    cr_assert_eq(done_tags[3], 4);
+    cr_assert_eq(ndone, 3);
+    cr_assert_eq(done_tags[2], 4);
     /* a job b takes from a (a handed it over): shared, its owner helps */
     atomic_store(&pb.sleeping, 0);
     atomic_store(&pa.sleeping, 0);
@@ -259,7 +265,7 @@ Test(dispatch, split_shares_only_with_an_idle_peer_and_nothing_waiting)
     cr_assert_eq(shared_runs, 2, "stolen with nothing else waiting: shared");
     cr_assert_eq(stats_steals(&sb), 1);
     dispatch_poll(&pa);
-    cr_assert_eq(ndone, 5, "the owner answers it");
+    cr_assert_eq(ndone, 4, "the owner answers it");
     /* while a peer shares, an idle worker runs one piece of its job */
     atomic_store(&pa.sharing, true);
     dispatch_poll(&pb);
