@@ -504,6 +504,38 @@ Test(prime, shared_search_alone_and_flint, .fini = fini)
     prime_hunt_destroy(h);
 }
 
+/* Its pieces are the serial search's batches: run alone, the shared search
+ * tests exactly the candidates the serial one does, in as many batches of
+ * eight (pieces cut by offsets split batches at their edges). */
+Test(prime, shared_search_pieces_are_the_serial_batches, .fini = fini)
+{
+    struct prime_state *probe = prime_state_create(1);
+    int on = prime_state_vector(probe, true);
+    prime_state_destroy(probe);
+    if (on != 0)
+        cr_skip_test("no AVX-512 IFMA on this CPU");
+    struct prime_hunt *h = prime_hunt_create();
+    struct prime_state *a = prime_state_create(41), *b = prime_state_create(41);
+    char want[HEXCAP], got[HEXCAP];
+    for (int i = 0; i < 40; i++) {
+        cr_assert_eq(prime_generate(a, PRIME_ENGINE_SIEVE, 1000, want, sizeof(want)), 1000);
+        cr_assert_eq(prime_generate_shared(b, h, PRIME_ENGINE_SIEVE, 1000, got, sizeof(got)), 1000);
+        cr_assert_str_eq(got, want);
+    }
+    struct prime_stats sa, sb;
+    prime_state_stats(a, &sa);
+    prime_state_stats(b, &sb);
+    cr_assert_gt(sa.batches, 40);
+    cr_assert_eq(sb.shared, sb.windows);
+    cr_assert_eq(sb.batches, sa.batches, "batches: shared %llu, serial %llu", (unsigned long long)sb.batches,
+                 (unsigned long long)sa.batches);
+    cr_assert_eq(sb.tests, sa.tests);
+    cr_assert_eq(sb.survivors, sa.survivors);
+    prime_state_destroy(a);
+    prime_state_destroy(b);
+    prime_hunt_destroy(h);
+}
+
 /* ---- the primality checks one by one: prime_check() ----------------------- */
 
 static int check_ul(struct prime_state *st, enum prime_check c, unsigned long n)
