@@ -119,8 +119,8 @@ struct pgstore {
     uint64_t deadline_ms; /* the connect, the set-up or the batch in flight must be over by then; 0: none */
     uint64_t idle_ms;     /* the last pipeline's end: an idle connection is pinged --db-timeout after it */
 
-    /* the queue: events waiting for the next batch, FIFO */
-    struct store_req *head, *tail;
+    /* the queue: events waiting for the next batch, oldest first */
+    struct fifo queue;
     unsigned queued;
     /* the batch in flight: its events in order, how many results came */
     struct store_req *batch[PGSTORE_BATCH_MAX];
@@ -261,23 +261,21 @@ static void forget_socket(struct pgstore *p)
  * since a done may submit again. */
 static void fail_all(struct pgstore *p, int sent_err, int err)
 {
-    struct store_req *list = NULL, **tail = &list;
+    struct fifo failed = {0};
     for (unsigned i = 0; i < p->nbatch; i++) {
         p->batch[i]->err = sent_err;
-        *tail = p->batch[i];
-        tail = &p->batch[i]->next;
+        fifo_push(&failed, &p->batch[i]->link);
     }
     p->nbatch = 0;
     p->in_flight = false;
-    for (struct store_req *r = p->head; r; r = r->next)
-        r->err = err;
-    *tail = p->head;
-    p->head = p->tail = NULL;
+    for (struct fifo_link *l; (l = fifo_pop(&p->queue));) {
+        fifo_entry(l, struct store_req, link)->err = err;
+        fifo_push(&failed, l);
+    }
     p->queued = 0;
-    while (list) {
-        struct store_req *next = list->next;
-        list->done(list);
-        list = next;
+    for (struct fifo_link *l; (l = fifo_pop(&failed));) {
+        struct store_req *r = fifo_entry(l, struct store_req, link);
+        r->done(r);
     }
 }
 
@@ -428,15 +426,15 @@ static void send_setup(struct pgstore *p)
  * pooler the block is explicit, for its SET LOCAL. */
 static void send_batch(struct pgstore *p)
 {
-    if (p->state != PG_READY || p->in_flight || !p->head)
+    if (p->state != PG_READY || p->in_flight || fifo_empty(&p->queue))
         return;
     bool tx = p->o.pooler_tx, ok = true;
     if (tx)
         ok = send0(p, "BEGIN") &&
              send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
     unsigned n = 0;
-    while (ok && p->head && n < PGSTORE_BATCH_MAX) {
-        struct store_req *r = p->head;
+    while (ok && !fifo_empty(&p->queue) && n < PGSTORE_BATCH_MAX) {
+        struct store_req *r = fifo_entry(fifo_pop(&p->queue), struct store_req, link);
         char t[24];
         snprintf(t, sizeof(t), "%" PRId64, r->time_ms);
         const char *v[] = {t, r->pod};
@@ -444,13 +442,9 @@ static void send_batch(struct pgstore *p)
          * connection that never saw the prepare: the statement unnamed */
         ok = (p->o.pooler_tx ? PQsendQueryParams(p->conn, INSERT_SQL, 2, NULL, v, NULL, NULL, 0)
                              : PQsendQueryPrepared(p->conn, "primed_event", 2, v, NULL, NULL, 0)) == 1;
-        p->head = r->next;
         p->queued--;
-        r->next = NULL;
         p->batch[n++] = r;
     }
-    if (!p->head)
-        p->tail = NULL;
     p->nbatch = n;
     p->in_flight = true;
     ok = ok && (!tx || send0(p, "COMMIT")) && PQpipelineSync(p->conn) == 1;
@@ -690,14 +684,9 @@ int pgstore_submit(struct pgstore *p, struct store_req *r)
     }
     if (p->queued >= PGSTORE_QUEUE_MAX)
         return -EAGAIN;
-    r->next = NULL;
     r->id = 0;
     r->err = 0;
-    if (p->tail)
-        p->tail->next = r;
-    else
-        p->head = r;
-    p->tail = r;
+    fifo_push(&p->queue, &r->link);
     p->queued++;
     send_batch(p);
     return 0;

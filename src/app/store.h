@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fifo.h"
 #include "io.h"
 #include "treiber.h"
 
@@ -50,7 +51,7 @@ struct store_inbox {
 /* One event from store_submit() until its done runs; the submitter's object,
  * untouched by it meanwhile. */
 struct store_req {
-    struct store_req *next;   /* a store's own queue while it is out (pgstore.c) */
+    struct fifo_link link;    /* on a store's own queue while it is out (pgstore.c) */
     struct treiber_link back; /* on its inbox, once committed or failed */
     /* runs on the inbox's worker: err 0 (committed, id set) or -errno
      * (nothing was stored; its kind: store_fault_of) */
