@@ -1,6 +1,6 @@
 """faultlib.py - shared pieces of the fault suite (tests/fault/*): primed under test
 (benchmarks/lib/primedlab/spawn.py starts it on 127.0.0.1 with an ephemeral port and reads its
-ready line), raw HTTP/1.1, /metrics, and the checks' report.
+ready line), raw HTTP/1.1, /metrics, and the checks' report (TAP lines).
 
 Every script runs under /usr/bin/python3, needs PRIMED_BIN (the binary under test)
 and ends with check.finish(): exit 0 when every check held, 1 otherwise, 77 (meson:
@@ -17,6 +17,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import spawn  # noqa: E402  (start / ready line / stop, shared with the other scripts)
+from primedlab.tap import Tap  # noqa: E402  (the checks' lines, as tests/bench's)
 
 SKIP = 77
 
@@ -25,25 +26,21 @@ def log(msg):
     print(msg, flush=True)
 
 
-class Checks:
-    """Collects pass/fail lines; finish() exits with the verdict."""
+class Checks(Tap):
+    """The scripts' TAP lines (primedlab.tap.Tap: one counter, `ok N - ...` / `not ok N - ...`);
+    finish() prints the plan and a verdict line with the script's name and time, and exits with
+    the verdict (meson reads the exit status)."""
 
     def __init__(self, name):
+        super().__init__()
         self.name = name
-        self.failed = 0
         self.t0 = time.monotonic()
 
-    def ok(self, cond, msg):
-        log(("ok   " if cond else "FAIL ") + msg)
-        if not cond:
-            self.failed += 1
-        return cond
-
     def finish(self):
+        rc = super().finish()
         dt = time.monotonic() - self.t0
-        verdict = "FAIL" if self.failed else "PASS"
-        log(f"{self.name}: {verdict} ({self.failed} failed) in {dt:.1f}s")
-        sys.exit(1 if self.failed else 0)
+        log(f"{self.name}: {'FAIL' if rc else 'PASS'} ({self.failed} of {self.n} failed) in {dt:.1f}s")
+        sys.exit(rc)
 
 
 def skip(msg):
