@@ -8,7 +8,6 @@
  * Every wait is bounded.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -48,17 +47,5 @@ Test(products, a_catalog_that_fails_is_502_naming_it, .fini = route_fixture_gate
 
 Test(products, a_client_gone_cancels_the_fan_out, .fini = route_fixture_gateway_stop)
 {
-    route_fixture_gateway(UPSTUB_ANSWER, 300);
-    conn_start(&P, 5);
-    route_feed(5, GET("/api/products"));
-    cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
-    io_script_recv_res(&S, 5, -ECONNRESET);
-    pool_fixture_pump(&F);
-    cr_assert(S.fd[5].closed);
-    cr_assert_eq(P.nopen, 0);
-    cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
-    cr_assert_null(app_req_of(&P.conns[0])->state, "the fan-out is gone");
-    int fd = 5;
-    cr_assert(!pool_fixture_run(&F, route_answered, &fd, 600), "nothing answers it, even once the catalog has");
-    cr_assert_eq(atomic_load(&route_inv.requests), 0, "the fan-out went no further");
+    route_gateway_client_gone(GET("/api/products"));
 }

@@ -2,11 +2,15 @@
  * (route_fixture.h): F, started as a route test wants it, the steps that
  * feed it and let its answers out, and the gateway's scripted catalog and
  * inventory. It checks that each step took (a fixture that did not start
- * fails the test), never what a route answers: that is each test's.
+ * fails the test), never what a route answers: that is each test's, but for
+ * the one scenario both gateway routes share word for word
+ * (route_gateway_client_gone()).
  */
 #include "route_fixture.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 struct pool_fixture F;
@@ -103,4 +107,21 @@ void route_fixture_gateway_stop(void)
     pool_fixture_stop(&F);
     upstub_stop(&route_cat);
     upstub_stop(&route_inv);
+}
+
+void route_gateway_client_gone(const char *request)
+{
+    route_fixture_gateway(UPSTUB_ANSWER, 300);
+    conn_start(&P, 5);
+    route_feed(5, request);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
+    io_script_recv_res(&S, 5, -ECONNRESET);
+    pool_fixture_pump(&F);
+    cr_assert(S.fd[5].closed);
+    cr_assert_eq(P.nopen, 0);
+    cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
+    cr_assert_null(app_req_of(&P.conns[0])->state, "the route's calls are gone");
+    int fd = 5;
+    cr_assert(!pool_fixture_run(&F, route_answered, &fd, 600), "nothing answers it, even once the catalog has");
+    cr_assert_eq(atomic_load(&route_inv.requests), 0, "the route went no further");
 }

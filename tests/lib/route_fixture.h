@@ -60,5 +60,11 @@ extern struct upstub route_cat, route_inv;
 void route_fixture_gateway(int what, unsigned delay_ms);
 /* Stops F and both stubs (a .fini). */
 void route_fixture_gateway_stop(void);
+/* A gateway route's client that goes away while its catalog call waits (the
+ * catalog answers after 300 ms): request on fd 5, then a reset. Checks the
+ * connection closes with nothing in flight, the request's state is gone,
+ * nothing answers it even once the catalog has, and no inventory call
+ * follows. */
+void route_gateway_client_gone(const char *request);
 
 #endif
