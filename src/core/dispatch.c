@@ -91,7 +91,7 @@ void dispatch_fini(struct dispatch *d)
 bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag, unsigned bits, int *result)
 {
 #if PRIMED_HAVE_STEAL
-    if (d->steal && d->share && d->tasks_out == 0 && worth_sharing(d, false)) {
+    if (d->share && d->tasks_out == 0 && worth_sharing(d, false)) {
         /* idle peers and nothing queued anywhere: run it here, shared, and
          * wake the peers to help. Queued, it would go to a woken thief and
          * its answer come back to us: two more wake-ups on the critical path

@@ -150,9 +150,11 @@ int dispatch_init(struct dispatch *d, enum dispatch_mode mode, unsigned queue_ma
 int dispatch_set_work(struct dispatch *d, const struct dispatch_work *work, void *state);
 void dispatch_fini(struct dispatch *d);
 
-/* Runs job (tag, bits): inline, at once, returning true with *result set; or
- * queues it (or, with the pool empty, makes it wait and throttles), returning
- * false: the answer comes through hooks.done. */
+/* Runs job (tag, bits): at once, returning true with *result set (inline; or,
+ * in steal mode with a share, shared with idle peers when none of our tasks
+ * is out and nothing waits anywhere); or queues it (or, with the pool empty,
+ * makes it wait and throttles), returning false: the answer comes through
+ * hooks.done. */
 bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag, unsigned bits, int *result);
 /* The job's connection is gone. Returns true when the job was only waiting
  * (it is IDLE now, never answered); false when a task is out (its done hook

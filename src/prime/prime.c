@@ -1045,7 +1045,7 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
  * SIEVE_CHUNK sieving primes claimed with a fetch-add on `chunk`; each chunk
  * is counted in `sieved` (release) when its marks are in. Once `sieved`
  * counts every chunk (acquire: every mark is visible), the owner lists the
- * window's survivors in order (its `surv`), sets `pieces` and raises `listed`
+ * window's survivors in order (its `surv`, `nsurv` of them) and raises `listed`
  * (release). Then its tests, pieces of `piece` survivors (PRIME_PIECE, or
  * PRIME_PIECE_VECTOR when the owner batches its tests: exactly the serial
  * search's batches) claimed with a fetch-add on `next`, which a helper starts
@@ -1060,13 +1060,13 @@ struct prime_hunt {
     _Atomic unsigned helpers;            /* threads between entry and exit */
     _Alignas(64) _Atomic unsigned chunk; /* the next sieve chunk to claim */
     _Atomic unsigned sieved;             /* sieve chunks whose marks are in */
-    _Atomic unsigned listed;             /* 1: the owner's surv and `pieces` are out */
+    _Atomic unsigned listed;             /* 1: the owner's surv and nsurv are out */
     _Atomic unsigned next;               /* the next piece to claim */
     _Atomic uint32_t found;              /* lowest key: 2 * offset, + 1 past max_bits */
     /* written by the owner while closed, read-only while open */
     struct prime_state *owner; /* its sieve is marked by every thread in the sieve phase */
     unsigned np, chunks, w, piece, max_bits;
-    unsigned nsurv, pieces; /* written by the owner before `listed`, read-only after */
+    unsigned nsurv; /* written by the owner before `listed`, read-only after */
 };
 
 static inline void spin_pause(void)
@@ -1129,7 +1129,6 @@ static unsigned hunt_list(struct prime_hunt *h)
         if (!o->sieve[k])
             o->surv[n++] = (uint16_t)k;
     h->nsurv = n;
-    h->pieces = (n + h->piece - 1) / h->piece;
     atomic_store_explicit(&h->listed, 1, memory_order_release);
     return n;
 }
@@ -1156,7 +1155,7 @@ static void hunt_span(const struct prime_hunt *h, unsigned p, unsigned *lo, unsi
 static bool hunt_claim(struct prime_hunt *h, unsigned *piece)
 {
     unsigned p = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
-    if (p >= h->pieces ||
+    if (p * h->piece >= h->nsurv ||
         atomic_load_explicit(&h->found, memory_order_relaxed) < 2u * h->owner->surv[p * h->piece])
         return false;
     *piece = p;
