@@ -27,8 +27,9 @@
  * - cancelled: relaxed; a late read costs one wasted job, never a wrong answer
  *   (the owner drops the result of a task whose connection is gone).
  * - share (a split job; the work's own protocol covers its pieces): with
- *   split on and a work that can be shared, a worker runs every job as a
- *   shared one. It sets its sharing flag (seq_cst) before it reads the
+ *   split on and a work that can be shared, a worker runs a job as a shared
+ *   one when no other job waits anywhere and a peer is idle (dispatch.c's
+ *   worth_sharing()). It sets its sharing flag (seq_cst) before it reads the
  *   sleeping flags and wakes every sleeper (Dekker, as above: a worker about
  *   to sleep looks at the sharing flags after announcing its sleep) and every
  *   worker waiting out a hand-off (its napping flag, set and re-checked the
