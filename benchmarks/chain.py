@@ -83,19 +83,11 @@ class NginxProxy:
         self.err = tempfile.TemporaryFile()  # nginx's error log, read if it does not start
         self.proc = subprocess.Popen(bench.taskset(cpu) + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.err, start_new_session=True)
-        deadline = time.time() + 10
-        while True:
-            try:
-                if spawn.http_get(self.port, "/healthz", 1)[0] == 200:
-                    return
-            except OSError:
-                pass
-            if time.time() > deadline or self.proc.poll() is not None:
-                self.stop()
-                self.err.seek(0)
-                raise RuntimeError("nginx (proxy) did not answer /healthz on port %d: %s" % (
-                    self.port, self.err.read().decode(errors="replace")[-300:]))
-            time.sleep(0.05)
+        if not spawn.wait_ok(self.port, proc=self.proc):
+            self.stop()
+            self.err.seek(0)
+            raise RuntimeError("nginx (proxy) did not answer /healthz on port %d: %s" % (
+                self.port, self.err.read().decode(errors="replace")[-300:]))
 
     def stop(self):
         if self.proc.poll() is None:
@@ -208,19 +200,6 @@ def main():
             pg.close()
 
 
-def wait_ok(port, path, timeout):
-    """True once GET path answers 200 (polled every 0.1 s), False after timeout s."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            if spawn.http_get(port, path)[0] == 200:
-                return True
-        except OSError:
-            pass
-        time.sleep(0.1)
-    return False
-
-
 def database(pg, name):
     """A new database NAME in pg for one process: (primed's environment, the Java peers')."""
     pg.psql("CREATE DATABASE %s OWNER primed" % name)
@@ -242,7 +221,7 @@ def run(a, env, pg):
                    dict(env, APP_NAME="caller", **penv["caller"]))
     if pg:   # primed connects to PostgreSQL after its ready line: measure once both store
         for port, path in ((callme.port, "/callme/ping"), (caller.port, "/caller/ping")):
-            if not wait_ok(port, path, 15):
+            if not spawn.wait_ok(port, path, 15):
                 callme.stop()
                 caller.stop()
                 sys.exit("chain: primed's %s did not answer 200 within 15 s on PostgreSQL" % path)

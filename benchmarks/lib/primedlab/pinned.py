@@ -10,7 +10,6 @@ figure: the entry scripts do. Standard library only.
 import os
 import signal
 import subprocess
-import time
 
 from primedlab import bench
 from primedlab import quiet
@@ -86,17 +85,9 @@ class Pinned:
                 self.prefix = os.path.dirname(cmd[cmd.index("-c") + 1])
             self.proc = subprocess.Popen(pin + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, start_new_session=True)
-            deadline = time.time() + 10
-            while True:
-                try:
-                    if spawn.http_get(self.port, "/healthz", 1)[0] == 200:
-                        break
-                except OSError:
-                    pass
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("%s did not answer /healthz on port %d" % (kind, self.port))
-                time.sleep(0.05)
+            if not spawn.wait_ok(self.port, proc=self.proc):
+                self.stop()
+                raise RuntimeError("%s did not answer /healthz on port %d" % (kind, self.port))
         self.pgid = self.proc.pid  # floor, nginx: a new session, its leader's pid is the group's id
 
     def ticks(self):

@@ -96,6 +96,21 @@ def http_get(port, path, timeout=10.0):
         c.close()
 
 
+def wait_ok(port, path="/healthz", timeout=10.0, proc=None):
+    """Polls GET path on port every 50 ms until it answers 200 (True), or timeout seconds pass
+    or proc (when given) exits (False)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            if http_get(port, path, 1)[0] == 200:
+                return True
+        except OSError:
+            pass
+        if time.time() > deadline or (proc is not None and proc.poll() is not None):
+            return False
+        time.sleep(0.05)
+
+
 def hold_keepalive(port, n, timeout=10.0):
     """n keep-alive connections to 127.0.0.1:port, each of which has had one GET /healthz
     answered HTTP/1.1 200 (body read), for a memory figure while they are held: returns them
