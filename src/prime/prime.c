@@ -71,8 +71,9 @@ static void fill_odd_primes(void)
  * strong test's tail, one or two on average) run per lane, on mpz. Same
  * answers as strong_base2(); used where the CPU has AVX-512 IFMA (Intel since
  * Ice Lake, AMD since Zen 4) and the candidates have >= V8_MIN_BITS bits.
- * Rejected: vectorising one test across its digits (a 1000-bit product has
- * only 20 digits, and the carries serialise it). */
+ * One test across its digits (d20_mul2(), below) makes one product ~2x
+ * faster but eight tests ~4x slower than here: it serves the Lucas test,
+ * which has one candidate. */
 #define V8_LANES    8
 #define V8_DIGITS   80  /* 52 * 80 = 4160 >= the largest n (4101 bits) + 5 */
 #define V8_MIN_BITS 200 /* below, one scalar test is cheaper than a batch: docs/prime.md */
@@ -86,9 +87,6 @@ struct v8 {
     _Alignas(64) uint64_t x[V8_DIGITS][V8_LANES]; /* 2^(top bits of d) R, then 2^d R, then 2^d */
     _Alignas(64) uint64_t e[V8_DIGITS][V8_LANES]; /* 1: the conversion out of Montgomery form */
     _Alignas(64) uint64_t t[2 * V8_DIGITS][V8_LANES]; /* v8_mul()'s product */
-    _Alignas(64) uint64_t a[V8_DIGITS][V8_LANES]; /* lucas_v8(): the product's operands */
-    _Alignas(64) uint64_t b[V8_DIGITS][V8_LANES];
-    _Alignas(64) uint64_t c[V8_DIGITS][V8_LANES]; /* lucas_v8(): 2n - P R, 2n - 2 R */
     _Alignas(64) uint64_t k0[V8_LANES];           /* -1/n mod 2^52 per lane */
     uint8_t bit[PRIME_BITS_MAX + 8];              /* lanes whose exponent has bit i set */
     unsigned d;                                   /* digits in use */
@@ -139,14 +137,16 @@ static inline uint64_t digit52(const mp_limb_t *l, mp_size_t nl, unsigned j)
     return v & V8_MASK52;
 }
 
-/* Lane `lane` of the digits a[0..d) into v (mpz, normalised). */
-static void v8_get(mpz_t v, uint64_t (*a)[V8_LANES], unsigned d, unsigned lane)
+/* The d digits at a[0], a[stride], a[2 stride], ... into v (mpz, normalised):
+ * one lane of the eight-lane vectors (stride V8_LANES), or a number across
+ * the lanes (stride 1). */
+static void digits_get(mpz_t v, const uint64_t *a, size_t stride, unsigned d)
 {
     mp_size_t nl = (mp_size_t)((52 * d + 63) / 64);
     mp_limb_t *l = mpz_limbs_write(v, nl);
     mpn_zero(l, nl);
     for (unsigned j = 0; j < d; j++) {
-        uint64_t g = a[j][lane];
+        uint64_t g = a[j * stride];
         unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
         l[w] |= g << off;
         if (off > 12)
@@ -155,13 +155,25 @@ static void v8_get(mpz_t v, uint64_t (*a)[V8_LANES], unsigned d, unsigned lane)
     mpz_limbs_finish(v, nl);
 }
 
-/* Lane `lane` of a[0..d) = the value v (< 2^(52 d)). */
-static void v8_set(uint64_t (*a)[V8_LANES], unsigned d, unsigned lane, const mpz_t v)
+/* a[0], a[stride], ... (d digits) = the value v (< 2^(52 d)). */
+static void digits_set(uint64_t *a, size_t stride, unsigned d, const mpz_t v)
 {
     const mp_limb_t *l = mpz_limbs_read(v);
     mp_size_t nl = (mp_size_t)mpz_size(v);
     for (unsigned j = 0; j < d; j++)
-        a[j][lane] = digit52(l, nl, j);
+        a[j * stride] = digit52(l, nl, j);
+}
+
+/* Lane `lane` of the digits a[0..d) into v. */
+static void v8_get(mpz_t v, uint64_t (*a)[V8_LANES], unsigned d, unsigned lane)
+{
+    digits_get(v, &a[0][lane], V8_LANES, d);
+}
+
+/* Lane `lane` of a[0..d) = the value v (< 2^(52 d)). */
+static void v8_set(uint64_t (*a)[V8_LANES], unsigned d, unsigned lane, const mpz_t v)
+{
+    digits_set(&a[0][lane], V8_LANES, d, v);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -271,29 +283,6 @@ static void v8_mul(struct v8 *v, uint64_t (*r)[V8_LANES], uint64_t (*a)[V8_LANES
         v8_mul_mem(v, r, a, b);
 }
 
-/* a and b = x's lanes picked by the lane indices ia and ib (lucas_v8()). */
-V8_TARGET static void v8_pick(struct v8 *v, const long long *ia, const long long *ib)
-{
-    const __m512i pa = _mm512_loadu_si512(ia), pb = _mm512_loadu_si512(ib);
-    for (unsigned j = 0; j < v->d; j++) {
-        __m512i x = _mm512_load_si512(v->x[j]);
-        _mm512_store_si512(v->a[j], _mm512_permutexvar_epi64(pa, x));
-        _mm512_store_si512(v->b[j], _mm512_permutexvar_epi64(pb, x));
-    }
-}
-
-/* x += c, digits renormalised (x < 2n and c <= 2n: below 4n after). */
-V8_TARGET static void v8_add_c(struct v8 *v)
-{
-    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52);
-    __m512i carry = _mm512_setzero_si512();
-    for (unsigned j = 0; j < v->d; j++) {
-        __m512i s = _mm512_add_epi64(_mm512_add_epi64(_mm512_load_si512(v->x[j]), _mm512_load_si512(v->c[j])), carry);
-        _mm512_store_si512(v->x[j], _mm512_and_si512(s, mask));
-        carry = _mm512_srli_epi64(s, 52);
-    }
-}
-
 /* x = 2x in the lanes of `lanes` (x < 2n there: below 4n after). */
 V8_TARGET static void v8_double(struct v8 *v, __mmask8 lanes)
 {
@@ -317,17 +306,121 @@ static void v8_double(struct v8 *v, unsigned char lanes)
     (void)v, (void)lanes;
     abort();
 }
-static void v8_pick(struct v8 *v, const long long *ia, const long long *ib)
+#endif
+
+/* ---- one 20-digit residue across the lanes (the Lucas test) ---------------
+ *
+ * The Lucas test has one candidate, so eight candidates a product (above)
+ * does not fit it. Here one residue of 20 digits of 52 bits lies across three
+ * vectors, digit j in lane j (lanes 20-23 zero), and the two products of a
+ * ladder step run together (d20_mul2()): the word-by-word Montgomery product
+ * of the eight-lane code, a row per digit b_i of b (a b_i, then m n with m =
+ * t_0 k0 mod 2^52 clearing the lowest digit t_0, then everything one lane
+ * down). High halves go one digit up: they are multiply-added from copies of
+ * a and n shifted up one lane, into the row's own lanes. The next row's m
+ * waits only on the lowest digit, so that digit is kept on the scalar side:
+ * the digit above it as it stood before m's row (read from the vector, whose
+ * rows then run off the critical path) plus m's share of it, from two scalar
+ * products. Same bounds as v8_mul(): inputs below 4n, outputs below 2n, here
+ * plus a constant c <= 2n, digits renormalised. ~105 ns a step against ~230
+ * for the two lanes of an eight-lane product it replaced (docs/prime.md). */
+#define D20_DIGITS 20
+#define D20_LANES  24 /* three vectors */
+
+struct d20 {
+    _Alignas(64) uint64_t n[D20_LANES];  /* the modulus */
+    _Alignas(64) uint64_t nu[D20_LANES]; /* n one lane up: n_j in lane j + 1 */
+    uint64_t k0;                         /* -1/n mod 2^52 */
+};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LO52(x, y) (((x) * (y)) & V8_MASK52)
+#define HI52(x, y) ((uint64_t)(((unsigned __int128)(x) * (y)) >> 52))
+
+/* x's digits below 2^52 (carries up until no lane holds more). */
+V8_TARGET static inline __attribute__((always_inline)) void d20_carry(__m512i *x)
 {
-    (void)v, (void)ia, (void)ib;
-    abort();
+    const __m512i mask = _mm512_set1_epi64((long long)V8_MASK52), zero = _mm512_setzero_si512();
+    while (_mm512_cmpgt_epu64_mask(x[0], mask) | _mm512_cmpgt_epu64_mask(x[1], mask) |
+           _mm512_cmpgt_epu64_mask(x[2], mask)) {
+        __m512i c0 = _mm512_srli_epi64(x[0], 52), c1 = _mm512_srli_epi64(x[1], 52), c2 = _mm512_srli_epi64(x[2], 52);
+        x[0] = _mm512_add_epi64(_mm512_and_si512(x[0], mask), _mm512_alignr_epi64(c0, zero, 7));
+        x[1] = _mm512_add_epi64(_mm512_and_si512(x[1], mask), _mm512_alignr_epi64(c1, c0, 7));
+        x[2] = _mm512_add_epi64(_mm512_and_si512(x[2], mask), _mm512_alignr_epi64(c2, c1, 7));
+    }
 }
-static void v8_add_c(struct v8 *v)
+
+/* r1 = a1 b1 / R + c1 and r2 = a2 b2 / R + c2 mod m->n (R = 2^1040), each
+ * below 4n for a, b < 4n and c <= 2n; r may be a or b (written last). */
+V8_TARGET static void d20_mul2(const struct d20 *m, uint64_t *r1, const uint64_t *a1, const uint64_t *b1,
+                               const uint64_t *c1, uint64_t *r2, const uint64_t *a2, const uint64_t *b2,
+                               const uint64_t *c2)
 {
-    (void)v;
-    abort();
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i x[3], y[3], xa[3], ya[3], xu[3], yu[3], n[3], nu[3];
+    for (int k = 0; k < 3; k++) {
+        x[k] = y[k] = zero;
+        xa[k] = _mm512_load_si512(a1 + 8 * k);
+        ya[k] = _mm512_load_si512(a2 + 8 * k);
+        n[k] = _mm512_load_si512(m->n + 8 * k);
+        nu[k] = _mm512_load_si512(m->nu + 8 * k);
+    }
+    for (int k = 0; k < 3; k++) { /* a one lane up */
+        xu[k] = _mm512_alignr_epi64(xa[k], k ? xa[k - 1] : zero, 7);
+        yu[k] = _mm512_alignr_epi64(ya[k], k ? ya[k - 1] : zero, 7);
+    }
+    const uint64_t k0 = m->k0, n0 = m->n[0], n1 = m->n[1];
+    uint64_t tx = LO52(a1[0], b1[0]), ty = LO52(a2[0], b2[0]); /* the lowest digit */
+#pragma GCC unroll 20
+    for (int i = 0; i < D20_DIGITS; i++) {
+        const __m512i bx = _mm512_set1_epi64((long long)b1[i]), by = _mm512_set1_epi64((long long)b2[i]);
+        for (int k = 0; k < 3; k++) { /* + a b_i, summed apart so that x waits only for the add */
+            x[k] = _mm512_add_epi64(x[k], _mm512_madd52hi_epu64(_mm512_madd52lo_epu64(zero, xa[k], bx), xu[k], bx));
+            y[k] = _mm512_add_epi64(y[k], _mm512_madd52hi_epu64(_mm512_madd52lo_epu64(zero, ya[k], by), yu[k], by));
+        }
+        const uint64_t mx = (tx * k0) & V8_MASK52, my = (ty * k0) & V8_MASK52;
+        if (i + 1 < D20_DIGITS) { /* the next lowest digit: digit 1 now, m's share, t_0's carry, a_0 b_i+1 */
+            uint64_t ux = (uint64_t)_mm_extract_epi64(_mm512_castsi512_si128(x[0]), 1);
+            uint64_t uy = (uint64_t)_mm_extract_epi64(_mm512_castsi512_si128(y[0]), 1);
+            uint64_t cx = (tx + LO52(n0, mx)) >> 52, cy = (ty + LO52(n0, my)) >> 52;
+            tx = ux + LO52(n1, mx) + HI52(n0, mx) + cx + LO52(a1[0], b1[i + 1]);
+            ty = uy + LO52(n1, my) + HI52(n0, my) + cy + LO52(a2[0], b2[i + 1]);
+        } else { /* the last carry, for digit 20 (lane 0 after the shift) */
+            tx = (tx + LO52(n0, mx)) >> 52;
+            ty = (ty + LO52(n0, my)) >> 52;
+        }
+        const __m512i mvx = _mm512_set1_epi64((long long)mx), mvy = _mm512_set1_epi64((long long)my);
+        for (int k = 0; k < 3; k++) {
+            x[k] = _mm512_add_epi64(_mm512_madd52lo_epu64(x[k], n[k], mvx), _mm512_madd52hi_epu64(zero, nu[k], mvx));
+            y[k] = _mm512_add_epi64(_mm512_madd52lo_epu64(y[k], n[k], mvy), _mm512_madd52hi_epu64(zero, nu[k], mvy));
+        }
+        for (int k = 0; k < 3; k++) { /* one lane down; lane 0 (kept on the scalar side) drops out */
+            x[k] = _mm512_alignr_epi64(k < 2 ? x[k + 1] : zero, x[k], 1);
+            y[k] = _mm512_alignr_epi64(k < 2 ? y[k + 1] : zero, y[k], 1);
+        }
+    }
+    x[0] = _mm512_add_epi64(x[0], _mm512_maskz_set1_epi64(1, (long long)tx));
+    y[0] = _mm512_add_epi64(y[0], _mm512_maskz_set1_epi64(1, (long long)ty));
+    for (int k = 0; k < 3; k++) {
+        x[k] = _mm512_add_epi64(x[k], _mm512_load_si512(c1 + 8 * k));
+        y[k] = _mm512_add_epi64(y[k], _mm512_load_si512(c2 + 8 * k));
+    }
+    d20_carry(x);
+    d20_carry(y);
+    for (int k = 0; k < 3; k++) {
+        _mm512_store_si512(r1 + 8 * k, x[k]);
+        _mm512_store_si512(r2 + 8 * k, y[k]);
+    }
+}
+#else
+static void d20_mul2(const struct d20 *m, uint64_t *r1, const uint64_t *a1, const uint64_t *b1, const uint64_t *c1,
+                     uint64_t *r2, const uint64_t *a2, const uint64_t *b2, const uint64_t *c2)
+{
+    (void)m, (void)r1, (void)a1, (void)b1, (void)c1, (void)r2, (void)a2, (void)b2, (void)c2;
+    abort(); /* v8_supported() is false */
 }
 #endif
+
 
 struct prime_state {
     flint_rand_t rnd;     /* owned; its gmp_state is seeded at create */
@@ -733,55 +826,49 @@ static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const
     return 0;
 }
 
-/* lucas_aes()'s ladder on the vector unit, for n of 20 digits (where
- * v8_mul_20() makes one vector product cost about one scalar one): a bit's
- * two products (V_k V_k+1, and V_k^2 or V_k+1^2) are independent, so they
- * are lanes 0 and 1 of one product (the other lanes compute copies); lane 0
- * then holds V_2k+1 + 2n - P and lane 1 V_2k or V_2k+2 + 2n - 2 (Montgomery
- * form, below 4n), and the next bit picks its operands from them with a
- * lane permutation. The checks after the ladder run on mpz. Same answers as
- * the scalar ladder; -1 when `stop` says so. */
-static int lucas_v8(struct prime_state *st, const mpz_t n, unsigned long p, const struct stop *stop)
+/* lucas_aes()'s ladder on the vector unit, for n of 20 digits: a bit's two
+ * products (V_k V_k+1, and V_k^2 or V_k+1^2) are independent, so they are
+ * d20_mul2()'s pair, each then plus 2n - P R or 2n - 2 R (Montgomery form,
+ * below 4n). The checks after the ladder run on mpz. Same answers as the
+ * scalar ladder; -1 when `stop` says so. */
+static int lucas_d20(struct prime_state *st, const mpz_t n, unsigned long p, const struct stop *stop)
 {
-    struct v8 *v = st->v8;
-    unsigned dg = v8_digits(mpz_sizeinbase(n, 2));
-    v->d = dg;
-    mp_limb_t k0 = -limb_inverse(mpz_getlimbn(n, 0)) & V8_MASK52;
-    memset(v->e, 0, sizeof(v->e[0]) * dg);
-    for (unsigned j = 0; j < V8_LANES; j++) {
-        v->k0[j] = k0;
-        v->e[0][j] = 1;
-        v8_set(v->n, dg, j, n);
-        /* lane 0: P R mod n, and 2n - P R; lane 1 (and the copies): 2 R mod n, 2n - 2 R */
-        unsigned long c = j == 0 ? p : 2;
-        mpz_set_ui(st->x, c);
-        mpz_mul_2exp(st->x, st->x, 52ul * dg);
-        mpz_tdiv_r(st->x, st->x, n);
-        v8_set(v->x, dg, j, st->x);
-        mpz_mul_2exp(st->d, n, 1);
-        mpz_sub(st->x, st->d, st->x);
-        v8_set(v->c, dg, j, st->x);
-    }
-    /* n + 1 = d 2^s; (V_k, V_k+1) = (lane 1, lane 0) after a 0 bit, (lane 0,
-     * lane 1) after a 1 bit; (V_0, V_1) = (2, P) reads as after a 0 bit */
+    struct d20 m;
+    _Alignas(64) uint64_t v[D20_LANES], w[D20_LANES], cp[D20_LANES], c2[D20_LANES], one[D20_LANES];
+    memset(&m, 0, sizeof(m));
+    digits_set(m.n, 1, D20_LANES, n);
+    digits_set(m.nu + 1, 1, D20_LANES - 1, n);
+    m.k0 = -limb_inverse(mpz_getlimbn(n, 0)) & V8_MASK52;
+    memset(one, 0, sizeof(one));
+    one[0] = 1;
+    mpz_mul_2exp(st->d, n, 1); /* 2n */
+    mpz_set_ui(st->x, 2);
+    mpz_mul_2exp(st->x, st->x, 52ul * D20_DIGITS);
+    mpz_tdiv_r(st->x, st->x, n); /* 2 R mod n = V_0 */
+    digits_set(v, 1, D20_LANES, st->x);
+    mpz_sub(st->x, st->d, st->x);
+    digits_set(c2, 1, D20_LANES, st->x);
+    mpz_set_ui(st->x, p);
+    mpz_mul_2exp(st->x, st->x, 52ul * D20_DIGITS);
+    mpz_tdiv_r(st->x, st->x, n); /* P R mod n = V_1 */
+    digits_set(w, 1, D20_LANES, st->x);
+    mpz_sub(st->x, st->d, st->x);
+    digits_set(cp, 1, D20_LANES, st->x);
+    /* n + 1 = d 2^s; (v, w) = (V_k, V_k+1) from (V_0, V_1) along d's bits */
     mpz_add_ui(st->nm1, n, 1);
     mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
     mpz_tdiv_q_2exp(st->d, st->nm1, s);
-    int prev = 0;
     for (size_t i = mpz_sizeinbase(st->d, 2); i-- > 0;) {
         if ((i & STOP_EVERY) == 0 && stopped(stop))
             return -1;
-        int bit = mpz_tstbit(st->d, i);
-        long long vi = prev ? 0 : 1, wi = 1 - vi, sq = bit ? wi : vi;
-        const long long ia[V8_LANES] = {vi, sq, vi, vi, vi, vi, vi, vi};
-        const long long ib[V8_LANES] = {wi, sq, wi, wi, wi, wi, wi, wi};
-        v8_pick(v, ia, ib);
-        v8_mul(v, v->x, v->a, v->b);
-        v8_add_c(v);
-        prev = bit;
+        if (mpz_tstbit(st->d, i))
+            d20_mul2(&m, v, v, w, cp, w, w, w, c2); /* V_2k+1 = V_k V_k+1 - P, V_2k+2 = V_k+1^2 - 2 */
+        else
+            d20_mul2(&m, w, v, w, cp, v, v, v, c2); /* V_2k+1, V_2k = V_k^2 - 2 */
     }
-    v8_mul(v, v->x, v->x, v->e); /* out of Montgomery form (below n + 1) */
-    v8_get(st->x, v->x, dg, prev ? 0 : 1); /* V_d */
+    memset(cp, 0, sizeof(cp));
+    d20_mul2(&m, v, v, one, cp, w, w, one, cp); /* out of Montgomery form (below 2n) */
+    digits_get(st->x, v, 1, D20_DIGITS);         /* V_d */
     if (mpz_cmp(st->x, n) >= 0)
         mpz_sub(st->x, st->x, n);
     mpz_sub_ui(st->nm1, n, 2);
@@ -821,7 +908,7 @@ static int lucas_aes(struct prime_state *st, const mpz_t n, const struct stop *s
             return mpz_cmp_ui(n, p * p - 4) <= 0 && n_is_prime(mpz_get_ui(n));
     }
     if (st->vector && v8_digits(mpz_sizeinbase(n, 2)) == 20)
-        return lucas_v8(st, n, p, stop);
+        return lucas_d20(st, n, p, stop);
     struct mont m = mont_of(st, n);
     mp_size_t nn = m.nn;
     mp_limb_t *v = st->lv, *w = st->lw, *two = st->l2, *pr = st->lp;
