@@ -18,9 +18,11 @@ io        io_uring vs epoll: /healthz at -c200, /example at -c50, and syscalls p
           (strace -c -f over a separate short run, so strace's cost is not in the rates).
 scrape    /healthz at -c200 with and without a client scraping /metrics every 100 ms.
 engine    the prime engines, flint vs sieve: /example at -c50 on all cores.
-split     one prime search split across idle workers (--prime-split on) vs steal without it
-          and inline: /example at -c1, -c2, -c3 (latency: mean, p50, p90, p99) and at -c50,
-          -c200 (saturation: req/s), with the ratios of split to unsplit steal; --baseline PATH
+split     one prime search split across idle workers (--prime-split on) vs steal without it,
+          inline and one worker (--threads 1, a single core's figures): /example at -c1, -c2, -c3
+          (latency: mean, p50, p90, p99) and at -c50, -c200 (saturation: req/s), with the ratios
+          of split to unsplit steal and to one worker (at -c1 the lone request's latency on all
+          workers over a single core's); --baseline PATH
           adds steal and steal+split of another binary (an older build) and their ratios;
           --conns LIST picks the loads (default 1,2,3,50,200); --skewed LIST runs those loads
           again with every connection on worker 0 (--listeners 1). Besides the medians of
@@ -359,7 +361,8 @@ def main():
     elif a.what == "split":
         targets = [("inline", ["--dispatch", "inline"], {}),
                    ("steal", ["--dispatch", "steal", "--prime-split", "off"], {}),
-                   ("steal+split", ["--dispatch", "steal", "--prime-split", "on"], {})]
+                   ("steal+split", ["--dispatch", "steal", "--prime-split", "on"], {}),
+                   ("one worker", ["--threads", "1"], {})]
         if a.baseline and not os.access(a.baseline, os.X_OK):
             sys.exit("modes split: --baseline %s is not an executable" % a.baseline)
         if a.baseline:
@@ -377,7 +380,7 @@ def main():
                              "%d" % sum(r["failures"] + r["non2xx"] for r in rs), "%.0f" % med(rs, "cpu_pct")])
         bench.print_table("Split prime search: /example (1000-bit), 2 workers, medians of %d rounds" % a.rounds,
               ["load", "mode", "req/s", "mean ms", "p50 ms", "p90 ms", "p99 ms", "server failures", "CPU %"], rows)
-        pairs = [("steal+split", "steal")]
+        pairs = [("steal+split", "steal"), ("steal+split", "one worker")]
         if a.baseline:
             pairs += [("steal+split", "baseline steal+split"), ("steal", "baseline steal"),
                       ("baseline steal+split", "baseline steal")]
