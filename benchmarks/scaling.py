@@ -30,7 +30,9 @@ and it has no speedup or efficiency.
 Modes: --modes runs the same binary with the default flags (default), `--dispatch inline`
 (inline) and `--prime-split off` (split-off), interleaved per round (A B A B), medians shown,
 with each mode's req/s over the first mode's. --overload then runs benchmarks/openloop on
-/example at --overload-factor (default 2) times each mode's measured capacity at that N: the
+/example at --overload-factor (default 2) times the highest capacity any primed mode measured at
+that N, the same rate for every mode (each at its own capacity's multiple would load a mode that
+measured higher harder, and the p99 follows the rate: the backlog grows at rate - service rate): the
 p99 of the answered requests and the oldest request served (openloop's max latency, from each
 request's scheduled start), with the client timeouts and the requests it could not send.
 Results: --out DIR (default benchmarks/results/scaling-<UTC>/; in a bundle results/<UTC>/)
@@ -311,15 +313,17 @@ def sweep(args, plan):
 
 
 def overload(args, plan, summary):
-    """Open loop on /example at --overload-factor times each primed mode's capacity at each N."""
+    """Open loop on /example at --overload-factor times the highest primed mode's capacity at each
+    N: one rate for every mode at that N."""
     out = []
     cap = {(s["server"], s["n"]): s["rps_med"] for s in summary if s["path"] == "/example"}
     for n, scpus, lcpus in plan:
+        best = max((cap.get((name, n)) or 0 for name, *_ in targets(args, "/example")), default=0)
         for r in range(args.rounds):
             for name, kind, binary, flags in targets(args, "/example"):
                 if not cap.get((name, n)):
                     continue
-                rate = args.overload_factor * cap[(name, n)]
+                rate = args.overload_factor * best
                 log("overload /example N=%d %s at %.0f req/s round %d" % (n, name, rate, r + 1))
                 row = {"server": name, "n": n, "round": r + 1, "capacity_rps": cap[(name, n)], "rate": rate}
                 try:
@@ -422,7 +426,7 @@ def table_list(data):
                           fmt(med([r["p50_ms"] for r in rs]), "%.1f"), fmt(med([r["p99_ms"] for r in rs]), "%.1f"),
                           fmt(med([r["max_ms"] for r in rs]), "%.1f"), sum(r["timeouts"] for r in rs),
                           sum(r["unsent"] for r in rs), sum(r["refused"] + r["reset"] for r in rs)])
-        out.append({"title": "Overload: /example open loop at %g× each mode's capacity, medians of %d round(s)" % (
+        out.append({"title": "Overload: /example open loop at %g× the best mode's capacity (one rate for all at an N), medians of %d round(s)" % (
             data["config"]["overload_factor"], data["config"]["rounds"]), "header": OVERLOAD_COLUMNS, "rows": cells,
             "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
                     "longest any answered request waited."})
@@ -599,7 +603,7 @@ def parse(argv):
                     help="allow N = every CPU, the loader on all of them beside the server (no speedup)")
     ap.add_argument("--overload", action="store_true", help="open loop on /example at --overload-factor x capacity")
     ap.add_argument("--overload-factor", type=float, default=2.0, metavar="F",
-                    help="the open loop's rate over each mode's capacity (default 2)")
+                    help="the open loop's rate over the best mode's capacity at each N (default 2)")
     ap.add_argument("--overload-duration", type=int, help="seconds of each open-loop run (default --duration)")
     ap.add_argument("--openloop", help="the openloop binary (default: the build's, else built with cc)")
     ap.add_argument("--loader-limit", type=float, default=None,
