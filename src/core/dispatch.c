@@ -16,16 +16,16 @@
 
 #if PRIMED_HAVE_STEAL
 static void wake_helpers(struct dispatch *d);
-static bool worth_sharing(struct dispatch *d, bool stolen);
+static bool worth_sharing(struct dispatch *d, const struct dispatch *owner);
 #endif
 
-/* Runs a job here; stolen: it is a peer's, handed to us. */
-static int run_job(struct dispatch *d, unsigned size, bool stolen)
+/* Runs a job here; owner: the peer whose job we took, or NULL for our own. */
+static int run_job(struct dispatch *d, unsigned size, const struct dispatch *owner)
 {
     uint64_t t0 = clock_thread_cpu_ns();
     int r;
 #if PRIMED_HAVE_STEAL
-    if (d->share && worth_sharing(d, stolen)) {
+    if (d->share && worth_sharing(d, owner)) {
         atomic_store_explicit(&d->sharing, true, memory_order_seq_cst); /* before the sleeping flags (Dekker) */
         wake_helpers(d);
         r = d->work->run_shared(d->state, d->share, size);
@@ -91,12 +91,13 @@ void dispatch_fini(struct dispatch *d)
 bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag, unsigned bits, int *result)
 {
 #if PRIMED_HAVE_STEAL
-    if (d->share && d->tasks_out == 0 && worth_sharing(d, false)) {
+    if (d->share && d->tasks_out == 0 && worth_sharing(d, NULL)) {
         /* idle peers and nothing queued anywhere: run it here, shared, and
          * wake the peers to help. Queued, it would go to a woken thief and
          * its answer come back to us: two more wake-ups on the critical path
          * (docs/architecture.md) */
-        *result = run_job(d, bits, false);
+        *result = run_job(d, bits, NULL);
+        atomic_store_explicit(&d->answered_ns, clock_mono_ns(), memory_order_relaxed);
         return true;
     }
     if (d->steal) {
@@ -107,7 +108,7 @@ bool dispatch_submit(struct dispatch *d, struct dispatch_job *job, uint64_t tag,
 #endif
     (void)job;
     (void)tag;
-    *result = run_job(d, bits, false);
+    *result = run_job(d, bits, NULL);
     return true;
 }
 
@@ -211,25 +212,39 @@ static bool wake_one_thief(struct dispatch *d)
     return false;
 }
 
+/* A peer that answered a request of its own less than this long ago is
+ * likely to be sent its next one within a round trip (a client on a
+ * keep-alive connection: -c2 and -c3 on two workers), asleep or not: sharing
+ * with it would cost its next request a piece's wait and the job the
+ * split's extra ladders for nothing (docs/architecture.md). */
+#define QUIET_NS 1000000u /* 1 ms */
+
+static bool quiet(const struct dispatch *o, uint64_t now)
+{
+    uint64_t a = atomic_load_explicit(&o->answered_ns, memory_order_relaxed);
+    return a <= now && now - a >= QUIET_NS;
+}
+
 /* Whether to share the job about to run: only when no other job waits
- * anywhere (every deque empty, our wait queue too) and a peer is idle to
- * help: asleep, waiting out a hand-off, or the owner of this very job (it
- * queued the job for us, so it has nothing of its own to run; it may not
- * have announced its nap yet). A loaded machine runs every job whole:
+ * anywhere (every deque empty, our wait queue too) and a quiet peer is idle
+ * to help: asleep, waiting out a hand-off, or the owner of this very job
+ * (it queued the job for us, so it has nothing of its own to run; it may
+ * not have announced its nap yet). A loaded machine runs every job whole:
  * sharing costs the owner its sieve's hand-offs, and pays only when the
  * helpers had nothing else to do. Relaxed reads: a stale answer costs one
  * job run whole or shared, never a wrong one. */
-static bool worth_sharing(struct dispatch *d, bool stolen)
+static bool worth_sharing(struct dispatch *d, const struct dispatch *owner)
 {
     if (!fifo_empty(&d->waitq))
         return false;
-    bool idle = stolen;
+    uint64_t now = clock_mono_ns();
+    bool idle = owner && quiet(owner, now);
     for (unsigned i = 0; i < d->npeers; i++) {
         struct dispatch *o = d->peers[i];
         if (wsq_size(&o->q) > 0)
             return false;
         if (o != d && (atomic_load_explicit(&o->sleeping, memory_order_relaxed) ||
-                       atomic_load_explicit(&o->napping, memory_order_relaxed)))
+                       atomic_load_explicit(&o->napping, memory_order_relaxed)) && quiet(o, now))
             idle = true;
     }
     return idle;
@@ -299,6 +314,7 @@ static bool steal_cancel(struct dispatch *d, struct dispatch_job *job)
 /* One of our tasks is back (run here or by a thief): free it, answer it. */
 static void task_done(struct dispatch *d, struct task *t)
 {
+    atomic_store_explicit(&d->answered_ns, clock_mono_ns(), memory_order_relaxed);
     d->tasks_out--;
     t->next = d->task_free;
     d->task_free = t;
@@ -370,7 +386,7 @@ static bool run_one_task(struct dispatch *d)
     if (atomic_load_explicit(&t->cancelled, memory_order_relaxed))
         t->result = -ECANCELED; /* the client reset while it waited */
     else
-        t->result = run_job(d, t->bits, stolen);
+        t->result = run_job(d, t->bits, stolen ? d->peers[t->owner] : NULL);
     if (!stolen) {
         task_done(d, t);
         unthrottle(d);

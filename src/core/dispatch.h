@@ -136,6 +136,7 @@ struct dispatch {
     _Alignas(64) _Atomic int sleeping;            /* 1 while blocked in io_wait with nothing to do */
     _Atomic bool sharing;                         /* our job is split: peers, help */
     _Atomic int napping;                          /* 1 while waiting out a hand-off (split only) */
+    _Atomic uint64_t answered_ns;                 /* steal: when we last answered a job of ours (worth_sharing()) */
 };
 
 /* Sets d up for mode with a pool of queue_max tasks (steal); split: offer

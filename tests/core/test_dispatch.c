@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "build_info.h"
+#include "clock.h"
 #include "dispatch.h"
 
 #include <sys/eventfd.h>
@@ -216,6 +217,52 @@ static bool b_was_woken(void)
     return read(io_b.wake_fd, &n, sizeof(n)) == sizeof(n);
 }
 
+/* A peer that answered a job of its own less than 1 ms ago (QUIET_NS) is
+ * about to be sent its next request (-c2, -c3): a job is not shared with it,
+ * asleep or not; once it has been quiet that long, it is. */
+Test(dispatch, split_leaves_out_a_peer_that_just_answered)
+{
+#if PRIMED_HAVE_STEAL
+    make_pair();
+    struct dispatch_job j1 = {0};
+    int result = 0;
+    /* b asleep, but it answered a job of its own just now: a's job is
+     * queued whole, b woken to take it as a thief */
+    atomic_store(&pb.sleeping, 1);
+    atomic_store(&pb.answered_ns, clock_mono_ns());
+    cr_assert(!dispatch_submit(&pa, &j1, 1, 10, &result), "b just answered: queued, not run here shared");
+    cr_assert(b_was_woken(), "b is woken to take the task");
+    pa.handoff_until_ns = 0;
+    dispatch_poll(&pa);
+    cr_assert_eq(ndone, 1);
+    cr_assert_eq(shared_runs, 0, "a peer that just answered does not help");
+    /* b quiet for 2 ms: run at once, shared */
+    atomic_store(&pb.sleeping, 1);
+    atomic_store(&pb.answered_ns, clock_mono_ns() - 2000000u);
+    cr_assert(dispatch_submit(&pa, &j1, 2, 10, &result), "run at once, here");
+    cr_assert_eq(shared_runs, 1, "a quiet idle peer helps");
+    cr_assert(b_was_woken());
+    /* a job b takes from a that answered just now (it did, above): whole */
+    atomic_store(&pb.sleeping, 0);
+    cr_assert(!dispatch_submit(&pa, &j1, 3, 10, &result));
+    dispatch_poll(&pb);
+    cr_assert_eq(stats_steals(&sb), 1);
+    cr_assert_eq(shared_runs, 1, "stolen from an owner that just answered: whole");
+    dispatch_poll(&pa);
+    cr_assert_eq(ndone, 2, "the owner answers it");
+    /* the same with a quiet owner: shared */
+    atomic_store(&pa.answered_ns, clock_mono_ns() - 2000000u);
+    cr_assert(!dispatch_submit(&pa, &j1, 4, 10, &result));
+    dispatch_poll(&pb);
+    cr_assert_eq(shared_runs, 2, "stolen from a quiet owner: shared");
+    dispatch_poll(&pa);
+    cr_assert_eq(ndone, 3);
+    close(io_b.wake_fd);
+#else
+    cr_skip_test("built without work stealing");
+#endif
+}
+
 /* The split policy: a job is shared only when nothing else waits anywhere
  * and a peer is idle to help; an idle peer runs one piece of a shared job. */
 Test(dispatch, split_shares_only_with_an_idle_peer_and_nothing_waiting)
@@ -257,9 +304,11 @@ Test(dispatch, split_shares_only_with_an_idle_peer_and_nothing_waiting)
     dispatch_poll(&pa);
     cr_assert_eq(ndone, 3);
     cr_assert_eq(done_tags[2], 4);
-    /* a job b takes from a (a handed it over): shared, its owner helps */
+    /* a job b takes from a (a handed it over, quiet for a while): shared,
+     * its owner helps */
     atomic_store(&pb.sleeping, 0);
     atomic_store(&pa.sleeping, 0);
+    atomic_store(&pa.answered_ns, 0);
     cr_assert(!dispatch_submit(&pa, &j1, 5, 10, &result));
     dispatch_poll(&pb);
     cr_assert_eq(shared_runs, 2, "stolen with nothing else waiting: shared");
