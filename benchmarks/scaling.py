@@ -3,7 +3,7 @@
 
     benchmarks/scaling [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
                        [--conns-example C] [--conns-healthz C] [--warmup S] [--duration S] [--rounds N]
-                       [--peers nginx,h2o|none] [--share-loader] [--overload] [--overload-factor F] [--bin PATH]
+                       [--peers nginx,h2o|none] [--share-loader] [--overload] [--overload-factor F] [--lone] [--bin PATH]
                        [--loader-limit PCT] [--quiet-wait S] [--out DIR]
     benchmarks/scaling --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
     benchmarks/scaling --bundle DIR [--bin PATH]
@@ -35,6 +35,9 @@ that N, the same rate for every mode (each at its own capacity's multiple would 
 measured higher harder, and the p99 follows the rate: the backlog grows at rate - service rate): the
 p99 of the answered requests and the oldest request served (openloop's max latency, from each
 request's scheduled start), with the client timeouts and the requests it could not send.
+--lone then sends /example one request at a time (wrk, one connection, on the first loader CPU)
+to each primed mode at each N: the lone request's mean, p50 and p99 latency and its mean over the
+same mode's at N=1 (what the split search buys a request that finds the other cores idle).
 Results: --out DIR (default benchmarks/results/scaling-<UTC>/; in a bundle results/<UTC>/)
 gets scaling.json (meta, every run, the summary, the overload runs), scaling.md (the tables),
 scaling-<path>.png (speedup with the ideal line, when gnuplot is there) and report.html; a DIR
@@ -80,6 +83,7 @@ LOADER_LIMIT = 90.0
 GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
 # what a bundle takes from benchmarks/lib: the scripts' package (whole) and the wrk script spawn.py names
 LIB_FILES = ("primedlab", "wrk_report.lua")
+LONE_COLUMNS = ["server", "N", "req/s", "mean ms", "p50 ms", "p99 ms", "÷ N=1 (mean)", "errors", "note"]
 COLUMNS = ["server", "N", "conns", "req/s", "speedup", "efficiency", "server CPU µs/req", "p50 ms", "p99 ms",
            "loader CPU %", "errors", "note"]
 OVERLOAD_COLUMNS = ["server", "N", "rate req/s", "answered %", "p50 ms", "p99 ms (answered)",
@@ -340,6 +344,36 @@ def overload(args, plan, summary):
     return out
 
 
+def lone(args, plan):
+    """/example at -c1 (one wrk thread and connection, on the first loader CPU) against each
+    primed mode at each N: the lone request's latency."""
+    out = []
+    for n, scpus, lcpus in plan:
+        for r in range(args.rounds):
+            for name, kind, binary, flags in targets(args, "/example"):
+                log("lone /example N=%d c1: %s round %d" % (n, name, r + 1))
+                row = {"server": name, "n": n, "round": r + 1, "loader_shared": scpus == lcpus}
+                try:
+                    srv = Server(kind, binary, scpus, n, flags)
+                    try:
+                        url = "http://127.0.0.1:%d/example" % srv.port
+                        if args.warmup > 0:
+                            bench.run_wrk(url, 1, args.warmup, 1, 30, cpus=lcpus[:1], timeout=args.warmup + 60)
+                        st, text, _ = bench.run_wrk(url, 1, args.duration, 1, 30, cpus=lcpus[:1],
+                                                    timeout=args.duration + 60)
+                    finally:
+                        srv.stop()
+                    if st is None:
+                        raise RuntimeError("wrk gave no stats: " + text[-300:])
+                    row.update({"rps": st["rps"], "requests": int(st["requests"]), "mean_ms": st["mean_us"] / 1e3,
+                                "p50_ms": st["p50_us"] / 1e3, "p99_ms": st["p99_us"] / 1e3,
+                                "errors": int(st["failures"] + st["timeouts"] + st["non2xx"])})
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    row["error"] = str(e)
+                out.append(row)
+    return out
+
+
 # ----------------------------------------------------------------------------- summary, tables
 
 def med(xs):
@@ -430,6 +464,24 @@ def table_list(data):
             data["config"]["overload_factor"], data["config"]["rounds"]), "header": OVERLOAD_COLUMNS, "rows": cells,
             "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
                     "longest any answered request waited."})
+    groups = {}
+    for r in data.get("lone") or []:
+        if "error" not in r:
+            groups.setdefault((r["server"], r["n"]), []).append(r)
+    if groups:
+        cells = []
+        for (server, n), rs in groups.items():
+            mean = med([r["mean_ms"] for r in rs])
+            one = groups.get((server, 1))
+            ratio = mean / med([r["mean_ms"] for r in one]) if one else None
+            cells.append([server, n, fmt(med([r["rps"] for r in rs]), "%.0f"), fmt(mean, "%.2f"),
+                          fmt(med([r["p50_ms"] for r in rs]), "%.2f"), fmt(med([r["p99_ms"] for r in rs]), "%.2f"),
+                          fmt(ratio, "%.2f"), sum(r["errors"] for r in rs),
+                          "loader shares the server's CPUs" if rs[0]["loader_shared"] else ""])
+        out.append({"title": "Lone request: /example at -c1, medians of %d round(s)" % data["config"]["rounds"],
+                    "header": LONE_COLUMNS, "rows": cells,
+                    "note": "One connection, one request at a time (wrk on the first loader CPU); ÷ N=1: the "
+                            "mean latency over the same mode's on one CPU."})
     return out
 
 
@@ -602,6 +654,7 @@ def parse(argv):
     ap.add_argument("--share-loader", action="store_true",
                     help="allow N = every CPU, the loader on all of them beside the server (no speedup)")
     ap.add_argument("--overload", action="store_true", help="open loop on /example at --overload-factor x capacity")
+    ap.add_argument("--lone", action="store_true", help="/example at -c1 against each primed mode at each N")
     ap.add_argument("--overload-factor", type=float, default=2.0, metavar="F",
                     help="the open loop's rate over the best mode's capacity at each N (default 2)")
     ap.add_argument("--overload-duration", type=int, help="seconds of each open-loop run (default --duration)")
@@ -689,20 +742,22 @@ def main(argv=None):
                  "bundle": bool(BUNDLE), "peers": [k for k in a.peers if a.peer_bins[k]]})
     config = {"counts": [n for n, _, _ in plan], "paths": [PATHS[p] for p in a.paths], "modes": a.modes,
               "conns_per_cpu": a.conns, "warmup_s": a.warmup, "duration_s": a.duration, "rounds": a.rounds,
-              "loader_limit": a.loader_limit, "overload_factor": a.overload_factor if a.overload else None}
+              "loader_limit": a.loader_limit, "overload_factor": a.overload_factor if a.overload else None,
+              "lone": a.lone}
     try:
         runs = sweep(a, plan)
         summary = summarise(runs, a.loader_limit)
         ov = overload(a, plan, summary) if a.overload else []
+        lo = lone(a, plan) if a.lone else []
     finally:
         stop_all()
     meta["contamination"] = quiet.describe(window.stop())
-    data = {"meta": meta, "config": config, "runs": runs, "summary": summary, "overload": ov}
+    data = {"meta": meta, "config": config, "runs": runs, "summary": summary, "overload": ov, "lone": lo}
     sys.stdout.write(tables(data))
     sys.stdout.write("\nContamination (whole run): %s\n" % meta["contamination"])
     write_results(data, out)
     log("results in %s" % out)
-    return 1 if any("error" in r for r in runs + ov) else 0
+    return 1 if any("error" in r for r in runs + ov + lo) else 0
 
 
 if __name__ == "__main__":
