@@ -419,6 +419,15 @@ def fmt(x, spec, none="–"):
     return spec % x if x is not None else none
 
 
+def by_server_n(rows):
+    """{(server, N): [rows]} of the rows (overload or lone runs) without an error, in run order."""
+    groups = {}
+    for r in rows or []:
+        if "error" not in r:
+            groups.setdefault((r["server"], r["n"]), []).append(r)
+    return groups
+
+
 def table_list(data):
     """The tables of a sweep, as report.html and scaling.md show them: [{title, header, rows,
     note}], one per path, then the overload table."""
@@ -449,10 +458,7 @@ def table_list(data):
                     "note": "Speedup: req/s over the same server's at N=1; efficiency: speedup ÷ N. A row whose "
                             "loader used more than %g %% of its CPUs is loader-bound: its req/s is a lower bound "
                             "set by the loader, not the server's rate, and it has no speedup." % limit})
-    groups = {}
-    for r in data.get("overload") or []:
-        if "error" not in r:
-            groups.setdefault((r["server"], r["n"]), []).append(r)
+    groups = by_server_n(data.get("overload"))
     if groups:
         cells = []
         for (server, n), rs in groups.items():
@@ -464,10 +470,7 @@ def table_list(data):
             data["config"]["overload_factor"], data["config"]["rounds"]), "header": OVERLOAD_COLUMNS, "rows": cells,
             "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
                     "longest any answered request waited."})
-    groups = {}
-    for r in data.get("lone") or []:
-        if "error" not in r:
-            groups.setdefault((r["server"], r["n"]), []).append(r)
+    groups = by_server_n(data.get("lone"))
     if groups:
         cells = []
         for (server, n), rs in groups.items():
