@@ -71,9 +71,10 @@ static void fill_odd_primes(void)
  * strong test's tail, one or two on average) run per lane, on mpz. Same
  * answers as strong_base2(); used where the CPU has AVX-512 IFMA (Intel since
  * Ice Lake, AMD since Zen 4) and the candidates have >= V8_MIN_BITS bits.
- * One test across its digits (d20_mul2(), below) makes one product ~2x
- * faster but eight tests ~4x slower than here: it serves the Lucas test,
- * which has one candidate. */
+ * One test across its digits (d20_mul2(), below) runs two products a step
+ * in about half the time of one eight-lane product, so eight tests that way
+ * would take about twice as long as here: it serves the Lucas test, which
+ * has one candidate. */
 #define V8_LANES    8
 #define V8_DIGITS   80  /* 52 * 80 = 4160 >= the largest n (4101 bits) + 5 */
 #define V8_MIN_BITS 200 /* below, one scalar test is cheaper than a batch: docs/prime.md */
@@ -420,7 +421,6 @@ static void d20_mul2(const struct d20 *m, uint64_t *r1, const uint64_t *a1, cons
     abort(); /* v8_supported() is false */
 }
 #endif
-
 
 struct prime_state {
     flint_rand_t rnd;     /* owned; its gmp_state is seeded at create */
@@ -826,6 +826,19 @@ static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const
     return 0;
 }
 
+/* val = c R mod n and minus = 2n - val, as digits across the lanes (st->x
+ * and st->d as scratch). */
+static void d20_const(struct prime_state *st, const mpz_t n, unsigned long c, uint64_t *val, uint64_t *minus)
+{
+    mpz_set_ui(st->x, c);
+    mpz_mul_2exp(st->x, st->x, 52ul * D20_DIGITS);
+    mpz_tdiv_r(st->x, st->x, n);
+    digits_set(val, 1, D20_LANES, st->x);
+    mpz_mul_2exp(st->d, n, 1);
+    mpz_sub(st->x, st->d, st->x);
+    digits_set(minus, 1, D20_LANES, st->x);
+}
+
 /* lucas_aes()'s ladder on the vector unit, for n of 20 digits: a bit's two
  * products (V_k V_k+1, and V_k^2 or V_k+1^2) are independent, so they are
  * d20_mul2()'s pair, each then plus 2n - P R or 2n - 2 R (Montgomery form,
@@ -841,19 +854,8 @@ static int lucas_d20(struct prime_state *st, const mpz_t n, unsigned long p, con
     m.k0 = -limb_inverse(mpz_getlimbn(n, 0)) & V8_MASK52;
     memset(one, 0, sizeof(one));
     one[0] = 1;
-    mpz_mul_2exp(st->d, n, 1); /* 2n */
-    mpz_set_ui(st->x, 2);
-    mpz_mul_2exp(st->x, st->x, 52ul * D20_DIGITS);
-    mpz_tdiv_r(st->x, st->x, n); /* 2 R mod n = V_0 */
-    digits_set(v, 1, D20_LANES, st->x);
-    mpz_sub(st->x, st->d, st->x);
-    digits_set(c2, 1, D20_LANES, st->x);
-    mpz_set_ui(st->x, p);
-    mpz_mul_2exp(st->x, st->x, 52ul * D20_DIGITS);
-    mpz_tdiv_r(st->x, st->x, n); /* P R mod n = V_1 */
-    digits_set(w, 1, D20_LANES, st->x);
-    mpz_sub(st->x, st->d, st->x);
-    digits_set(cp, 1, D20_LANES, st->x);
+    d20_const(st, n, 2, v, c2); /* V_0 = 2 */
+    d20_const(st, n, p, w, cp); /* V_1 = P */
     /* n + 1 = d 2^s; (v, w) = (V_k, V_k+1) from (V_0, V_1) along d's bits */
     mpz_add_ui(st->nm1, n, 1);
     mp_bitcnt_t s = mpz_scan1(st->nm1, 0);
