@@ -39,7 +39,7 @@ request's scheduled start), with the client timeouts and the requests it could n
 to each primed mode at each N: the lone request's mean, p50 and p99 latency and its mean over the
 same mode's at N=1 (what the split search buys a request that finds the other cores idle).
 Results: --out DIR (default benchmarks/results/scaling-<UTC>/; in a bundle results/<UTC>/)
-gets scaling.json (meta, every run, the summary, the overload runs), scaling.md (the tables),
+gets scaling.json (meta, every run, the summary, the overload and lone runs), scaling.md (the tables),
 scaling-<path>.png (speedup with the ideal line, when gnuplot is there) and report.html; a DIR
 that already holds a lab run (raw.json) gets the data in its raw.json too, and its report.html
 gains a Scaling section. --from re-renders a scaling.json (on another machine, say).
@@ -277,7 +277,8 @@ def measure(srv, path, conns, loader, warmup, duration):
     if st is None:
         raise RuntimeError("wrk gave no stats: " + out[-300:])
     n = int(st["requests"])
-    return {"rps": st["rps"], "requests": n, "p50_ms": st["p50_us"] / 1e3, "p99_ms": st["p99_us"] / 1e3,
+    return {"rps": st["rps"], "requests": n, "mean_ms": st["mean_us"] / 1e3, "p50_ms": st["p50_us"] / 1e3,
+            "p99_ms": st["p99_us"] / 1e3,
             "server_cpu_us": (c1 - c0) * 1e6 / n if n else None,
             "loader_cpu_pct": 100.0 * (l1 - l0) / (wall * len(loader)),
             "errors": int(st["failures"] + st["timeouts"] + st["non2xx"])}
@@ -356,18 +357,9 @@ def lone(args, plan):
                 try:
                     srv = Server(kind, binary, scpus, n, flags)
                     try:
-                        url = "http://127.0.0.1:%d/example" % srv.port
-                        if args.warmup > 0:
-                            bench.run_wrk(url, 1, args.warmup, 1, 30, cpus=lcpus[:1], timeout=args.warmup + 60)
-                        st, text, _ = bench.run_wrk(url, 1, args.duration, 1, 30, cpus=lcpus[:1],
-                                                    timeout=args.duration + 60)
+                        row.update(measure(srv, "/example", 1, lcpus[:1], args.warmup, args.duration))
                     finally:
                         srv.stop()
-                    if st is None:
-                        raise RuntimeError("wrk gave no stats: " + text[-300:])
-                    row.update({"rps": st["rps"], "requests": int(st["requests"]), "mean_ms": st["mean_us"] / 1e3,
-                                "p50_ms": st["p50_us"] / 1e3, "p99_ms": st["p99_us"] / 1e3,
-                                "errors": int(st["failures"] + st["timeouts"] + st["non2xx"])})
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     row["error"] = str(e)
                 out.append(row)
@@ -430,7 +422,7 @@ def by_server_n(rows):
 
 def table_list(data):
     """The tables of a sweep, as report.html and scaling.md show them: [{title, header, rows,
-    note}], one per path, then the overload table."""
+    note}], one per path, then the overload table and the lone-request table."""
     summary, limit = data["summary"], data["config"]["loader_limit"]
     servers, out = [], []
     for s in summary:
