@@ -377,10 +377,21 @@ static void conn_rearm(struct conn_pool *p, struct conn *c)
                 return;
             }
             /* full of pipelined requests: read on once they are answered */
-        } else if (throttled && !(c->flags & CONN_F_PAUSED)) {
-            c->flags |= CONN_F_PAUSED; /* at the end: the oldest pause resumes first */
-            fifo_push(&p->paused, &c->paused);
-        } else if (!throttled) {
+        } else if (throttled) {
+            /* Backpressure: read no more. A connection joins the paused
+             * list (at the end: the oldest pause resumes first) once it has
+             * no request in hand and its answer is out, when its client may
+             * send the next one: the list is then in the order the requests
+             * can arrive in. Paused at the read instead, a connection kept
+             * its place while its client waited for the answer, and under
+             * overload the next request on it overtook older ones that had
+             * met a full landing ring (-ENOBUFS) and paused again behind it.
+             * Busy or sending, it comes back here when that is done. */
+            if (!(c->flags & CONN_F_PAUSED) && !busy && !unsent) {
+                c->flags |= CONN_F_PAUSED;
+                fifo_push(&p->paused, &c->paused);
+            }
+        } else {
             /* behind a response (unsent), the client is rarely sending yet */
             arm_recv(p, c, unsent ? IO_RECV_LATER : 0);
             if (gone(c))

@@ -407,6 +407,36 @@ Test(conn, resumes_paused_connections_oldest_first)
                      order[i - 1], order[i]);
 }
 
+/* A connection read while the throttle is on joins the paused list once its
+ * answer is out, not when its request is read: its client sends the next
+ * request only then, so one answered earlier (fd 6, whose client may have
+ * sent long before) reads first. Paused at the read, fd 5 kept the place it
+ * took while it waited, and under overload the request its client sent last
+ * overtook older ones. */
+Test(conn, a_connection_joins_the_paused_list_when_its_answer_is_out)
+{
+    conn_start(&P, 5);
+    conn_start(&P, 6);
+    throttled = true;
+    feed(5, GET("/wait"));
+    struct conn *c5 = conn_expect_waiting(&P, &S, 5);
+    cr_assert(!S.fd[5].recv_armed, "no read while throttled");
+    cr_assert(!(c5->flags & CONN_F_PAUSED), "busy: not on the paused list yet");
+    feed(6, GET("/healthz"));
+    drain_sends(6);
+    conn_expect_paused(&P, &S, 6);
+    stub_reply(c5, 200, "done\n");
+    pump();
+    drain_sends(5);
+    cr_assert(strstr(S.fd[5].out, "\r\n\r\ndone\n"), "%s", S.fd[5].out);
+    conn_expect_paused(&P, &S, 5);
+    throttled = false;
+    conn_pool_resume(&P);
+    pump();
+    cr_assert(S.fd[5].recv_armed && S.fd[6].recv_armed, "both resumed");
+    cr_assert_lt(S.fd[6].recv_nth, S.fd[5].recv_nth, "fd 6's answer went out first: it reads first");
+}
+
 /* While the throttle is on (the owner's backpressure), a connection that
  * would read is paused, with no timer, until it lifts; a waiting request
  * runs no client timer either. */
