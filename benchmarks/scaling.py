@@ -71,6 +71,7 @@ from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
 from primedlab import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
 from primedlab import spawn  # noqa: E402  (free port, terminate)
 from primedlab import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
+from primedlab import scalingrun  # noqa: E402  (window_line: the runs' contamination)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
 TCK = os.sysconf("SC_CLK_TCK")
@@ -78,6 +79,8 @@ PATHS = {"example": "/example", "healthz": "/healthz"}
 CONNS = {"example": 32, "healthz": 64}
 MODES = {"default": [], "inline": ["--dispatch", "inline"], "split-off": ["--prime-split", "off"]}
 PEERS = ("nginx", "h2o")
+# a quiet.Window's figures (what run_openloop returns beside its own)
+WINDOW_KEYS = ("wall_s", "other_cpu_pct", "other_cpu_s", "steal_pct", "kthread_pct", "load1_start", "load1_end", "top")
 LOADER_LIMIT = 90.0
 # glibc's own libraries: the host has them (glibc >= 2.36), and a copy would not match its ld-linux
 GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
@@ -264,16 +267,19 @@ def children_cpu_s():
 
 def measure(srv, path, conns, loader, warmup, duration):
     """One wrk run on the loader CPUs (after a warm-up run) against srv: its figures, the
-    server's CPU per request and the loader's CPU in % of its CPUs. wrk is the only child
+    server's CPU per request, the loader's CPU in % of its CPUs and the run's contamination
+    (a quiet.Window around the measured run alone). wrk is the only child
     reaped during the run, so the growth of RUSAGE_CHILDREN is its CPU time."""
     url = "http://127.0.0.1:%d%s" % (srv.port, path)
     tmo = 30 if path == "/example" else 10
     if warmup > 0:
         bench.run_wrk(url, conns, warmup, len(loader), tmo, cpus=loader, timeout=warmup + 60)
+    window = quiet.Window()
     l0, c0, t0 = children_cpu_s(), srv.cpu_s(), time.monotonic()
     st, out, _ = bench.run_wrk(url, conns, duration, len(loader), tmo, cpus=loader, timeout=duration + 60)
     wall = time.monotonic() - t0
     l1, c1 = children_cpu_s(), srv.cpu_s()
+    clean = window.stop()
     if st is None:
         raise RuntimeError("wrk gave no stats: " + out[-300:])
     n = int(st["requests"])
@@ -281,7 +287,7 @@ def measure(srv, path, conns, loader, warmup, duration):
             "p99_ms": st["p99_us"] / 1e3,
             "server_cpu_us": (c1 - c0) * 1e6 / n if n else None,
             "loader_cpu_pct": 100.0 * (l1 - l0) / (wall * len(loader)),
-            "errors": int(st["failures"] + st["timeouts"] + st["non2xx"])}
+            "errors": int(st["failures"] + st["timeouts"] + st["non2xx"]), "contamination": clean}
 
 
 def targets(args, path):
@@ -336,6 +342,8 @@ def overload(args, plan, summary):
                     try:
                         res = lab.run_openloop(types.SimpleNamespace(port=srv.port), "/example", rate,
                                                args.overload_duration, lcpus, args.openloop)
+                        # its window's figures, which run_openloop gives beside its own, as measure() keeps them
+                        res["contamination"] = {k: res[k] for k in WINDOW_KEYS if k in res}
                     finally:
                         srv.stop()
                     row.update(res)
@@ -493,6 +501,24 @@ def tables(data):
 
 
 # ----------------------------------------------------------------------------- results
+
+def commit():
+    """The commit the measured primed was built from: the bundle's BUILD_INFO in a bundle, else
+    this checkout's HEAD (with -dirty when its tree differs), else "?"."""
+    if BUNDLE:
+        try:
+            with open(os.path.join(BUNDLE, "BUILD_INFO")) as f:
+                m = re.search(r"from commit (\S+)", f.read())
+            return m.group(1) if m else "?"
+        except OSError:
+            return "?"
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if rev.returncode != 0:
+        return "?"
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return rev.stdout.strip() + ("-dirty" if dirty else "")
+
 
 def host_meta():
     model = "?"
@@ -733,7 +759,7 @@ def main(argv=None):
     meta = host_meta()
     ver = subprocess.run([a.bin, "--version"], capture_output=True, text=True).stdout.strip()
     meta.update({"command": " ".join(["benchmarks/scaling"] + (argv if argv is not None else sys.argv[1:])),
-                 "version": (ver.splitlines() or ["?"])[0], "build": ver, "cpus": cpus,
+                 "version": (ver.splitlines() or ["?"])[0], "build": ver, "cpus": cpus, "commit": commit(),
                  "bundle": bool(BUNDLE), "peers": [k for k in a.peers if a.peer_bins[k]]})
     config = {"counts": [n for n, _, _ in plan], "paths": [PATHS[p] for p in a.paths], "modes": a.modes,
               "conns_per_cpu": a.conns, "warmup_s": a.warmup, "duration_s": a.duration, "rounds": a.rounds,
@@ -749,7 +775,7 @@ def main(argv=None):
     meta["contamination"] = quiet.describe(window.stop())
     data = {"meta": meta, "config": config, "runs": runs, "summary": summary, "overload": ov, "lone": lo}
     sys.stdout.write(tables(data))
-    sys.stdout.write("\nContamination (whole run): %s\n" % meta["contamination"])
+    sys.stdout.write("\nContamination (whole run): %s\n%s\n" % (meta["contamination"], scalingrun.window_line(data)))
     write_results(data, out)
     log("results in %s" % out)
     return 1 if any("error" in r for r in runs + ov + lo) else 0
