@@ -3,6 +3,8 @@
 the figures on the user pages.
 benchmarks/lib/publish --regenerate [--docs DIR] - rewrite every generated block from the latest
 published run's data, without a new run.
+benchmarks/lib/publish --scaling DIR [--docs DIR] - publish a benchmarks/scaling sweep (DIR holds its
+scaling.json): the one source of the Results page's Across cores block.
 benchmarks/lib/publish --reconstruct ENTRY [--features F] [--redraw] [--docs DIR] - keep the data of
 a run published before publish kept data, read back from its notebook entry's tables; --redraw
 draws its charts again from that data (benchmarks/lib/primedlab/charts.py, gnuplot) into its folder.
@@ -21,6 +23,13 @@ writes into another docs tree (README.md is then DIR/../README.md). Refuses (exi
     open-loop run, siege) in which other processes used more than 5 % of a CPU or steal
     passed 2 % (benchmarks/lib/primedlab/quiet.py THRESHOLDS; docs/benchmarking.md "Quiet machine").
 --check: only say whether the run may be published (exit 0 or 1).
+
+A scaling sweep is kept apart (benchmarks/lib/primedlab/scalingrun.py): under
+docs/lab/scaling/<id>/ (scaling.json with its id and notebook, scaling.md, its charts and
+report.html), its notebook entry docs/lab/<id>-scaling-run.md listed in docs/lab/README.md, then
+the blocks of figures.SCALING_BLOCKS are rewritten from the latest published sweep (--regenerate
+rewrites them too). Refused (exit 1, nothing written): a sweep with a failed run, a run without
+its own contamination window, or one over the threshold.
 """
 import json
 import os
@@ -34,6 +43,7 @@ from primedlab import blocks  # noqa: E402
 from primedlab import figures  # noqa: E402
 from primedlab import quiet  # noqa: E402
 from primedlab import rundata  # noqa: E402
+from primedlab import scalingrun  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 argv = sys.argv[1:]
@@ -55,6 +65,7 @@ def option(name, default=None):
 docs = option("--docs", os.path.join(root, "docs"))
 features = option("--features", "")
 reconstruct = option("--reconstruct")
+scaling = option("--scaling")
 
 
 def regenerate():
@@ -73,14 +84,66 @@ def regenerate():
                     changed.append("%s:%s" % (page, name))
             except (OSError, blocks.BlockError) as e:
                 sys.exit("publish: %s: %s" % (page, e))
-    print("publish: %d blocks from run %s rewritten%s" % (len(changed), data["id"],
-                                                          (": " + ", ".join(changed)) if changed else " (none changed)"))
+    sc = scalingrun.latest(docs)
+    for page, names in figures.SCALING_BLOCKS.items():
+        path = os.path.join(top, page) if page == "README.md" else os.path.join(docs, page[len("docs/"):])
+        for name in names:
+            try:
+                if blocks.rewrite(path, name, scalingrun.source(sc), figures.scaling_body(page, name, sc)):
+                    changed.append("%s:%s" % (page, name))
+            except (OSError, blocks.BlockError) as e:
+                sys.exit("publish: %s: %s" % (page, e))
+    print("publish: %d blocks from run %s%s rewritten%s" % (
+        len(changed), data["id"], (" and sweep %s" % sc["id"]) if sc else "",
+        (": " + ", ".join(changed)) if changed else " (none changed)"))
+
+
+def add_to_index(entry, name):
+    """Lists a notebook entry at the top of docs/lab/README.md's published runs."""
+    index_path = os.path.join(docs, "lab", "README.md")
+    index = open(index_path).read() if os.path.exists(index_path) else ""
+    ibegin, iend = "<!-- lab-runs:begin -->", "<!-- lab-runs:end -->"
+    if ibegin not in index or iend not in index:
+        sys.exit("publish: markers missing in %s" % index_path)
+    if "(%s)" % name not in index:
+        head_i, rest_i = index.split(ibegin, 1)
+        open(index_path, "w").write(head_i + ibegin + "\n" + entry + rest_i)
+
+
+def publish_scaling(res):
+    """--scaling: judge the sweep, keep it, write its notebook entry, list it, regenerate."""
+    try:
+        data = scalingrun.load(res)
+    except ValueError as e:
+        sys.exit("publish: %s" % e)
+    why = scalingrun.refusal(data)
+    if why:
+        sys.exit("publish: refused: the sweep in %s: %s" % (res, why))
+    if check:
+        print("publish: the sweep in %s may be published: %s" % (res, scalingrun.window_line(data)))
+        sys.exit(0)
+    try:
+        md = open(os.path.join(res, "scaling.md")).read()
+    except OSError as e:
+        sys.exit("publish: %s" % e)
+    data, folder, names = scalingrun.keep(docs, res, data)
+    name = data["notebook"]
+    with open(os.path.join(docs, "lab", name), "w") as f:
+        f.write(scalingrun.notebook(data, md, names))
+    add_to_index("- [%s: scaling sweep, published](%s)" % (data["meta"]["date"], name), name)
+    regenerate()
+    print("published the sweep in %s into %s and %s" % (res, os.path.join(docs, "lab", name), folder))
 
 
 if regen:
     if argv:
         sys.exit(__doc__)
     regenerate()
+    sys.exit(0)
+if scaling:
+    if argv:
+        sys.exit(__doc__)
+    publish_scaling(scaling)
     sys.exit(0)
 if reconstruct:
     if argv:
@@ -145,8 +208,7 @@ if os.path.exists(os.path.join(lab, name)) and first not in open(os.path.join(la
     name = "%s-%s-lab-run.md" % (day, meta.get("date", "")[11:16].replace(":", ""))
 index_path = os.path.join(lab, "README.md")
 index = open(index_path).read() if os.path.exists(index_path) else ""
-ibegin, iend = "<!-- lab-runs:begin -->", "<!-- lab-runs:end -->"
-if ibegin not in index or iend not in index:
+if "<!-- lab-runs:begin -->" not in index or "<!-- lab-runs:end -->" not in index:
     sys.exit("publish: markers missing in %s" % index_path)
 
 try:
@@ -172,11 +234,7 @@ table = re.sub(r"^Charts: .*$", "", table, flags=re.M).rstrip() + "\n"
 with open(os.path.join(lab, name), "w") as f:  # the entry's charts are its own run's folder's
     f.write(table + "\nPublished on the [Results page](../benchmarks.md) from `%s`; its data: "
             "[runs/%s/run.json](runs/%s/run.json).\n\n%s\n" % (data["results_dir"], data["id"], data["id"], "\n".join(links)))
-entry = "- [%s: lab run, published](%s)" % (meta.get("date", day), name)
-if "(%s)" % name not in index:
-    head_i, rest_i = index.split(ibegin, 1)
-    index = head_i + ibegin + "\n" + entry + rest_i
-    open(index_path, "w").write(index)
+add_to_index("- [%s: lab run, published](%s)" % (meta.get("date", day), name), name)
 
 regenerate()
 print("published %s into %s and %s" % (res, os.path.join(lab, name), folder))

@@ -6,7 +6,8 @@ A made-up lab run (a table.md written as the lab writes one, a raw.json with eve
 the quiet-machine threshold, one chart) is published into a copy of README.md and docs/. Then:
   - its data is kept: docs/lab/runs/<run-id>/run.json with the run's rows, and its chart there;
   - its notebook entry links that folder's chart, not a shared one, and docs/lab/README.md lists it;
-  - every generated block on README.md and docs/*.md names the new run and shows its figures;
+  - every generated block on README.md and docs/*.md that the lab run feeds names the new run and
+    shows its figures (the scaling block names its sweep: tests/docs/scaling_publish_test.py);
   - tests/docs/check on the copy finds no block from another run;
   - the older run's notebook entry still shows its own charts (history does not change);
   - publish --regenerate from the same data changes nothing; a hand edit in a block is undone;
@@ -27,6 +28,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import blocks  # noqa: E402
+from primedlab import figures  # noqa: E402
 from primedlab import rundata  # noqa: E402
 from primedlab.tap import Tap  # noqa: E402
 
@@ -102,8 +104,8 @@ def main():
         stale, shown = [], False
         for page in ["README.md"] + ["docs/" + f for f in sorted(os.listdir(docs)) if f.endswith(".md")]:
             for b in blocks.find(open(os.path.join(tree, page)).read()):
-                if "/" in b["run"]:
-                    continue  # another producer's block, from its own data file: not publish's to rewrite
+                if "/" in b["run"] or b["name"] in figures.SCALING_BLOCKS.get(page, {}):
+                    continue  # another producer's block, or the scaling sweep's: not the lab run's
                 if b["run"] != "2099-01-02-0304":
                     stale.append("%s: %s from %s" % (page, b["name"], b["run"]))
                 shown |= "7.7 ms" in b["body"]

@@ -356,6 +356,102 @@ def b_charts(r):
     return "\n".join("![%s](%s)" % (n, r.link(base + n + ".png")) for n in names) or "This run kept no charts."
 
 
+# ---- the scaling sweep's block: from the latest published sweep (scalingrun.py), not the lab run --
+
+def _ms(x):
+    return "n/a" if x is None else ("%.2f s" % (x / 1000)) if x >= 1000 else ("%.1f ms" % x) if x >= 10 else \
+        ("%.2f ms" % x)
+
+
+def _ratio(a, b):
+    return "%.2f" % (a / b) if a is not None and b else "–"
+
+
+def _med(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    k = len(xs) // 2
+    return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2
+
+
+def b_scaling(sc, to_docs=""):
+    """The Results page's Across cores block: the sweep's throughput against N (each mode over the
+    first), the overload and lone-request comparisons, and what the host could not show."""
+    if not sc:
+        return ("No scaling sweep is published yet: `benchmarks/scaling` measures one and "
+                "`benchmarks/lib/publish --scaling DIR` puts it here ([how](%sbenchmarking.md#scaling-across-cores))."
+                % to_docs)
+    m, cfg = sc["meta"], sc["config"]
+    engine = next((l.split(":", 1)[1].strip() for l in m.get("build", "").splitlines()
+                   if l.startswith("prime vector:")), "?")
+    out = ["Sweep of %s on %s; primed's prime vector %s; commit %s: [notebook entry](%slab/%s)."
+           % (m["date"], m.get("host", "?"), engine, m.get("commit", "?"), to_docs, sc["notebook"])]
+    servers = []
+    for s in sc["summary"]:
+        if s["server"] not in servers:
+            servers.append(s["server"])
+    first = servers[0]
+    shared = sorted({s["n"] for s in sc["summary"] if s.get("loader_shared")})
+    for path in cfg["paths"]:
+        rows = sorted((s for s in sc["summary"] if s["path"] == path), key=lambda s: (s["n"], servers.index(s["server"])))
+        if not rows:
+            continue
+        cells = []
+        for s in rows:
+            rps = "n/a" if s["rps_med"] is None else ("≥ %.0f (loader-bound)" if s["loader_bound"] else "%.0f") % s["rps_med"]
+            cells.append([s["server"], s["n"], rps, _ratio(s["rps_med"], next(
+                (x["rps_med"] for x in rows if x["n"] == s["n"] and x["server"] == first and not x["loader_bound"]), None))
+                if not s["loader_bound"] else "–",
+                "%.2f" % s["speedup"] if s.get("speedup") is not None else "–",
+                "%.0f %%" % (100 * s["efficiency"]) if s.get("efficiency") is not None else "–",
+                "%.0f µs" % s["server_cpu_us_med"] if s.get("server_cpu_us_med") is not None else "n/a"])
+        out += ["", table(["%s, %d connections per server CPU" % (path, cfg["conns_per_cpu"][path.strip("/")]),
+                           "N", "req/s", "÷ " + first, "speedup", "efficiency", "server CPU per request"], cells)]
+    ov = [r for r in sc.get("overload") or [] if "error" not in r]
+    if ov:
+        def p99(server, n):
+            return _med([r["p99_ms"] for r in ov if r["server"] == server and r["n"] == n])
+        cells = []
+        for n in sorted({r["n"] for r in ov}):
+            for server in [x for x in servers if any(r["server"] == x and r["n"] == n for r in ov)]:
+                rs = [r for r in ov if r["server"] == server and r["n"] == n]
+                cells.append([server, n, "%.0f req/s" % _med([r["rate"] for r in rs]), _ms(p99(server, n)),
+                              _ratio(p99(server, n), p99(first, n)), _ms(_med([r["max_ms"] for r in rs])),
+                              sum(r["timeouts"] + r["refused"] + r["reset"] for r in rs)])
+        out += ["", table(["open loop at %g× the best mode's capacity" % cfg["overload_factor"], "N", "rate",
+                           "p99 (answered)", "÷ " + first, "oldest served", "timeouts, refused, reset"], cells)]
+    lo = [r for r in sc.get("lone") or [] if "error" not in r]
+    if lo:
+        def mean(server, n):
+            return _med([r["mean_ms"] for r in lo if r["server"] == server and r["n"] == n])
+        cells = []
+        for n in sorted({r["n"] for r in lo}):
+            for server in [x for x in servers if any(r["server"] == x and r["n"] == n for r in lo)]:
+                rs = [r for r in lo if r["server"] == server and r["n"] == n]
+                cells.append([server, n, _ms(mean(server, n)), _ms(_med([r["p99_ms"] for r in rs])),
+                              _ratio(mean(server, n), mean(server, 1))])
+        out += ["", table(["a lone request (one connection)", "N", "mean", "p99", "÷ N=1"], cells)]
+    notes = ["Medians of %d interleaved rounds (A B A B); N: the server's CPUs (`--threads N`, pinned)." % cfg["rounds"]]
+    if shared:
+        notes.append("At N=%s the loader shares the server's CPUs (the host has no CPU to spare for it): "
+                     "those rows compare the modes, with no speedup or efficiency." % ", ".join(map(str, shared)))
+    top = max(s["n"] for s in sc["summary"])
+    if top < 12:
+        notes.append("The largest N here is %d: the figures at 8 and 12 cores need a sweep on a bigger host, "
+                     "with the bundle ([how](%sbenchmarking.md#on-a-bigger-host-the-bundle))." % (top, to_docs))
+    return "\n".join(out + ["", " ".join(notes)])
+
+
+SCALING_BLOCKS = {"docs/benchmarks.md": {"scaling": b_scaling}}
+
+
+def scaling_body(page, name, sc):
+    """The Markdown of scaling block NAME on PAGE from sweep SC (scalingrun.latest(), or None)."""
+    depth = page.count("/") - 1
+    return SCALING_BLOCKS[page][name](sc, "docs/" if depth < 0 else "../" * depth)
+
+
 BLOCKS = {  # page (relative to the repository) -> {block name: producer}
     "README.md": {"choose": b_choose},
     "docs/benchmarks.md": {"answer": b_answer, "overload": b_overload_block, "lab-table": b_lab_table,
