@@ -25,8 +25,8 @@ writes into another docs tree (README.md is then DIR/../README.md). Refuses (exi
 --check: only say whether the run may be published (exit 0 or 1).
 
 A scaling sweep is kept apart (benchmarks/lib/primedlab/scalingrun.py): under
-docs/lab/scaling/<id>/ (scaling.json with its id and notebook, scaling.md, its charts and
-report.html), its notebook entry docs/lab/<id>-scaling-run.md listed in docs/lab/README.md, then
+docs/lab/scaling/<id>/ (scaling.json with its id and notebook, its charts and report.html),
+its notebook entry (scaling.md's tables) docs/lab/<id>-scaling-run.md listed in docs/lab/README.md, then
 the blocks of figures.SCALING_BLOCKS are rewritten from the latest published sweep (--regenerate
 rewrites them too). Refused (exit 1, nothing written): a sweep with a failed run, a run without
 its own contamination window, or one over the threshold.

@@ -363,6 +363,10 @@ def _ms(x):
         ("%.2f ms" % x)
 
 
+def _us(x):
+    return "n/a" if x is None else ("%.0f µs" % x) if x >= 100 else ("%.1f µs" % x)
+
+
 def _ratio(a, b):
     return "%.2f" % (a / b) if a is not None and b else "–"
 
@@ -405,7 +409,7 @@ def b_scaling(sc, to_docs=""):
                 if not s["loader_bound"] else "–",
                 "%.2f" % s["speedup"] if s.get("speedup") is not None else "–",
                 "%.0f %%" % (100 * s["efficiency"]) if s.get("efficiency") is not None else "–",
-                "%.0f µs" % s["server_cpu_us_med"] if s.get("server_cpu_us_med") is not None else "n/a"])
+                _us(s.get("server_cpu_us_med"))])
         out += ["", table(["%s, %d connections per server CPU" % (path, cfg["conns_per_cpu"][path.strip("/")]),
                            "N", "req/s", "÷ " + first, "speedup", "efficiency", "server CPU per request"], cells)]
     ov = [r for r in sc.get("overload") or [] if "error" not in r]

@@ -1,9 +1,9 @@
 """benchmarks/lib/primedlab/scalingrun.py - a published scaling sweep, kept under docs/lab/scaling/<id>/.
 
 owns: judging a benchmarks/scaling results folder for publishing (every measured run a quiet
-window, no failed run), keeping it (scaling.json, scaling.md, its charts and report.html) under
-docs/lab/scaling/<id>/, its notebook entry's text, and naming the latest published sweep (the
-greatest id there).
+window, no failed run), keeping it (scaling.json, its charts and report.html) under
+docs/lab/scaling/<id>/, its notebook entry's text (the command, scaling.md's tables, the
+contamination), and naming the latest published sweep (the greatest id there).
 never: measures (benchmarks/scaling does), writes a page's block (figures.py writes its text,
 publish puts it in place), or touches the lab runs under docs/lab/runs/ (rundata.py).
 
@@ -17,7 +17,7 @@ import shutil
 from primedlab import quiet
 from primedlab import rundata
 
-KEEP = ("scaling.json", "scaling.md", "scaling-example.png", "scaling-healthz.png", "report.html")
+KEEP = ("scaling.json", "scaling-example.png", "scaling-healthz.png", "report.html")  # the tables: the notebook entry
 
 
 def folder(docs):
