@@ -31,6 +31,9 @@ from primedlab import blocks  # noqa: E402
 from primedlab import figures  # noqa: E402
 from primedlab import rundata  # noqa: E402
 from primedlab.tap import Tap  # noqa: E402
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import doctree  # noqa: E402  (the docs copy both publish tests work on)
 
 PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish")
 CHECK = os.path.join(HERE, "check")
@@ -66,14 +69,7 @@ def main():
     t = Tap(max_detail=20)
     features_check(t)
     with tempfile.TemporaryDirectory(prefix="primed-publish-test.") as tmp:
-        tree = os.path.join(tmp, "tree")
-        os.makedirs(os.path.join(tree, "tests", "docs"))
-        shutil.copy(os.path.join(ROOT, "README.md"), tree)
-        shutil.copytree(os.path.join(ROOT, "docs"), os.path.join(tree, "docs"))
-        shutil.copy(os.path.join(HERE, "constants"), os.path.join(tree, "tests", "docs"))
-        # the model's data files, which its own blocks name as their run (benchmarks/knative-sim)
-        shutil.copytree(os.path.join(ROOT, "benchmarks", "ksim"), os.path.join(tree, "benchmarks", "ksim"))
-        docs = os.path.join(tree, "docs")
+        tree, docs = doctree.copy(ROOT, tmp)
         before = rundata.latest(docs)
         old_entry = open(os.path.join(docs, "lab", before["notebook"])).read()
 

@@ -21,7 +21,6 @@ Standard library only; no measurement.
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,9 @@ import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/prim
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import blocks  # noqa: E402
 from primedlab.tap import Tap  # noqa: E402
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import doctree  # noqa: E402  (the docs copy both publish tests work on)
 
 PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish")
 SCALING = os.path.join(ROOT, "benchmarks", "scaling")
@@ -101,13 +103,7 @@ def block(tree):
 def main():
     t = Tap(max_detail=30)
     with tempfile.TemporaryDirectory(prefix="primed-scaling-publish-test.") as tmp:
-        tree = os.path.join(tmp, "tree")
-        os.makedirs(os.path.join(tree, "tests", "docs"))
-        shutil.copy(os.path.join(ROOT, "README.md"), tree)
-        shutil.copytree(os.path.join(ROOT, "docs"), os.path.join(tree, "docs"))
-        shutil.copy(os.path.join(HERE, "constants"), os.path.join(tree, "tests", "docs"))
-        shutil.copytree(os.path.join(ROOT, "benchmarks", "ksim"), os.path.join(tree, "benchmarks", "ksim"))
-        docs = os.path.join(tree, "docs")
+        tree, docs = doctree.copy(ROOT, tmp)
         kept = os.path.join(docs, "lab", "scaling")
         before = set(os.listdir(kept)) if os.path.isdir(kept) else set()
 

@@ -102,21 +102,30 @@ def write(docs, data):
     return folder
 
 
-def published(docs):
-    """The ids of the published runs (folders under docs/lab/runs/ with a run.json), oldest first."""
-    top = runs_dir(docs)
+def kept(top, name):
+    """The ids under top (folders holding a file name), oldest first: ids sort as their dates."""
     if not os.path.isdir(top):
         return []
-    return sorted(r for r in os.listdir(top) if os.path.exists(os.path.join(top, r, "run.json")))
+    return sorted(r for r in os.listdir(top) if os.path.exists(os.path.join(top, r, name)))
+
+
+def latest_kept(top, name):
+    """The JSON file name of the greatest id under top, or None when none is kept."""
+    ids = kept(top, name)
+    if not ids:
+        return None
+    with open(os.path.join(top, ids[-1], name)) as f:
+        return json.load(f)
+
+
+def published(docs):
+    """The ids of the published runs (folders under docs/lab/runs/ with a run.json), oldest first."""
+    return kept(runs_dir(docs), "run.json")
 
 
 def latest(docs):
     """The latest published run's data, or None when none is kept."""
-    ids = published(docs)
-    if not ids:
-        return None
-    with open(os.path.join(runs_dir(docs), ids[-1], "run.json")) as f:
-        return json.load(f)
+    return latest_kept(runs_dir(docs), "run.json")
 
 
 def _mib_kb(cell):

@@ -113,19 +113,12 @@ def window_line(data):
 
 def published(docs):
     """The ids of the published sweeps, oldest first."""
-    top = folder(docs)
-    if not os.path.isdir(top):
-        return []
-    return sorted(r for r in os.listdir(top) if os.path.exists(os.path.join(top, r, "scaling.json")))
+    return rundata.kept(folder(docs), "scaling.json")
 
 
 def latest(docs):
     """The latest published sweep's data, or None."""
-    ids = published(docs)
-    if not ids:
-        return None
-    with open(os.path.join(folder(docs), ids[-1], "scaling.json")) as f:
-        return json.load(f)
+    return rundata.latest_kept(folder(docs), "scaling.json")
 
 
 def source(data):
