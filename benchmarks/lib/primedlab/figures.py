@@ -379,6 +379,13 @@ def _med(xs):
     return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2
 
 
+def _groups(rows, servers):
+    """{(server, N): [runs]} of the runs without an error, by N, then in the sweep's server order."""
+    ok = [r for r in rows or [] if "error" not in r]
+    keys = sorted({(r["server"], r["n"]) for r in ok}, key=lambda k: (k[1], servers.index(k[0]) if k[0] in servers else 99))
+    return {k: [r for r in ok if (r["server"], r["n"]) == k] for k in keys}
+
+
 def b_scaling(sc, to_docs=""):
     """The Results page's Across cores block: the sweep's throughput against N (each mode over the
     first), the overload and lone-request comparisons, and what the host could not show."""
@@ -412,29 +419,21 @@ def b_scaling(sc, to_docs=""):
                 _us(s.get("server_cpu_us_med"))])
         out += ["", table(["%s, %d connections per server CPU" % (path, cfg["conns_per_cpu"][path.strip("/")]),
                            "N", "req/s", "÷ " + first, "speedup", "efficiency", "server CPU per request"], cells)]
-    ov = [r for r in sc.get("overload") or [] if "error" not in r]
+    ov = _groups(sc.get("overload"), servers)
     if ov:
         def p99(server, n):
-            return _med([r["p99_ms"] for r in ov if r["server"] == server and r["n"] == n])
-        cells = []
-        for n in sorted({r["n"] for r in ov}):
-            for server in [x for x in servers if any(r["server"] == x and r["n"] == n for r in ov)]:
-                rs = [r for r in ov if r["server"] == server and r["n"] == n]
-                cells.append([server, n, "%.0f req/s" % _med([r["rate"] for r in rs]), _ms(p99(server, n)),
-                              _ratio(p99(server, n), p99(first, n)), _ms(_med([r["max_ms"] for r in rs])),
-                              sum(r["timeouts"] + r["refused"] + r["reset"] for r in rs)])
+            return _med([r["p99_ms"] for r in ov.get((server, n), [])])
+        cells = [[server, n, "%.0f req/s" % _med([r["rate"] for r in rs]), _ms(p99(server, n)),
+                  _ratio(p99(server, n), p99(first, n)), _ms(_med([r["max_ms"] for r in rs])),
+                  sum(r["timeouts"] + r["refused"] + r["reset"] for r in rs)] for (server, n), rs in ov.items()]
         out += ["", table(["open loop at %g× the best mode's capacity" % cfg["overload_factor"], "N", "rate",
                            "p99 (answered)", "÷ " + first, "oldest served", "timeouts, refused, reset"], cells)]
-    lo = [r for r in sc.get("lone") or [] if "error" not in r]
+    lo = _groups(sc.get("lone"), servers)
     if lo:
         def mean(server, n):
-            return _med([r["mean_ms"] for r in lo if r["server"] == server and r["n"] == n])
-        cells = []
-        for n in sorted({r["n"] for r in lo}):
-            for server in [x for x in servers if any(r["server"] == x and r["n"] == n for r in lo)]:
-                rs = [r for r in lo if r["server"] == server and r["n"] == n]
-                cells.append([server, n, _ms(mean(server, n)), _ms(_med([r["p99_ms"] for r in rs])),
-                              _ratio(mean(server, n), mean(server, 1))])
+            return _med([r["mean_ms"] for r in lo.get((server, n), [])])
+        cells = [[server, n, _ms(mean(server, n)), _ms(_med([r["p99_ms"] for r in rs])),
+                  _ratio(mean(server, n), mean(server, 1))] for (server, n), rs in lo.items()]
         out += ["", table(["a lone request (one connection)", "N", "mean", "p99", "÷ N=1"], cells)]
     notes = ["Medians of %d interleaved rounds (A B A B); N: the server's CPUs (`--threads N`, pinned)." % cfg["rounds"]]
     if shared:
