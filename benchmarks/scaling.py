@@ -55,7 +55,6 @@ import re
 import resource
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,8 +78,6 @@ PATHS = {"example": "/example", "healthz": "/healthz"}
 CONNS = {"example": 32, "healthz": 64}
 MODES = {"default": [], "inline": ["--dispatch", "inline"], "split-off": ["--prime-split", "off"]}
 PEERS = ("nginx", "h2o")
-# a quiet.Window's figures (what run_openloop returns beside its own)
-WINDOW_KEYS = ("wall_s", "other_cpu_pct", "other_cpu_s", "steal_pct", "kthread_pct", "load1_start", "load1_end", "top")
 LOADER_LIMIT = 90.0
 # glibc's own libraries: the host has them (glibc >= 2.36), and a copy would not match its ld-linux
 GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
@@ -343,7 +340,7 @@ def overload(args, plan, summary):
                         res = lab.run_openloop(types.SimpleNamespace(port=srv.port), "/example", rate,
                                                args.overload_duration, lcpus, args.openloop)
                         # its window's figures, which run_openloop gives beside its own, as measure() keeps them
-                        res["contamination"] = {k: res[k] for k in WINDOW_KEYS if k in res}
+                        res["contamination"] = {k: res[k] for k in quiet.WINDOW_FIELDS if k in res}
                     finally:
                         srv.stop()
                     row.update(res)
@@ -376,9 +373,7 @@ def lone(args, plan):
 
 # ----------------------------------------------------------------------------- summary, tables
 
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
+med = scalingrun.med
 
 
 def summarise(runs, loader_limit):
@@ -419,23 +414,14 @@ def fmt(x, spec, none="–"):
     return spec % x if x is not None else none
 
 
-def by_server_n(rows):
-    """{(server, N): [rows]} of the rows (overload or lone runs) without an error, in run order."""
-    groups = {}
-    for r in rows or []:
-        if "error" not in r:
-            groups.setdefault((r["server"], r["n"]), []).append(r)
-    return groups
+by_server_n = scalingrun.by_server_n
 
 
 def table_list(data):
     """The tables of a sweep, as report.html and scaling.md show them: [{title, header, rows,
     note}], one per path, then the overload table and the lone-request table."""
     summary, limit = data["summary"], data["config"]["loader_limit"]
-    servers, out = [], []
-    for s in summary:
-        if s["server"] not in servers:
-            servers.append(s["server"])
+    servers, out = scalingrun.servers(summary), []
     for path in [p for p in PATHS.values() if any(s["path"] == p for s in summary)]:
         rows = sorted((s for s in summary if s["path"] == path), key=lambda s: (servers.index(s["server"]), s["n"]))
         multi = len({s["server"] for s in rows if s["server"].startswith("primed")}) > 1
@@ -512,12 +498,18 @@ def commit():
             return m.group(1) if m else "?"
         except OSError:
             return "?"
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    if rev.returncode != 0:
+    rev = git_head()
+    if not rev:
         return "?"
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
-    return rev.stdout.strip() + ("-dirty" if dirty else "")
+    return rev + ("-dirty" if dirty else "")
+
+
+def git_head():
+    """This checkout's HEAD, short, or "" outside a git checkout."""
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return rev.stdout.strip() if rev.returncode == 0 else ""
 
 
 def host_meta():
@@ -636,8 +628,7 @@ def make_bundle(args):
         f.write(RUN)
     os.chmod(os.path.join(dest, "run"), 0o755)
     ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
+    rev = git_head()
     with open(os.path.join(dest, "BUILD_INFO"), "w") as f:
         f.write("made %s by benchmarks/scaling --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev or "?", ver,

@@ -69,42 +69,51 @@ scaling = option("--scaling")
 
 
 def regenerate():
-    """Every block of figures.BLOCKS rewritten from the latest published run; exit 1 on a page
-    without one of its blocks."""
+    """Every block of figures.BLOCKS rewritten from the latest published run, and of
+    figures.SCALING_BLOCKS from the latest published sweep; exit 1 on a page without one of its
+    blocks."""
     data = rundata.latest(docs)
     if data is None:
         sys.exit("publish: no published run under %s" % rundata.runs_dir(docs))
-    top = os.path.dirname(os.path.abspath(docs))
-    changed = []
-    for page, names in figures.BLOCKS.items():
-        path = os.path.join(top, page) if page == "README.md" else os.path.join(docs, page[len("docs/"):])
-        for name in names:
-            try:
-                if blocks.rewrite(path, name, data["id"], figures.body(page, name, data)):
-                    changed.append("%s:%s" % (page, name))
-            except (OSError, blocks.BlockError) as e:
-                sys.exit("publish: %s: %s" % (page, e))
     sc = scalingrun.latest(docs)
-    for page, names in figures.SCALING_BLOCKS.items():
-        path = os.path.join(top, page) if page == "README.md" else os.path.join(docs, page[len("docs/"):])
-        for name in names:
-            try:
-                if blocks.rewrite(path, name, scalingrun.source(sc), figures.scaling_body(page, name, sc)):
-                    changed.append("%s:%s" % (page, name))
-            except (OSError, blocks.BlockError) as e:
-                sys.exit("publish: %s: %s" % (page, e))
+    changed = rewrite(figures.BLOCKS, data["id"], lambda page, name: figures.body(page, name, data))
+    changed += rewrite(figures.SCALING_BLOCKS, scalingrun.source(sc),
+                       lambda page, name: figures.scaling_body(page, name, sc))
     print("publish: %d blocks from run %s%s rewritten%s" % (
         len(changed), data["id"], (" and sweep %s" % sc["id"]) if sc else "",
         (": " + ", ".join(changed)) if changed else " (none changed)"))
 
 
-def add_to_index(entry, name):
-    """Lists a notebook entry at the top of docs/lab/README.md's published runs."""
+def rewrite(pages, run, body):
+    """Each block of pages ({page: block names}) rewritten as from run with body(page, name); the
+    "page:name" of those that changed. Exit 1 on a page without one of its blocks."""
+    top = os.path.dirname(os.path.abspath(docs))
+    changed = []
+    for page, names in pages.items():
+        path = os.path.join(top, page) if page == "README.md" else os.path.join(docs, page[len("docs/"):])
+        for name in names:
+            try:
+                if blocks.rewrite(path, name, run, body(page, name)):
+                    changed.append("%s:%s" % (page, name))
+            except (OSError, blocks.BlockError) as e:
+                sys.exit("publish: %s: %s" % (page, e))
+    return changed
+
+
+def lab_index():
+    """docs/lab/README.md's path and text; exit 1 (before anything is written) when it lacks the
+    markers a published entry goes between."""
     index_path = os.path.join(docs, "lab", "README.md")
     index = open(index_path).read() if os.path.exists(index_path) else ""
-    ibegin, iend = "<!-- lab-runs:begin -->", "<!-- lab-runs:end -->"
-    if ibegin not in index or iend not in index:
+    if "<!-- lab-runs:begin -->" not in index or "<!-- lab-runs:end -->" not in index:
         sys.exit("publish: markers missing in %s" % index_path)
+    return index_path, index
+
+
+def add_to_index(entry, name):
+    """Lists a notebook entry at the top of docs/lab/README.md's published runs."""
+    index_path, index = lab_index()
+    ibegin = "<!-- lab-runs:begin -->"
     if "(%s)" % name not in index:
         head_i, rest_i = index.split(ibegin, 1)
         open(index_path, "w").write(head_i + ibegin + "\n" + entry + rest_i)
@@ -126,6 +135,7 @@ def publish_scaling(res):
         md = open(os.path.join(res, "scaling.md")).read()
     except OSError as e:
         sys.exit("publish: %s" % e)
+    lab_index()
     data, folder, names = scalingrun.keep(docs, res, data)
     name = data["notebook"]
     with open(os.path.join(docs, "lab", name), "w") as f:
@@ -206,10 +216,7 @@ name = "%s-lab-run.md" % day
 first = table.split("\n", 1)[0]
 if os.path.exists(os.path.join(lab, name)) and first not in open(os.path.join(lab, name)).read():
     name = "%s-%s-lab-run.md" % (day, meta.get("date", "")[11:16].replace(":", ""))
-index_path = os.path.join(lab, "README.md")
-index = open(index_path).read() if os.path.exists(index_path) else ""
-if "<!-- lab-runs:begin -->" not in index or "<!-- lab-runs:end -->" not in index:
-    sys.exit("publish: markers missing in %s" % index_path)
+lab_index()
 
 try:
     data = rundata.parse(table, meta.get("cpu_features", features))

@@ -10,6 +10,8 @@ the block stands on (PAGES gives each page's folder).
 """
 import re
 
+from primedlab import scalingrun
+
 PRIMED = ["default/inline", "default/steal", "minimal/inline", "pgo/inline", "pgo/steal",
           "lto-static/inline", "lto-static/steal"]
 DYNAMIC = [t for t in PRIMED if not t.startswith("lto-static")]
@@ -371,19 +373,10 @@ def _ratio(a, b):
     return "%.2f" % (a / b) if a is not None and b else "–"
 
 
-def _med(xs):
-    xs = sorted(x for x in xs if x is not None)
-    if not xs:
-        return None
-    k = len(xs) // 2
-    return xs[k] if len(xs) % 2 else (xs[k - 1] + xs[k]) / 2
-
-
 def _groups(rows, servers):
-    """{(server, N): [runs]} of the runs without an error, by N, then in the sweep's server order."""
-    ok = [r for r in rows or [] if "error" not in r]
-    keys = sorted({(r["server"], r["n"]) for r in ok}, key=lambda k: (k[1], servers.index(k[0]) if k[0] in servers else 99))
-    return {k: [r for r in ok if (r["server"], r["n"]) == k] for k in keys}
+    """scalingrun.by_server_n's groups by N, then in the sweep's server order."""
+    g = scalingrun.by_server_n(rows)
+    return {k: g[k] for k in sorted(g, key=lambda k: (k[1], servers.index(k[0]) if k[0] in servers else len(servers)))}
 
 
 def b_scaling(sc, to_docs=""):
@@ -398,10 +391,7 @@ def b_scaling(sc, to_docs=""):
                    if l.startswith("prime vector:")), "?")
     out = ["Sweep of %s on %s; primed's prime vector %s; commit %s: [notebook entry](%slab/%s)."
            % (m["date"], m.get("host", "?"), engine, m.get("commit", "?"), to_docs, sc["notebook"])]
-    servers = []
-    for s in sc["summary"]:
-        if s["server"] not in servers:
-            servers.append(s["server"])
+    servers = scalingrun.servers(sc["summary"])
     first = servers[0]
     shared = sorted({s["n"] for s in sc["summary"] if s.get("loader_shared")})
     for path in cfg["paths"]:
@@ -422,17 +412,17 @@ def b_scaling(sc, to_docs=""):
     ov = _groups(sc.get("overload"), servers)
     if ov:
         def p99(server, n):
-            return _med([r["p99_ms"] for r in ov.get((server, n), [])])
-        cells = [[server, n, "%.0f req/s" % _med([r["rate"] for r in rs]), _ms(p99(server, n)),
-                  _ratio(p99(server, n), p99(first, n)), _ms(_med([r["max_ms"] for r in rs])),
+            return scalingrun.med([r["p99_ms"] for r in ov.get((server, n), [])])
+        cells = [[server, n, "%.0f req/s" % scalingrun.med([r["rate"] for r in rs]), _ms(p99(server, n)),
+                  _ratio(p99(server, n), p99(first, n)), _ms(scalingrun.med([r["max_ms"] for r in rs])),
                   sum(r["timeouts"] + r["refused"] + r["reset"] for r in rs)] for (server, n), rs in ov.items()]
         out += ["", table(["open loop at %g× the best mode's capacity" % cfg["overload_factor"], "N", "rate",
                            "p99 (answered)", "÷ " + first, "oldest served", "timeouts, refused, reset"], cells)]
     lo = _groups(sc.get("lone"), servers)
     if lo:
         def mean(server, n):
-            return _med([r["mean_ms"] for r in lo.get((server, n), [])])
-        cells = [[server, n, _ms(mean(server, n)), _ms(_med([r["p99_ms"] for r in rs])),
+            return scalingrun.med([r["mean_ms"] for r in lo.get((server, n), [])])
+        cells = [[server, n, _ms(mean(server, n)), _ms(scalingrun.med([r["p99_ms"] for r in rs])),
                   _ratio(mean(server, n), mean(server, 1))] for (server, n), rs in lo.items()]
         out += ["", table(["a lone request (one connection)", "N", "mean", "p99", "÷ N=1"], cells)]
     notes = ["Medians of %d interleaved rounds (A B A B); N: the server's CPUs (`--threads N`, pinned)." % cfg["rounds"]]
@@ -451,8 +441,7 @@ SCALING_BLOCKS = {"docs/benchmarks.md": {"scaling": b_scaling}}
 
 def scaling_body(page, name, sc):
     """The Markdown of scaling block NAME on PAGE from sweep SC (scalingrun.latest(), or None)."""
-    depth = page.count("/") - 1
-    return SCALING_BLOCKS[page][name](sc, "docs/" if depth < 0 else "../" * depth)
+    return SCALING_BLOCKS[page][name](sc, to_docs(page))
 
 
 BLOCKS = {  # page (relative to the repository) -> {block name: producer}
@@ -469,6 +458,11 @@ BLOCKS = {  # page (relative to the repository) -> {block name: producer}
 
 def body(page, name, data):
     """The Markdown of block NAME on PAGE from run DATA. KeyError for a block nobody produces."""
+    return BLOCKS[page][name](Run(data, to_docs(page)))
+
+
+def to_docs(page):
+    """The relative path from PAGE (relative to the repository) to docs/: "docs/" from README.md,
+    "" from docs/x.md."""
     depth = page.count("/") - 1  # pages under docs/: 0 for docs/x.md
-    to_docs = "docs/" if depth < 0 else "../" * depth
-    return BLOCKS[page][name](Run(data, to_docs))
+    return "docs/" if depth < 0 else "../" * depth

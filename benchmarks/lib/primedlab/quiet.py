@@ -150,6 +150,11 @@ def _ours(procs, root, pgids, adopt=(), since=0.0):
     return mine
 
 
+# what Window.stop() returns (lab_measure's runs give them beside their own figures)
+WINDOW_FIELDS = ("wall_s", "other_cpu_pct", "other_cpu_s", "steal_pct", "kthread_pct", "load1_start", "load1_end",
+                 "top")
+
+
 class Window:
     """A measurement window: Window(pgids=...) starts it, .stop() returns the contamination
     dict (see the module comment). root defaults to this process: its descendants are ours."""

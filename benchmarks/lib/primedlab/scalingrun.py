@@ -1,6 +1,6 @@
 """benchmarks/lib/primedlab/scalingrun.py - a published scaling sweep, kept under docs/lab/scaling/<id>/.
 
-owns: judging a benchmarks/scaling results folder for publishing (every measured run a quiet
+owns: the sweep's data as its tables read it (med, servers, by_server_n), judging a benchmarks/scaling results folder for publishing (every measured run a quiet
 window, no failed run), keeping it (scaling.json, its charts and report.html) under
 docs/lab/scaling/<id>/, its notebook entry's text (the command, scaling.md's tables, the
 contamination), and naming the latest published sweep (the greatest id there).
@@ -13,6 +13,7 @@ bigger machine), and the Results page's scaling block names it, not the lab run.
 import json
 import os
 import shutil
+import statistics
 
 from primedlab import quiet
 from primedlab import rundata
@@ -33,6 +34,30 @@ def load(res):
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError("%s holds no benchmarks/scaling scaling.json (%s: %s)" % (res, type(e).__name__, e))
     return data
+
+
+def med(xs):
+    """The median of xs, Nones left out; None when nothing is left."""
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def servers(summary):
+    """The sweep's servers (modes and peers) in the order it measured them first."""
+    out = []
+    for s in summary:
+        if s["server"] not in out:
+            out.append(s["server"])
+    return out
+
+
+def by_server_n(rows):
+    """{(server, N): [rows]} of the rows (overload or lone runs) without an error, in run order."""
+    groups = {}
+    for r in rows or []:
+        if "error" not in r:
+            groups.setdefault((r["server"], r["n"]), []).append(r)
+    return groups
 
 
 def measured(data):
