@@ -51,6 +51,10 @@ enum handler_action app_answer_now(const struct handler_env *env, const struct h
         handlers_refusal(env, h, rt, r, body, cap);
         return HANDLER_RESPOND;
     }
+    if (h->req.method == HTTP_OPTIONS) {
+        handlers_options(env, h, rt, r);
+        return HANDLER_RESPOND;
+    }
     const struct app_route *m = routes[rt->id];
     return m->answer ? m->answer(env, h, rt, r, body, cap) : HANDLER_ROUTE;
 }
@@ -101,13 +105,38 @@ void app_span(struct app_worker *aw, struct app_req *q, enum zipkin_kind kind, u
 
 /* ---- the core's hooks: a request's head, the request, its response ------ */
 
-static void on_head(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len)
+/* Routes the head; true when the route reads the body (its body hook). */
+static bool on_head(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len)
 {
     struct app_worker *aw = ctx;
     struct app_req *q = &aw->reqs[conn_index(c)];
     q->conn = c;
     route_match(rq->method, url, len, aw->cfg->bits, &q->route);
+    const struct app_route *m = routes[q->route.id];
+    if (m->enabled && !m->enabled(aw->cfg)) {
+        /* a route behind a flag that is off: an unknown path */
+        q->route.id = ROUTE_OTHER;
+        q->route.status = 404;
+        m = routes[ROUTE_OTHER];
+    }
     q->fault_path = aw->faults && route_has_prefix(url, len, aw->cfg->fault_path);
+    return m->body && q->route.status == 0 && rq->method != HTTP_GET && rq->method != HTTP_HEAD &&
+           rq->method != HTTP_OPTIONS;
+}
+
+static int on_body(void *ctx, struct conn *c, const char *at, size_t len)
+{
+    struct app_worker *aw = ctx;
+    struct app_req *q = &aw->reqs[conn_index(c)];
+    return routes[q->route.id]->body(aw, q, at, len);
+}
+
+static void on_dropped(void *ctx, struct conn *c)
+{
+    struct app_worker *aw = ctx;
+    struct app_req *q = &aw->reqs[conn_index(c)];
+    if (routes[q->route.id]->drop)
+        routes[q->route.id]->drop(aw, q);
 }
 
 /* --fault-abort: q is answered with status instead of being served. */
@@ -292,8 +321,14 @@ static int app_init(struct worker *w)
         .callme = cfg->callme.host[0] ? cfg->callme.authority : NULL,
         .catalog = a->catalog,
         .gateway = a->catalog_target != NULL,
+        .echo = cfg->echo_route,
     };
-    w->pool.app = (struct conn_app){.head = on_head, .request = on_request, .finish = on_finish, .ctx = aw};
+    w->pool.app = (struct conn_app){.head = on_head,
+                                    .body = on_body,
+                                    .dropped = on_dropped,
+                                    .request = on_request,
+                                    .finish = on_finish,
+                                    .ctx = aw};
     w->pool.keep = &trace_keep; /* the parser keeps the trace headers, and no other */
     w->pool.stats = &aw->metrics.conn;
     w->dispatch.stats = &aw->metrics.dispatch;

@@ -91,6 +91,17 @@ struct app_route {
     void (*poll)(struct app_worker *aw);  /* after each batch of completions */
     uint64_t (*next_deadline)(struct app_worker *aw, uint64_t next);
     bool (*busy)(struct app_worker *aw);  /* drained: still has work out */
+    /* Off unless this says on (a route behind a flag): NULL, always on. An
+     * off route is an unknown path (404). */
+    bool (*enabled)(const struct config *cfg);
+    /* A piece of the body of a request the route allows besides GET, HEAD
+     * and OPTIONS (at: valid during the call only; --max-body checked):
+     * keep it in q->state. 0, or -1 when it cannot (413). NULL: the body
+     * is read and dropped. */
+    int (*body)(struct app_worker *aw, struct app_req *q, const char *at, size_t len);
+    /* q's request ends before its body does (refused, or its connection
+     * closed): free what body kept. Needed with body. */
+    void (*drop)(struct app_worker *aw, struct app_req *q);
 };
 
 #define X_DECL(id, path, allow, module, flags) extern const struct app_route module;

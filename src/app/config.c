@@ -399,7 +399,8 @@ void config_usage(int fd)
     dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
                 "           /callme/ping, /caller/ping (with --callme-url), /api/catalog,\n"
                 "           /api/inventory/ID, /api/products, /api/products/ID (with --catalog-url\n"
-                "           and --inventory-url)\n");
+                "           and --inventory-url); GET|HEAD|POST|PUT /echo (with --echo-route);\n"
+                "           OPTIONS on each, and OPTIONS *\n");
 }
 
 void config_usage_markdown(int fd)

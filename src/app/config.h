@@ -83,12 +83,21 @@ enum config_kind {
       "open connections before accept pauses, split evenly over the workers (backpressure, not 503; "             \
       "connections past it wait unread, never reset)")                                                            \
     X(MAX_HEADER, unsigned, max_header, , CK_UINT, 1024, 65536, (.what = "a size"), "max-header",                   \
-      "PRIMED_MAX_HEADER", "8192", NULL, "max_header", "request head limit in bytes (431 past it)")               \
-    X(MAX_URL, unsigned, max_url, , CK_UINT, 16, 65536, (.what = "a size"), "max-url", "PRIMED_MAX_URL", "2048",    \
-      NULL, "max_url", "URL limit in bytes (414 past it)")                                                        \
+      "PRIMED_MAX_HEADER", "16384", NULL, "max_header",                                                           \
+      "request head limit in bytes, the read buffer of a connection with a request in hand (431 past it; a "      \
+      "trailer section has the same limit)")                                                                      \
+    X(MAX_URL, unsigned, max_url, , CK_UINT, 16, 65536, (.what = "a size"), "max-url", "PRIMED_MAX_URL", "8192",    \
+      NULL, "max_url",                                                                                            \
+      "request-target limit in bytes (414 past it); the default takes the 8000-octet request line RFC 9112 3 "    \
+      "recommends")                                                                                               \
     X(MAX_BODY, unsigned long, max_body, , CK_ULONG, 0, 1UL << 40, (.what = "a size"), "max-body",                  \
       "PRIMED_MAX_BODY", "1048576", NULL, "max_body",                                                             \
-      "request body limit in bytes; bodies are read and discarded (413 past it)")                                 \
+      "request body limit in bytes (413 past it); bodies are read and discarded, but /echo's")                    \
+    X(ECHO_ROUTE, bool, echo_route, , CK_ONOFF, 0, 0, (), "echo-route", "PRIMED_ECHO_ROUTE", "off", NULL,           \
+      "echo_route",                                                                                               \
+      "`on`: `/echo` answers GET and HEAD with a short body, POST and PUT with the request's body (up to "        \
+      "--max-body), OPTIONS with `Allow`: a route that reads a body, for HTTP conformance suites "                \
+      "(docs/http.md); `off`: /echo is 404")                                                                      \
     X(QUEUE_MAX, unsigned, queue_max, , CK_UINT, 1, 65536, (.what = "a queue bound"), "queue-max",                  \
       "PRIMED_QUEUE_MAX", "256", NULL, "queue_max", "queued /example tasks per worker before reads pause")        \
     X(ENGINE, enum prime_engine, engine, , CK_CHOICE, 0, 0, (.choices = "flint|sieve", .what = "a prime engine"),   \
@@ -122,8 +131,8 @@ enum config_kind {
       "PRIMED_URING_PROVIDED_BUFFERS", "on", NULL, "uring_provided_buffers",                                      \
       "a connection between requests waits with a receive whose bytes land in a buffer the kernel takes "         \
       "from a ring when they arrive (kernel ≥ 5.19; 128 buffers of 1 KiB per worker), so an idle keep-alive "     \
-      "connection holds no buffer; `off`: each connection keeps its own 8 KiB read and 4 KiB write buffers, "     \
-      "as the epoll backend does (docs/architecture.md)")                                                         \
+      "connection holds no buffer; `off`: each connection keeps its own read (--max-header) and 4 KiB write "     \
+      "buffers, as the epoll backend does (docs/architecture.md)")                                                         \
     X(ACCESS_LOG, bool, access_log, , CK_CUSTOM, 0, 0, (.custom = &custom_access_log), "access-log",                \
       "PRIMED_ACCESS_LOG", "0", NULL, "access_log",                                                               \
       "`1`: one logfmt line per request on stdout, buffered per worker, never blocking it (lines stdout cannot "  \

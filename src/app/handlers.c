@@ -55,6 +55,17 @@ void handlers_refusal(const struct handler_env *env, const struct http *h, const
         r->allow = route_allow((enum route_id)rt->id);
 }
 
+void handlers_options(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                      struct resp *r)
+{
+    handlers_text(r, 200, "", handlers_keep_alive(env, h));
+    r->ctype = NULL;
+    if (rt->id != ROUTE_OTHER)
+        r->allow = route_allow((enum route_id)rt->id);
+    else
+        r->allow = env->echo ? "GET, HEAD, POST, PUT, OPTIONS" : "GET, HEAD, OPTIONS";
+}
+
 size_t handlers_who(const struct handler_env *env, uint64_t id, const char *tail, char *body, size_t cap)
 {
     struct strout o = strout_init(body, cap);

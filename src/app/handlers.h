@@ -47,6 +47,7 @@ struct handler_env {
     const char *callme;         /* --callme-url's host:port, or NULL: /caller/ping is 404 */
     const struct catalog *catalog; /* /api/catalog's and /api/inventory's products, or NULL: 404 */
     bool gateway;               /* --catalog-url and --inventory-url: /api/products answers */
+    bool echo;                  /* --echo-route: /echo answers (the server's Allow names POST, PUT) */
 };
 
 /* What a route's answer function (struct app_route's answer, app.h) did. */
@@ -61,6 +62,11 @@ bool handlers_keep_alive(const struct handler_env *env, const struct http *h);
 
 /* A text/plain answer of status with body (a string that outlives r). */
 void handlers_text(struct resp *r, int status, const char *body, bool keep_alive);
+
+/* OPTIONS (RFC 9110 9.3.7): 200 with the route's Allow and no content; for
+ * "*", the methods some route of the server serves. */
+void handlers_options(const struct handler_env *env, const struct http *h, const struct route_result *rt,
+                      struct resp *r);
 
 /* The answer of a request route_match() refused (rt->status: 400 with its
  * reason, 404, or 405 with the route's Allow). body as below. */

@@ -2,8 +2,9 @@
  *
  * Paths match exactly (no decoding, no trailing-slash folding): anything else
  * is 404, which keeps the table a handful of memcmp()s; /api/inventory/ is the
- * one prefix, its rest the item id. Only GET and HEAD are served; the queries
- * read are /example's bits= and /api/products' fanout=.
+ * one prefix, its rest the item id. A route serves the methods its row
+ * allows (405 for the rest); the queries read are /example's bits= and
+ * /api/products' fanout=.
  */
 #include "route.h"
 
@@ -37,6 +38,18 @@ const char *route_allow(enum route_id id)
 unsigned route_flags(enum route_id id)
 {
     return id < ROUTE__COUNT ? flag_bits[id] : 0;
+}
+
+bool route_allows(enum route_id id, int method)
+{
+    if (method == HTTP_GET || method == HTTP_HEAD || method == HTTP_OPTIONS)
+        return id > ROUTE_OTHER && id < ROUTE__COUNT; /* every row allows them */
+    const char *a = route_allow(id), *m = llhttp_method_name((llhttp_method_t)method);
+    size_t n = strlen(m);
+    for (const char *p = a; p && (p = strstr(p, m)); p += n)
+        if ((p == a || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
 }
 
 /* The prefix of a "/{name}" route's path ("/api/inventory/" of
@@ -166,6 +179,8 @@ void route_match(int method, const char *url, size_t len, unsigned default_bits,
     out->item_len = 0;
     out->item[0] = '\0';
 
+    if (len == 1 && url[0] == '*')
+        return; /* the server as a whole (OPTIONS *) */
     url = origin_form(url, &len);
     const char *q = memchr(url, '?', len);
     size_t plen = q ? (size_t)(q - url) : len;
@@ -197,7 +212,7 @@ void route_match(int method, const char *url, size_t len, unsigned default_bits,
         out->status = 404;
         return;
     }
-    if (method != HTTP_GET && method != HTTP_HEAD) {
+    if (!route_allows((enum route_id)out->id, method)) {
         out->status = 405;
         return;
     }

@@ -13,6 +13,8 @@
  *
  *   X(ID, PATH, ALLOW, MODULE, FLAGS)
  *
+ *   ALLOW   the methods it serves, its Allow header: any other is 405; OPTIONS
+ *           is answered by the app (200 with this Allow)
  *   PATH    exact, or ending in one "/{name}" segment: the prefix, then an id of
  *           1..ROUTE_ITEM_MAX bytes of [A-Za-z0-9._-] (route_result.item; any other
  *           id is an unknown item: the route answers 404). One metrics label a row.
@@ -26,17 +28,18 @@
 #define ROUTE_F_QUIET     2u /* probes and /metrics: no span, no injected fault */
 #define ROUTES(X)                                                                                  \
     X(ROUTE_OTHER, "other", NULL, other_route, 0)                                                  \
-    X(ROUTE_EXAMPLE, "/example", "GET, HEAD", example_route, 0)                                    \
-    X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD", healthz_route, ROUTE_F_QUIET)                        \
-    X(ROUTE_READYZ, "/readyz", "GET, HEAD", readyz_route, ROUTE_F_QUIET)                           \
-    X(ROUTE_METRICS, "/metrics", "GET, HEAD", scrape_route, ROUTE_F_QUIET)                         \
-    X(ROUTE_PING, "/ping", "GET, HEAD", ping_route, 0)                                             \
-    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD", callme_route, ROUTE_F_NEW_TRACE)                  \
-    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD", caller_route, ROUTE_F_NEW_TRACE)                  \
-    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD", catalog_route, 0)                                \
-    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD", inventory_route, 0)                 \
-    X(ROUTE_PRODUCTS, "/api/products", "GET, HEAD", products_route, ROUTE_F_NEW_TRACE)             \
-    X(ROUTE_PRODUCT, "/api/products/{id}", "GET, HEAD", product_route, ROUTE_F_NEW_TRACE)
+    X(ROUTE_EXAMPLE, "/example", "GET, HEAD, OPTIONS", example_route, 0)                           \
+    X(ROUTE_HEALTHZ, "/healthz", "GET, HEAD, OPTIONS", healthz_route, ROUTE_F_QUIET)               \
+    X(ROUTE_READYZ, "/readyz", "GET, HEAD, OPTIONS", readyz_route, ROUTE_F_QUIET)                  \
+    X(ROUTE_METRICS, "/metrics", "GET, HEAD, OPTIONS", scrape_route, ROUTE_F_QUIET)                \
+    X(ROUTE_PING, "/ping", "GET, HEAD, OPTIONS", ping_route, 0)                                    \
+    X(ROUTE_CALLME, "/callme/ping", "GET, HEAD, OPTIONS", callme_route, ROUTE_F_NEW_TRACE)         \
+    X(ROUTE_CALLER, "/caller/ping", "GET, HEAD, OPTIONS", caller_route, ROUTE_F_NEW_TRACE)         \
+    X(ROUTE_CATALOG, "/api/catalog", "GET, HEAD, OPTIONS", catalog_route, 0)                       \
+    X(ROUTE_INVENTORY, "/api/inventory/{itemId}", "GET, HEAD, OPTIONS", inventory_route, 0)        \
+    X(ROUTE_PRODUCTS, "/api/products", "GET, HEAD, OPTIONS", products_route, ROUTE_F_NEW_TRACE)    \
+    X(ROUTE_PRODUCT, "/api/products/{id}", "GET, HEAD, OPTIONS", product_route, ROUTE_F_NEW_TRACE) \
+    X(ROUTE_ECHO, "/echo", "GET, HEAD, POST, PUT, OPTIONS", echo_route, 0)
 
 #define X_ENUM(id, path, allow, module, flags) id,
 enum route_id { ROUTES(X_ENUM) ROUTE__COUNT };
@@ -60,7 +63,9 @@ struct route_result {
 };
 
 /* Routes one request: method is an llhttp method (HTTP_GET, ...), url the
- * request target (origin- or absolute-form). out->status says the outcome. */
+ * request target (origin- or absolute-form, or "*": the server itself,
+ * ROUTE_OTHER with status 0; the core lets "*" through for OPTIONS only).
+ * out->status says the outcome. */
 void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out);
 
 /* Whether ch may stand in an item id (the set above): route.c, catalog.c and
@@ -76,6 +81,9 @@ const char *route_name(enum route_id id);
 
 /* The Allow header value of a route, or NULL. */
 const char *route_allow(enum route_id id);
+
+/* Whether a route serves an llhttp method (its row's ALLOW names it). */
+bool route_allows(enum route_id id, int method);
 
 /* A route's ROUTE_F_* flags. */
 unsigned route_flags(enum route_id id);

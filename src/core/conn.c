@@ -90,10 +90,22 @@ static void ext_release(struct conn *c)
  * when the last of them completes). c stays CONN_DEAD: a caller that checks
  * after a call that may have released the slot reads "dead", never a
  * cleared slot; only conn_start() (from the loop) reuses it. */
+/* c's request took its body (the app's head hook) and ends before it: the
+ * app lets go of what it kept. */
+static void body_dropped(struct conn_pool *p, struct conn *c)
+{
+    if (!c->http.want_body)
+        return;
+    c->http.want_body = false;
+    if (p->app.dropped)
+        p->app.dropped(p->app.ctx, c);
+}
+
 static void conn_release(struct conn_pool *p, struct conn *c)
 {
     if ((c->flags & (CONN_F_RECV | CONN_F_SEND)) || c->fd < 0)
         return;
+    body_dropped(p, c);
     timer_remove(&c->timer);
     if (c->flags & CONN_F_PAUSED)
         fifo_remove(&p->paused, &c->paused); /* cold: backpressure only */
@@ -251,7 +263,12 @@ static void respond_refusal(struct conn_pool *p, struct conn *c, int status, enu
         [BAD_FRAMING] = "malformed request: every line of a head must end in CRLF\n",
         [BAD_HOST] = "exactly one Host header is required (RFC 9112 3.2)\n",
         [BAD_EXPECT] = "expectation not supported (only 100-continue)\n",
+        [BAD_TARGET] = "request target not allowed here (RFC 9112 3.2)\n",
+        [BAD_VERSION] = "HTTP version not supported: this server speaks HTTP/1.1\n",
+        [BAD_METHOD] = "CONNECT not supported: this is an origin server, not a proxy\n",
+        [BAD_CHUNK] = "chunk extension too long\n",
     };
+    body_dropped(p, c);
     stats_add(&p->stats->bad[why], 1);
     begin_request(p, c);
     struct resp r = {
@@ -305,23 +322,36 @@ static void handle_request(struct conn_pool *p, struct conn *c)
 }
 
 /* http_head_fn: the head of c's request is complete; the app routes it. */
-static void on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
+static bool on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
 {
     struct conn *c = ctx;
-    c->pool->app.head(c->pool->app.ctx, c, rq, url, len);
+    return c->pool->app.head(c->pool->app.ctx, c, rq, url, len);
+}
+
+/* http_body_fn: a piece of a body the app reads. */
+static int on_body(void *ctx, const char *at, size_t len)
+{
+    struct conn *c = ctx;
+    return c->pool->app.body(c->pool->app.ctx, c, at, len);
 }
 
 /* Parses and answers what is in the read buffer, as far as it can go. */
 static void conn_process(struct conn_pool *p, struct conn *c)
 {
     while (c->state == CONN_READING) {
-        if (c->ext.data || CONN_WBUF_SIZE - c->wlen < RESP_MAX)
+        if (c->ext.data || CONN_WBUF_SIZE - c->wlen < RESP_MAX + CONN_CONTINUE_LEN)
             break; /* resumes when the send completes */
         if (c->rpos >= c->rlen)
             break;
         size_t pos = c->rpos;
         enum http_status st = http_feed(&c->http, c->rbuf, &pos, c->rlen);
         c->rpos = (uint32_t)pos;
+        if (c->http.send_continue) {
+            /* before the final answer, which needs the body first */
+            c->http.send_continue = false;
+            memcpy(c->wbuf + c->wlen, CONN_CONTINUE, CONN_CONTINUE_LEN);
+            c->wlen += (uint32_t)CONN_CONTINUE_LEN;
+        }
         if (st == HTTP_MSG) {
             timer_remove(&c->timer); /* the header timer was for this request */
             c->msg_start = c->rpos;
@@ -634,7 +664,9 @@ int conn_pool_init(struct conn_pool *p)
 {
     p->limits.max_url = p->lim.max_url;
     p->limits.max_body = p->lim.max_body;
+    p->limits.max_header = p->lim.max_header;
     p->limits.on_head = on_head;
+    p->limits.on_body = p->app.body ? on_body : NULL;
     p->limits.keep = p->keep;
     timer_list_init(&p->idle, TIMER_IDLE);
     timer_list_init(&p->header, TIMER_HEADER);

@@ -48,7 +48,10 @@ enum conn_state {
 #define CONN_WBUF_SIZE 4096
 #define CONN_BODY_MAX  640
 #define RESP_MAX       (RESP_HEAD_MAX + CONN_BODY_MAX)
-_Static_assert(RESP_MAX <= CONN_WBUF_SIZE / 3, "a few pipelined responses fit the write buffer");
+/* The interim answer to Expect: 100-continue, for a body the app reads. */
+#define CONN_CONTINUE     "HTTP/1.1 100 Continue\r\n\r\n"
+#define CONN_CONTINUE_LEN (sizeof(CONN_CONTINUE) - 1)
+_Static_assert(RESP_MAX + CONN_CONTINUE_LEN <= CONN_WBUF_SIZE / 3, "a few pipelined responses fit the write buffer");
 #define CONN_LINGER_MS     2000
 #define CONN_DRAIN_IDLE_MS 1000
 
@@ -76,8 +79,17 @@ typedef void conn_cancel_fn(struct conn *c, void *arg);
 /* What the app does with requests; every hook runs on the pool's worker. */
 struct conn_app {
     /* The head of c's request is complete: route it (url, len: the target,
-     * valid during the call only). */
-    void (*head)(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len);
+     * valid during the call only). Returns true when the app reads the
+     * request's body: its pieces then go to body (after --max-body's check),
+     * and a request that ends before its body does goes to dropped. */
+    bool (*head)(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len);
+    /* A piece of the body head took (valid during the call only): 0, or -1
+     * when the app cannot keep it (the request is refused with 413). NULL:
+     * the app reads no body. */
+    int (*body)(void *ctx, struct conn *c, const char *at, size_t len);
+    /* The request whose body head took ends before it does (refused, or its
+     * connection closes): let go of what body kept. */
+    void (*dropped)(void *ctx, struct conn *c);
     /* c's request is complete: answer it now or conn_wait(). */
     void (*request)(void *ctx, struct conn *c);
     /* One response of c is about to be written (dur_ns since its request

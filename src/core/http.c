@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <strings.h>
 
 #define X_NAME(id, name) name,
 static const char *const bad_names[] = {BAD_REASONS(X_NAME)};
@@ -26,8 +27,9 @@ const char *http_bad_reason_name(enum bad_reason r)
     return r < BAD__COUNT ? bad_names[r] : "other";
 }
 
-/* h->hdr: none, Host, Expect, or HDR_KEPT + i for value i of the keep list. */
-enum { HDR_NONE, HDR_HOST, HDR_EXPECT, HDR_KEPT };
+/* h->hdr: none, Host, Expect, Transfer-Encoding, or HDR_KEPT + i for value i
+ * of the keep list. */
+enum { HDR_NONE, HDR_HOST, HDR_EXPECT, HDR_TE, HDR_KEPT };
 enum { EXPECT_NONE, EXPECT_CONTINUE, EXPECT_OTHER };
 
 static struct http *of(llhttp_t *p)
@@ -54,7 +56,22 @@ static int on_message_begin(llhttp_t *p)
     h->hosts = 0;
     h->expect = EXPECT_NONE;
     h->expect_len = 0;
+    h->host_st = 0;
+    h->te_seen = false;
+    h->want_body = false;
+    h->send_continue = false;
+    h->extra_len = 0;
     memset(&h->req, 0, offsetof(struct http_req, kept)); /* the values are read up to their lengths */
+    return 0;
+}
+
+/* RFC 9110 2.5: a recipient treats a higher minor version of HTTP/1 as the
+ * highest it speaks (1.1), so llhttp is told to pass any "HTTP/d.d" and the
+ * major version is checked here: 505 for anything but 1. */
+static int on_version_complete(llhttp_t *p)
+{
+    if (p->http_major != 1)
+        return refuse(of(p), 505, BAD_VERSION);
     return 0;
 }
 
@@ -83,9 +100,22 @@ static bool is_tchar(unsigned char c)
     return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
+/* A trailer section's bytes count against the head's limit. */
+static int count_trailer(struct http *h, size_t len)
+{
+    if (!h->head_done || !h->lim->max_header)
+        return 0;
+    h->extra_len += (uint32_t)len;
+    if (h->extra_len > h->lim->max_header)
+        return refuse(h, 431, BAD_HEADER_TOO_LARGE);
+    return 0;
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
+    if (count_trailer(h, len))
+        return -1;
     for (size_t i = 0; i < len; i++)
         if (!is_tchar((unsigned char)at[i]))
             return refuse(h, 400, BAD_PARSE);
@@ -108,11 +138,15 @@ static int on_header_field_complete(llhttp_t *p)
 {
     struct http *h = of(p);
     const struct http_keep *k = h->lim->keep;
+    if (h->hname_len == 0)
+        return refuse(h, 400, BAD_PARSE); /* RFC 9112 5: a field name is a token, one tchar or more */
     h->hdr = HDR_NONE;
     if (name_is(h, "host")) {
         h->hdr = HDR_HOST;
     } else if (name_is(h, "expect")) {
         h->hdr = HDR_EXPECT;
+    } else if (name_is(h, "transfer-encoding")) {
+        h->hdr = HDR_TE;
     } else if (k) {
         for (unsigned i = 0; i < k->n; i++) {
             if (name_is(h, k->h[i].name)) {
@@ -125,6 +159,8 @@ static int on_header_field_complete(llhttp_t *p)
         h->hdr = HDR_NONE; /* a trailer: too late to mean anything */
     if (h->hdr == HDR_HOST && h->hosts < UINT8_MAX)
         h->hosts++;
+    if (h->hdr == HDR_TE)
+        h->te_seen = true;
     h->hname_len = 0;
     return 0;
 }
@@ -143,11 +179,83 @@ static void append(char *dst, uint8_t *dlen, size_t cap, const char *src, size_t
     *dlen = (uint8_t)(*dlen + len);
 }
 
+/* The Host value's syntax (RFC 9112 3.2, RFC 3986 3.2.2): uri-host [":" port],
+ * the host a reg-name (unreserved, pct-encoded, sub-delims but the comma:
+ * a list is not one host) or an IP-literal in brackets; not empty (RFC 9110
+ * 4.2.1: an http URI has a host). llhttp drops the leading whitespace and
+ * keeps the trailing, which is allowed. Fed byte by byte across pieces. */
+enum {
+    HOST_START,
+    HOST_REG,
+    HOST_PCT1,
+    HOST_PCT2,
+    HOST_IPLIT,
+    HOST_IPLIT_IN,
+    HOST_IPEND,
+    HOST_PORT,
+    HOST_TRAIL,
+    HOST_DONE,
+    HOST_BAD
+};
+
+static bool is_reg_char(unsigned char c)
+{
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return true;
+    return c && strchr("-._~!$&'()*+;=", c) != NULL;
+}
+
+static bool is_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+static uint8_t host_step(uint8_t st, unsigned char c)
+{
+    bool ows = c == ' ' || c == '\t';
+    switch (st) {
+    case HOST_START:
+        return c == '[' ? HOST_IPLIT : c == '%' ? HOST_PCT1 : is_reg_char(c) ? HOST_REG : HOST_BAD;
+    case HOST_REG:
+        return is_reg_char(c) ? HOST_REG : c == '%' ? HOST_PCT1 : c == ':' ? HOST_PORT : ows ? HOST_TRAIL : HOST_BAD;
+    case HOST_PCT1:
+        return is_hex(c) ? HOST_PCT2 : HOST_BAD;
+    case HOST_PCT2:
+        return is_hex(c) ? HOST_REG : HOST_BAD;
+    case HOST_IPLIT:
+    case HOST_IPLIT_IN:
+        /* IPv6address or IPvFuture: their characters, then "]" (not at once) */
+        if (c == ']')
+            return st == HOST_IPLIT_IN ? HOST_IPEND : HOST_BAD;
+        return is_reg_char(c) || c == ':' ? HOST_IPLIT_IN : HOST_BAD;
+    case HOST_IPEND:
+        return c == ':' ? HOST_PORT : ows ? HOST_TRAIL : HOST_BAD;
+    case HOST_PORT:
+        return c >= '0' && c <= '9' ? HOST_PORT : ows ? HOST_TRAIL : HOST_BAD;
+    case HOST_TRAIL:
+        return ows ? HOST_TRAIL : HOST_BAD;
+    default:
+        return HOST_BAD;
+    }
+}
+
+static bool host_valid(uint8_t st)
+{
+    return st == HOST_REG || st == HOST_IPEND || st == HOST_PORT || st == HOST_TRAIL;
+}
+
 static int on_header_value(llhttp_t *p, const char *at, size_t len)
 {
     struct http *h = of(p);
     struct http_req *q = &h->req;
-    if (h->hdr == HDR_EXPECT) {
+    if (count_trailer(h, len))
+        return -1;
+    if (h->hdr == HDR_HOST) {
+        uint8_t st = h->host_st;
+        for (size_t i = 0; i < len && st != HOST_BAD; i++)
+            st = host_step(st, (unsigned char)at[i]);
+        h->host_st = st;
+    } else if (h->hdr == HDR_EXPECT) {
         append(h->expect_val, &h->expect_len, sizeof(h->expect_val), at, len);
     } else if (h->hdr >= HDR_KEPT && q->kept) { /* not kept: nowhere to keep it */
         const struct http_keep *k = h->lim->keep;
@@ -184,9 +292,32 @@ static int on_header_value_complete(llhttp_t *p)
         bool cont = h->expect_len <= sizeof(h->expect_val) && is_100_continue(h->expect_val, h->expect_len);
         h->expect = cont && h->expect == EXPECT_NONE ? EXPECT_CONTINUE : EXPECT_OTHER;
         h->expect_len = 0;
+    } else if (h->hdr == HDR_HOST) {
+        h->host_st = host_valid(h->host_st) ? HOST_DONE : HOST_BAD;
     }
     h->hdr = HDR_NONE;
     return 0;
+}
+
+/* RFC 9112 3.2: the request-target's form must fit its method. Returns 0,
+ * 400 (a fragment, "*" for a method other than OPTIONS, authority-form or
+ * anything else for a method other than CONNECT) or 501 (CONNECT: primed is
+ * an origin server, not a tunnel). */
+static int check_target(uint8_t method, const char *url, size_t len)
+{
+    if (method == HTTP_CONNECT)
+        return 501;
+    if (len == 1 && url[0] == '*')
+        return method == HTTP_OPTIONS ? 0 : 400;
+    if (memchr(url, '#', len))
+        return 400; /* a fragment is the client's own; never sent (RFC 9110 4.2.4) */
+    if (len && url[0] == '/')
+        return 0; /* origin-form */
+    /* absolute-form: http or https (any case), "://", a host */
+    size_t s = len > 7 && strncasecmp(url, "http://", 7) == 0    ? 7
+               : len > 8 && strncasecmp(url, "https://", 8) == 0 ? 8
+                                                                 : 0;
+    return s && url[s] != '/' && url[s] != '?' ? 0 : 400;
 }
 
 static int on_headers_complete(llhttp_t *p)
@@ -194,20 +325,36 @@ static int on_headers_complete(llhttp_t *p)
     struct http *h = of(p);
     /* RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without
      * a Host field, and to any request with more than one. */
-    if (h->hosts > 1 || (h->hosts == 0 && p->http_major == 1 && p->http_minor >= 1))
+    if (h->hosts > 1 || (h->hosts == 0 && p->http_major == 1 && p->http_minor >= 1) ||
+        (h->hosts == 1 && h->host_st != HOST_DONE))
         return refuse(h, 400, BAD_HOST);
+    /* RFC 9112 6.1, 6.3: a Transfer-Encoding other than a final chunked (an
+     * empty one too: llhttp frames such a request by its Content-Length) and
+     * any Transfer-Encoding in HTTP/1.0 are framing primed cannot trust */
+    if (h->te_seen && (!(p->flags & F_CHUNKED) || p->http_minor == 0))
+        return refuse(h, 400, BAD_PARSE);
+    int target = check_target(p->method, h->base + h->url_off, h->url_len);
+    if (target)
+        return refuse(h, (uint16_t)target, target == 501 ? BAD_METHOD : BAD_TARGET);
     if ((p->flags & F_CONTENT_LENGTH) && p->content_length > h->lim->max_body)
         return refuse(h, 413, BAD_BODY_TOO_LARGE);
+    if (h->expect == EXPECT_CONTINUE && p->http_minor == 0)
+        h->expect = EXPECT_NONE; /* RFC 9110 10.1.1: an HTTP/1.0 client's is ignored */
     if (h->expect == EXPECT_OTHER)
         return refuse(h, 417, BAD_EXPECT); /* RFC 9110 10.1.1 */
     h->req.method = p->method;
     h->req.has_method = true;
     h->req.head = p->method == HTTP_HEAD;
+    h->req.asterisk = h->url_len == 1 && h->base[h->url_off] == '*';
     if (h->lim->on_head)
-        h->lim->on_head(h->head_ctx, &h->req, h->base + h->url_off, h->url_len);
+        h->want_body = h->lim->on_head(h->head_ctx, &h->req, h->base + h->url_off, h->url_len) && h->lim->on_body;
     h->head_done = true;
     bool body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length > 0);
-    if (h->expect == EXPECT_CONTINUE && body) {
+    if (h->expect == EXPECT_CONTINUE && body && h->want_body) {
+        /* the owner reads this body: the client may send it (RFC 9110
+         * 10.1.1); the owner writes the interim answer before any other */
+        h->send_continue = true;
+    } else if (h->expect == EXPECT_CONTINUE && body) {
         /* No route of primed reads a body: the final answer goes out now,
          * without a 100 Continue and without waiting for the body, and the
          * connection closes after it (the body, if the client sends it
@@ -220,8 +367,19 @@ static int on_headers_complete(llhttp_t *p)
     return 0;
 }
 
+/* Chunk extensions: read and dropped, at most HTTP_CHUNK_EXT_MAX bytes a chunk. */
+static int on_chunk_ext(llhttp_t *p, const char *at, size_t len)
+{
+    struct http *h = of(p);
+    h->extra_len += (uint32_t)len;
+    if (h->extra_len > HTTP_CHUNK_EXT_MAX)
+        return refuse(h, 400, BAD_CHUNK);
+    return 0;
+}
+
 static int on_chunk_header(llhttp_t *p)
 {
+    of(p)->extra_len = 0; /* the next chunk's extensions, or the trailer section */
     if (p->content_length != 0)
         return 0;
     /* the last chunk: its trailer section follows, line-checked like a head */
@@ -235,12 +393,15 @@ static int on_body(llhttp_t *p, const char *at, size_t len)
     h->body_len += len;
     if (h->body_len > h->lim->max_body)
         return refuse(h, 413, BAD_BODY_TOO_LARGE);
+    if (h->want_body && h->lim->on_body(h->head_ctx, at, len))
+        return refuse(h, 413, BAD_BODY_TOO_LARGE); /* the owner cannot keep it */
     return 0;
 }
 
 static int on_message_complete(llhttp_t *p)
 {
     struct http *h = of(p);
+    h->want_body = false; /* the body is whole: the owner has it */
     h->req.keep_alive = llhttp_should_keep_alive(p);
     if (p->upgrade) {
         /* Upgrade or CONNECT: answered as a plain request, then the
@@ -257,12 +418,15 @@ static int on_message_complete(llhttp_t *p)
 static const llhttp_settings_t settings = {
     .on_message_begin = on_message_begin,
     .on_url = on_url,
+    .on_version_complete = on_version_complete,
     .on_header_field = on_header_field,
     .on_header_field_complete = on_header_field_complete,
     .on_header_value = on_header_value,
     .on_header_value_complete = on_header_value_complete,
     .on_headers_complete = on_headers_complete,
     .on_chunk_header = on_chunk_header,
+    .on_chunk_extension_name = on_chunk_ext,
+    .on_chunk_extension_value = on_chunk_ext,
     .on_body = on_body,
     .on_message_complete = on_message_complete,
 };
@@ -272,6 +436,7 @@ void http_init(struct http *h, const struct http_limits *lim)
     memset(h, 0, sizeof(*h));
     h->lim = lim;
     llhttp_init(&h->p, HTTP_REQUEST, &settings);
+    h->p.lenient_flags |= LENIENT_VERSION; /* on_version_complete checks it */
     h->p.data = h;
 }
 

@@ -26,7 +26,11 @@
     X(BAD_QUERY, "query")                       \
     X(BAD_FRAMING, "framing")                   \
     X(BAD_HOST, "host")                         \
-    X(BAD_EXPECT, "expect")
+    X(BAD_EXPECT, "expect")                     \
+    X(BAD_TARGET, "target")                     \
+    X(BAD_VERSION, "version")                   \
+    X(BAD_METHOD, "method")                     \
+    X(BAD_CHUNK, "chunk")
 
 #define X_ENUM(id, name) id,
 enum bad_reason { BAD_REASONS(X_ENUM) BAD__COUNT };
@@ -37,8 +41,20 @@ const char *http_bad_reason_name(enum bad_reason r);
 
 struct http_req;
 /* A request's head is complete: url (len bytes, the request target) is
- * valid during the call only. ctx is the parser's head_ctx. */
-typedef void http_head_fn(void *ctx, const struct http_req *rq, const char *url, size_t len);
+ * valid during the call only. ctx is the parser's head_ctx. Returns true
+ * when the owner reads the request's body (then each piece of it goes to
+ * on_body), false when the body is counted and dropped. */
+typedef bool http_head_fn(void *ctx, const struct http_req *rq, const char *url, size_t len);
+/* A piece of the body of a request whose head's hook returned true (at: in
+ * the caller's buffer, valid during the call only), after --max-body was
+ * checked. Returns 0, or -1 to refuse the request with 500 (the owner could
+ * not keep it). */
+typedef int http_body_fn(void *ctx, const char *at, size_t len);
+
+/* Bounds besides the limits the owner gives: the bytes of one chunk's
+ * extensions (RFC 9112 7.1.1: primed reads none of them), and of a trailer
+ * section (the owner's max_header, as for the head). */
+#define HTTP_CHUNK_EXT_MAX 256
 
 /* Headers whose values the owner keeps per request (its app's list: say,
  * a trace context). The parser knows no name of its own beyond Host and
@@ -66,7 +82,9 @@ int http_keep_init(struct http_keep *k);
 struct http_limits {
     unsigned max_url;
     unsigned long max_body;
+    unsigned max_header;         /* a trailer section's bound (431 past it); 0: none */
     http_head_fn *on_head;       /* the owner's router, or NULL */
+    http_body_fn *on_body;       /* the bodies on_head asked for; NULL: none is read */
     const struct http_keep *keep; /* the headers kept, or NULL: none (http_keep_init'ed) */
 };
 
@@ -80,6 +98,7 @@ struct http_req {
     bool head;       /* HEAD: answer without a body */
     bool early;      /* answered at the end of its head (Expect: 100-continue
                               with a body primed will not read): then close */
+    bool asterisk;   /* its target is "*" (OPTIONS, RFC 9112 3.2.4) */
     uint8_t kept_len[HTTP_KEEP_MAX]; /* the kept values' lengths: 0 absent, cap + 1 overlong */
     char *kept; /* lent (http_lend), keep->size bytes; NULL: the values are not kept */
 };
@@ -129,12 +148,17 @@ struct http {
     uint8_t expect; /* Expect: none, 100-continue, anything else */
     uint8_t expect_len;
     char expect_val[16];  /* lower-cased Expect value */
+    uint8_t host_st;      /* the Host value's syntax, checked byte by byte */
+    bool te_seen;         /* a Transfer-Encoding field came (any value) */
+    bool want_body;       /* on_head took the body: its pieces go to on_body */
+    bool send_continue;   /* 100 Continue is due before the body (the owner sends it) */
     bool paused_head;     /* the parser paused at the end of the head (Expect) */
     bool paused_trailers; /* ... at the last chunk: trailers follow */
     bool in_message;      /* some bytes of a request have been parsed */
     bool head_done;       /* its head is complete (on_head ran) */
     bool upgrade;
     unsigned long body_len;
+    uint32_t extra_len;  /* this chunk's extension bytes, or the trailer section's */
     uint16_t err_status; /* with HTTP_ERROR: 400, 413, 414, ... */
     enum bad_reason bad;
     struct http_req req;

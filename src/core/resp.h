@@ -23,9 +23,11 @@
     X(429, "Too Many Requests")               \
     X(431, "Request Header Fields Too Large") \
     X(500, "Internal Server Error")           \
+    X(501, "Not Implemented")                 \
     X(502, "Bad Gateway")                     \
     X(503, "Service Unavailable")             \
-    X(504, "Gateway Timeout")
+    X(504, "Gateway Timeout")                 \
+    X(505, "HTTP Version Not Supported")
 
 #define RESP_DATE_LEN 29 /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 
@@ -35,7 +37,7 @@
  * bound and checks). */
 #define RESP_REASON_MAX 31  /* "Request Header Fields Too Large" */
 #define RESP_CTYPE_MAX  48  /* Content-Type values (the longest, /metrics', is 41) */
-#define RESP_ALLOW_MAX  32  /* Allow values ("GET, HEAD") */
+#define RESP_ALLOW_MAX  40  /* Allow values ("GET, HEAD, POST, PUT, OPTIONS") */
 #define RESP_EXTRA_MAX  256 /* extra header lines: traceparent (70) + K-Revision (at most 141) */
 #define RESP_HEAD_MAX                                                                                                  \
     (sizeof("HTTP/1.1 000 \r\nServer: primed\r\nDate: \r\n") - 1 + RESP_REASON_MAX + RESP_DATE_LEN +                   \

@@ -71,7 +71,7 @@ Test(app, answers_each_plain_route_and_counts_it)
         if (cases[i].body)
             cr_assert_str_eq(body + 4, cases[i].body, "%s", cases[i].req);
         if (cases[i].status == 405)
-            cr_assert(strstr(o, "Allow: GET, HEAD\r\n"), "%s", o);
+            cr_assert(strstr(o, "Allow: GET, HEAD, OPTIONS\r\n"), "%s", o);
         cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "%s: kept alive", cases[i].req);
         int si = metrics_status_index(cases[i].status);
         cr_assert_eq(atomic_load(&M.requests[cases[i].route][si]), 1, "%s: counted under %s", cases[i].req,

@@ -35,7 +35,7 @@ Test(config, defaults)
     cr_assert_eq(c.threads, 0);
     cr_assert_eq(c.bits, 1000);
     cr_assert_str_eq(c.host, "0.0.0.0");
-    cr_assert_eq(c.max_header, 8192);
+    cr_assert_eq(c.max_header, 16384);
 }
 
 /* config_defaults() runs each default of config.c's list through its flag's parser: every field
@@ -48,7 +48,7 @@ Test(config, every_default_through_its_parser)
     cr_assert_eq(c.header_timeout_ms, 10000);
     cr_assert_eq(c.idle_timeout_ms, 60000);
     cr_assert_eq(c.max_conns, 10000);
-    cr_assert_eq(c.max_url, 2048);
+    cr_assert_eq(c.max_url, 8192);
     cr_assert_eq(c.max_body, 1UL << 20);
     cr_assert_eq(c.queue_max, 256);
     cr_assert_eq(c.listeners, 0);

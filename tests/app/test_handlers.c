@@ -28,9 +28,10 @@ static struct handler_env env = {
 /* The route of the last request parsed(), as the app's head hook makes it. */
 static struct route_result rt;
 
-static void on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
+static bool on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
 {
     route_match(rq->method, url, len, 64, &rt);
+    return false;
 }
 
 static struct http parsed(const char *req)
@@ -284,7 +285,7 @@ Test(handlers, gateway_routes)
     h = parsed("POST /api/products HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
     cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_RESPOND);
     cr_assert_eq(r.status, 405);
-    cr_assert_str_eq(r.allow, "GET, HEAD");
+    cr_assert_str_eq(r.allow, "GET, HEAD, OPTIONS");
 
     h = parsed("GET /api/products/329299 HTTP/1.1\r\nHost: a\r\n\r\n");
     cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), HANDLER_ROUTE, "product.c calls");

@@ -36,9 +36,10 @@ static struct stub {
 
 static struct http_keep stub_keep = {.n = 1, .h = {{"x-tag", TAG_MAX}}};
 
-static void stub_head(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len)
+static bool stub_head(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len)
 {
     snprintf(stub.path[conn_index(c)], sizeof(stub.path[0]), "%.*s", (int)len, url);
+    return false;
 }
 
 static void stub_cancel(struct conn *c, void *arg)

@@ -11,11 +11,26 @@
  * keeps the last target (as the app would route it) and counts heads. */
 static char last_url[128];
 static int heads;
+/* When take_body is set, the owner reads the bodies: they land in got. */
+static bool take_body;
+static char got[256];
+static size_t got_len;
 
-static void on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
+static bool on_head(void *ctx, const struct http_req *rq, const char *url, size_t len)
 {
     snprintf(last_url, sizeof(last_url), "%.*s", (int)len, url);
     heads++;
+    got_len = 0;
+    return take_body;
+}
+
+static int on_body(void *ctx, const char *at, size_t len)
+{
+    if (got_len + len > sizeof(got))
+        return -1;
+    memcpy(got + got_len, at, len);
+    got_len += len;
+    return 0;
 }
 
 /* The headers this test's owner keeps (an app gives its own list: the core
@@ -28,7 +43,8 @@ static struct http_keep keep = {.n = K_N,
                                       {"x-b3-spanid", 32},
                                       {"x-b3-sampled", 8},
                                       {"x-sixteen-chars1", 8}}};
-static const struct http_limits lim = {.max_url = 64, .max_body = 100, .on_head = on_head, .keep = &keep};
+static const struct http_limits lim = {
+    .max_url = 64, .max_body = 100, .max_header = 512, .on_head = on_head, .on_body = on_body, .keep = &keep};
 
 static void lay_out(void)
 {
@@ -332,7 +348,9 @@ Test(http, host_is_required_once_in_http_1_1)
     const char *none = "GET /healthz HTTP/1.1\r\n\r\n";
     const char *two = "GET /healthz HTTP/1.1\r\nHost: a\r\nHOST: b\r\n\r\n";
     const char *two10 = "GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n";
-    const char *empty = "GET /healthz HTTP/1.1\r\nHost:\r\n\r\n"; /* RFC 9112 3.2: empty is allowed */
+    /* empty only where the target URI has no authority (RFC 9112 3.2): an
+     * http URI always has one (RFC 9110 4.2.1) */
+    const char *empty = "GET /healthz HTTP/1.1\r\nHost:\r\n\r\n";
     struct http h;
     size_t pos = 0;
     http_init(&h, &lim);
@@ -341,7 +359,7 @@ Test(http, host_is_required_once_in_http_1_1)
     cr_assert_eq(h.bad, BAD_HOST);
     cr_assert_eq(feed_all(two, strlen(two), 4096, NULL), -400);
     cr_assert_eq(feed_all(two10, strlen(two10), 4096, NULL), -400);
-    cr_assert_eq(feed_all(empty, strlen(empty), 4096, NULL), 1);
+    cr_assert_eq(feed_all(empty, strlen(empty), 4096, NULL), -400);
 }
 
 Test(http, expect_100_continue_answers_at_the_head)
@@ -377,7 +395,7 @@ Test(http, refuses_bad_input)
 {
     static const struct bad_case cases[] = {
         {"garbage", "HELLO\r\n\r\n", 400},
-        {"bad version", "GET / HTTP/9.9\r\n\r\n", 400},
+        {"bad version", "GET / HTTP/9.9\r\n\r\n", 505},
         {"header without colon", "GET / HTTP/1.1\r\nHost: h\r\nBad Header\r\n\r\n", 400},
         {"cl and te", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
         {"bad cl", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n", 400},
@@ -487,4 +505,171 @@ Test(http, bytes_after_an_upgrade_are_dropped)
     cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MORE);
     cr_assert_eq(pos, strlen(r));
     cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MORE);
+}
+
+/* ---- RFC 9112/9110 rules the parser adds to llhttp (docs/http.md) -------- */
+
+/* Feeds req at every split size; returns the common result (asserted). */
+static int feed_every_split(const char *req, size_t len)
+{
+    int first = feed_all(req, len, len, NULL);
+    for (size_t chunk = 1; chunk < len; chunk += (chunk < 8 ? 1 : 5))
+        cr_assert_eq(feed_all(req, len, chunk, NULL), first, "%s: chunk %zu differs", req, chunk);
+    return first;
+}
+
+static int with_host(const char *host)
+{
+    char req[256];
+    int n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", host);
+    return feed_every_split(req, (size_t)n);
+}
+
+/* RFC 9112 3.2: "a server MUST respond with a 400 ... to any request message
+ * that contains ... a Host header field with an invalid field value". */
+Test(http, host_value_must_be_a_host_and_port)
+{
+    static const char *const good[] = {"a", "localhost:8080", "a.b-c_d~e", "[::1]", "[::1]:80", "[v1.x]",
+                                       "127.0.0.1:1", "h:", "%41b", "a!$&'()*+;=", "h \t"};
+    static const char *const bad[] = {"user@host", "host/path", "a, b", "a,b", "h:8o", "[::1", "[]", "[::1]x",
+                                      "%4", "%zz", "h h", ":80", "h?q", "h#f", "\"h\"", "h:80:81"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        cr_assert_eq(with_host(good[i]), 1, "Host: %s", good[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(with_host(bad[i]), -400, "Host: %s", bad[i]);
+}
+
+/* RFC 9112 5: field-name = token, one tchar at least. */
+Test(http, an_empty_field_name_is_400)
+{
+    const char *r = "GET / HTTP/1.1\r\nHost: a\r\n: empty-name\r\n\r\n";
+    cr_assert_eq(feed_every_split(r, strlen(r)), -400);
+}
+
+/* A Transfer-Encoding that is not a final chunked, empty ones too (llhttp
+ * frames that by Content-Length), and any Transfer-Encoding in HTTP/1.0
+ * (RFC 9112 6.1: "MUST treat the message as if the framing is faulty"). */
+Test(http, transfer_encoding_other_than_chunked_is_400)
+{
+    static const char *const cases[] = {
+        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\nContent-Length: 5\r\n\r\nhello",
+        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \r\nContent-Length: 5\r\n\r\nhello",
+        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_assert_eq(feed_every_split(cases[i], strlen(cases[i])), -400, "case %zu", i);
+    const char *ok = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n";
+    cr_assert_eq(feed_every_split(ok, strlen(ok)), 1);
+}
+
+/* RFC 9112 3.2: each request-target form with the methods it belongs to. */
+Test(http, request_target_forms)
+{
+    static const struct {
+        const char *req;
+        int want; /* requests, or -status */
+    } cases[] = {
+        {"GET /p#frag HTTP/1.1\r\nHost: a\r\n\r\n", -400},
+        {"GET * HTTP/1.1\r\nHost: a\r\n\r\n", -400},
+        {"HEAD * HTTP/1.1\r\nHost: a\r\n\r\n", -400},
+        {"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 1},
+        {"CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n", -501},
+        {"GET http://h/p HTTP/1.1\r\nHost: h\r\n\r\n", 1},
+        {"GET HTTPS://h HTTP/1.1\r\nHost: h\r\n\r\n", 1},
+        {"GET http:///p HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET http://h/p#f HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_assert_eq(feed_every_split(cases[i].req, strlen(cases[i].req)), cases[i].want, "%s", cases[i].req);
+    struct http_req q;
+    const char *star = "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n";
+    cr_assert_eq(feed_all(star, strlen(star), 4096, &q), 1);
+    cr_assert(q.asterisk);
+}
+
+/* RFC 9110 2.5: a higher minor version of HTTP/1 is served as 1.1; another
+ * major version is 505. */
+Test(http, versions)
+{
+    struct http_req q;
+    const char *r12 = "GET / HTTP/1.2\r\nHost: a\r\n\r\n";
+    cr_assert_eq(feed_all(r12, strlen(r12), 4096, &q), 1);
+    cr_assert(q.keep_alive, "as 1.1: persistent");
+    const char *r19 = "GET / HTTP/1.9\r\n\r\n";
+    cr_assert_eq(feed_all(r19, strlen(r19), 4096, NULL), -400, "as 1.1: Host required");
+    static const char *const other[] = {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", "GET / HTTP/0.9\r\n\r\n",
+                                        "GET / HTTP/3.1\r\nHost: a\r\n\r\n"};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(feed_every_split(other[i], strlen(other[i])), -505, "%s", other[i]);
+    const char *junk = "GET / HTTP/1.x\r\nHost: a\r\n\r\n";
+    cr_assert_eq(feed_all(junk, strlen(junk), 4096, NULL), -400);
+}
+
+/* Chunk extensions are bounded in bytes (HTTP_CHUNK_EXT_MAX a chunk), and so
+ * is a trailer section (max_header), not only by the idle timeout. */
+Test(http, chunk_extensions_and_trailers_are_bounded)
+{
+    char req[2048];
+    int n = snprintf(req, sizeof(req), "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;");
+    memset(req + n, 'e', HTTP_CHUNK_EXT_MAX + 1);
+    n += HTTP_CHUNK_EXT_MAX + 1;
+    n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\nx\r\n0\r\n\r\n");
+    cr_assert_eq(feed_all(req, (size_t)n, 4096, NULL), -400, "one byte over");
+    n = snprintf(req, sizeof(req), "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1;");
+    memset(req + n, 'e', HTTP_CHUNK_EXT_MAX);
+    n += HTTP_CHUNK_EXT_MAX;
+    n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\nx\r\n1;a=b\r\ny\r\n0\r\n\r\n");
+    cr_assert_eq(feed_all(req, (size_t)n, 7, NULL), 1, "at the bound, and counted per chunk");
+
+    n = snprintf(req, sizeof(req), "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: ");
+    memset(req + n, 't', 600); /* lim.max_header is 512 */
+    n += 600;
+    n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n\r\n");
+    cr_assert_eq(feed_all(req, (size_t)n, 64, NULL), -431);
+}
+
+/* A body the owner takes arrives whole, in order, at every split; with
+ * Expect: 100-continue the owner is told to send 100 first, and the request
+ * is not answered early. */
+Test(http, a_body_the_owner_takes_arrives_whole)
+{
+    static const char *const cases[] = {
+        "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world",
+        "POST /e HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\nT: v\r\n\r\n",
+    };
+    take_body = true;
+    for (size_t i = 0; i < 2; i++) {
+        size_t len = strlen(cases[i]);
+        for (size_t chunk = 1; chunk <= len; chunk++) {
+            got_len = 0;
+            cr_assert_eq(feed_all(cases[i], len, chunk, NULL), 1);
+            cr_assert_eq(got_len, 11, "case %zu chunk %zu: %zu bytes", i, chunk, got_len);
+            cr_assert(memcmp(got, "hello world", 11) == 0);
+        }
+    }
+    const char *r = "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n";
+    struct http h;
+    size_t pos = 0;
+    http_init(&h, &lim);
+    cr_assert_eq(http_feed(&h, r, &pos, strlen(r)), HTTP_MORE, "waits for the body");
+    cr_assert(h.send_continue);
+    cr_assert_not(h.req.early);
+    cr_assert(h.want_body);
+    /* RFC 9110 10.1.1: "A server that receives a 100-continue expectation in
+     * an HTTP/1.0 request MUST ignore that expectation." */
+    const char *r10 = "POST /e HTTP/1.0\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n";
+    pos = 0;
+    http_init(&h, &lim);
+    cr_assert_eq(http_feed(&h, r10, &pos, strlen(r10)), HTTP_MORE);
+    cr_assert_not(h.send_continue);
+    take_body = false;
+    pos = 0;
+    http_init(&h, &lim);
+    cr_assert_eq(http_feed(&h, r10, &pos, strlen(r10)), HTTP_MORE, "not answered early either");
+    cr_assert_not(h.req.early);
+    got_len = 0;
+    const char *dropped = "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi";
+    cr_assert_eq(feed_all(dropped, strlen(dropped), 4096, NULL), 1);
+    cr_assert_eq(got_len, 0, "not taken: dropped");
 }

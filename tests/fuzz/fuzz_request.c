@@ -258,7 +258,7 @@ static void check_output(const char *out, size_t out_len, const char *raw, size_
         /* HEAD answered without a body logs 0 bytes; a refused HEAD (never
          * routed) gets its body like any refusal */
         a.head = !strncmp(me + 8, "HEAD ", 5) && a.bytes == 0;
-        static const int known[] = {200, 400, 404, 405, 408, 413, 414, 417, 431, 500, 503};
+        static const int known[] = {200, 400, 404, 405, 408, 413, 414, 417, 431, 500, 501, 503, 505};
         bool ok = false;
         for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
             ok |= a.status == known[i];
