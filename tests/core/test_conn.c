@@ -19,7 +19,8 @@
 /* ---- the stub app: conn.h's struct conn_app in a few lines ----------------
  * /healthz answers "ok\n", /readyz "ready\n", /big a body of BIG_LEN bytes
  * sent from outside the write buffer (released once), /wait waits until the
- * test answers it (stub_answer); anything else is 404. Each answer says which
+ * test answers it (stub_answer), /body takes a POST's body and answers with
+ * it; anything else is 404. Each answer says which
  * x-tag the request carried (a kept header value). */
 #define BIG_LEN 3000
 #define TAG_MAX 64
@@ -32,14 +33,35 @@ static struct stub {
     unsigned released;          /* /big bodies given back */
     bool draining;              /* answers say Connection: close */
     char big[BIG_LEN];
+    char body[8][64];           /* /body: each slot's body so far */
+    size_t body_len[8];
+    unsigned dropped[8];        /* the dropped hook ran */
 } stub;
 
 static struct http_keep stub_keep = {.n = 1, .h = {{"x-tag", TAG_MAX}}};
 
 static bool stub_head(void *ctx, struct conn *c, const struct http_req *rq, const char *url, size_t len)
 {
-    snprintf(stub.path[conn_index(c)], sizeof(stub.path[0]), "%.*s", (int)len, url);
-    return false;
+    unsigned i = conn_index(c);
+    snprintf(stub.path[i], sizeof(stub.path[0]), "%.*s", (int)len, url);
+    stub.body_len[i] = 0;
+    return strcmp(stub.path[i], "/body") == 0 && rq->method == HTTP_POST;
+}
+
+static int stub_body(void *ctx, struct conn *c, const char *at, size_t len)
+{
+    unsigned i = conn_index(c);
+    if (stub.body_len[i] + len > sizeof(stub.body[0]) - 1)
+        return -1;
+    memcpy(stub.body[i] + stub.body_len[i], at, len);
+    stub.body_len[i] += len;
+    stub.body[i][stub.body_len[i]] = '\0';
+    return 0;
+}
+
+static void stub_dropped(void *ctx, struct conn *c)
+{
+    stub.dropped[conn_index(c)]++;
 }
 
 static void stub_cancel(struct conn *c, void *arg)
@@ -69,6 +91,8 @@ static void stub_request(void *ctx, struct conn *c)
         struct resp r = {.status = 200, .ctype = "text/plain", .body = stub.big, .body_len = BIG_LEN,
                          .keep_alive = c->http.req.keep_alive && !stub.draining};
         conn_answer(c, &r, &(struct conn_body){.data = stub.big, .release = stub_release});
+    } else if (strcmp(path, "/body") == 0) {
+        stub_reply(c, 200, stub.body[conn_index(c)]);
     } else if (strcmp(path, "/healthz") == 0) {
         stub_reply(c, 200, "ok\n");
     } else if (strcmp(path, "/readyz") == 0) {
@@ -120,7 +144,11 @@ static void setup(void)
         .lim = {.max_header = 1024, .max_url = 512, .max_body = 1 << 20, .header_timeout_ms = 1000,
                 .idle_timeout_ms = 5000},
         .io = &S.io,
-        .app = {.head = stub_head, .request = stub_request, .finish = stub_finish},
+        .app = {.head = stub_head,
+                .body = stub_body,
+                .dropped = stub_dropped,
+                .request = stub_request,
+                .finish = stub_finish},
         .keep = &stub_keep,
         .stats = &M,
         .throttle = &throttled,
@@ -371,6 +399,59 @@ Test(conn, eof_after_a_request_answers_then_closes)
     drain_sends(5);
     cr_assert(strstr(S.fd[5].out, "\r\n\r\nok\n"), "%s", S.fd[5].out);
     cr_assert(S.fd[5].closed, "then the connection closes");
+}
+
+/* A body the app takes arrives across receives; with Expect: 100-continue
+ * the interim answer goes out first, and alone until the body came. */
+Test(conn, a_body_the_app_takes_reaches_it_after_100_continue)
+{
+    conn_start(&P, 5);
+    feed(5, "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n");
+    drain_sends(5);
+    cr_assert_str_eq(S.fd[5].out, "HTTP/1.1 100 Continue\r\n\r\n");
+    feed(5, "hello");
+    feed(5, " world");
+    drain_sends(5);
+    const char *o = S.fd[5].out + strlen("HTTP/1.1 100 Continue\r\n\r\n");
+    cr_assert(strncmp(o, "HTTP/1.1 200 OK\r\n", 17) == 0, "%s", S.fd[5].out);
+    cr_assert(strstr(o, "\r\n\r\nhello world"), "%s", o);
+    cr_assert_eq(stub.dropped[conn_index(conn_of(&P, S.fd[5].recv_tag))], 0, "answered: nothing dropped");
+    cr_assert(S.fd[5].recv_armed && !S.fd[5].closed);
+}
+
+/* A request whose body the app took and that ends before its body does:
+ * the app hears of it once, whether the client goes or the core refuses. */
+Test(conn, a_body_cut_short_is_dropped_once)
+{
+    conn_start(&P, 5);
+    unsigned i = conn_index(conn_of(&P, S.fd[5].recv_tag));
+    feed(5, "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 40\r\n\r\nabc");
+    cr_assert_str_eq(stub.body[i], "abc");
+    io_script_recv_res(&S, 5, -ECONNRESET);
+    pump();
+    cr_assert_eq(stub.dropped[i], 1, "the client went mid-body");
+
+    conn_start(&P, 6); /* may reuse fd 5's slot: count from here */
+    i = conn_index(conn_of(&P, S.fd[6].recv_tag));
+    unsigned before = stub.dropped[i];
+    feed(6, "POST /body HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n");
+    drain_sends(6);
+    cr_assert(strstr(S.fd[6].out, "HTTP/1.1 400 "), "%s", S.fd[6].out);
+    cr_assert_eq(stub.dropped[i], before + 1, "refused mid-body");
+    io_script_recv_res(&S, 6, 0);
+    pump();
+    drain_sends(6);
+    cr_assert_eq(stub.dropped[i], before + 1, "once, not again at the close");
+
+    conn_start(&P, 7);
+    i = conn_index(conn_of(&P, S.fd[7].recv_tag));
+    before = stub.dropped[i];
+    char big[128];
+    snprintf(big, sizeof(big), "POST /body HTTP/1.1\r\nHost: t\r\nContent-Length: 70\r\n\r\n%070d", 0);
+    feed(7, big);
+    drain_sends(7);
+    cr_assert(strstr(S.fd[7].out, "HTTP/1.1 413 "), "the app could not keep it: %s", S.fd[7].out);
+    cr_assert_eq(stub.dropped[i], before + 1);
 }
 
 Test(conn, released_slots_stay_dead)
