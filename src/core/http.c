@@ -303,6 +303,29 @@ static int on_header_value_complete(llhttp_t *p)
  * 400 (a fragment, "*" for a method other than OPTIONS, authority-form or
  * anything else for a method other than CONNECT) or 501 (CONNECT: primed is
  * an origin server, not a tunnel). */
+/* RFC 3986's characters of a URI (unreserved, sub-delims, ":@/?", the
+ * brackets of an IP literal, '%' of a pct-encoding), '#' aside: llhttp also
+ * passes '\\', '{', '|', '"', '<' ... which a proxy may escape, decode or
+ * refuse, so the target would not be what primed routes. */
+static bool is_uri_char(unsigned char c)
+{
+    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return true;
+    return c && strchr("-._~!$&'()*+,;=:@/?[]%", c) != NULL;
+}
+
+static bool uri_chars(const char *url, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        if (!is_uri_char(c))
+            return false;
+        if (c == '%' && (i + 2 >= len || !is_hex((unsigned char)url[i + 1]) || !is_hex((unsigned char)url[i + 2])))
+            return false;
+    }
+    return true;
+}
+
 static int check_target(uint8_t method, const char *url, size_t len)
 {
     if (method == HTTP_CONNECT)
@@ -311,6 +334,8 @@ static int check_target(uint8_t method, const char *url, size_t len)
         return method == HTTP_OPTIONS ? 0 : 400;
     if (memchr(url, '#', len))
         return 400; /* a fragment is the client's own; never sent (RFC 9110 4.2.4) */
+    if (!uri_chars(url, len))
+        return 400;
     if (len && url[0] == '/')
         return 0; /* origin-form */
     /* absolute-form: http or https (any case), "://", a host */
@@ -333,7 +358,13 @@ static int on_headers_complete(llhttp_t *p)
      * any Transfer-Encoding in HTTP/1.0 are framing primed cannot trust */
     if (h->te_seen && (!(p->flags & F_CHUNKED) || p->http_minor == 0))
         return refuse(h, 400, BAD_PARSE);
-    int target = check_target(p->method, h->base + h->url_off, h->url_len);
+    /* RFC 9112 3: one SP on each side of the target (llhttp passes more;
+     * a recipient that splits on each SP would read another target). The
+     * request line is still in the buffer: the head is kept in place. */
+    const char *u = h->base + h->url_off;
+    if (u[-2] == ' ' || u[h->url_len + 1] == ' ')
+        return refuse(h, 400, BAD_PARSE);
+    int target = check_target(p->method, u, h->url_len);
     if (target)
         return refuse(h, (uint16_t)target, target == 501 ? BAD_METHOD : BAD_TARGET);
     if ((p->flags & F_CONTENT_LENGTH) && p->content_length > h->lim->max_body)

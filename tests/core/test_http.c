@@ -579,6 +579,16 @@ Test(http, request_target_forms)
         {"GET HTTPS://h HTTP/1.1\r\nHost: h\r\n\r\n", 1},
         {"GET http:///p HTTP/1.1\r\nHost: h\r\n\r\n", -400},
         {"GET http://h/p#f HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        /* one SP on each side (RFC 9112 3), RFC 3986's characters only */
+        {"GET  /p HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /p  HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /path\\file HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /p?q={\"a\"} HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /p|x HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /p%zz HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /p%4 HTTP/1.1\r\nHost: h\r\n\r\n", -400},
+        {"GET /a%2Fb?x=1&y=%20;z:@!$'()*+,=~ HTTP/1.1\r\nHost: h\r\n\r\n", 1},
+        {"GET http://[::1]:80/p HTTP/1.1\r\nHost: h\r\n\r\n", 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         cr_assert_eq(feed_every_split(cases[i].req, strlen(cases[i].req)), cases[i].want, "%s", cases[i].req);
