@@ -12,6 +12,14 @@
 #include "log.h"
 #include "server.h"
 
+/* What --version says of the CPU's vector unit: the eight-lane engine needs AVX-512 IFMA; other
+ * architectures (arm64) have no vector engine and run the scalar one (docs/prime.md). */
+#if defined(__x86_64__)
+#define VECTOR_CPU(has) ((has) ? "this CPU has AVX-512 IFMA" : "this CPU lacks AVX-512 IFMA")
+#else
+#define VECTOR_CPU(has) ((void)(has), "no vector engine for this architecture")
+#endif
+
 static const char *env(const char *name)
 {
     return getenv(name);
@@ -33,10 +41,10 @@ int main(int argc, char **argv)
     }
     if (r == CONFIG_VERSION) {
         printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\n"
-               "prime vector: %s (this CPU %s AVX-512 IFMA)\ncompiler: %s\nbuild: %s\nflags: %s\n",
+               "prime vector: %s (%s)\ncompiler: %s\nbuild: %s\nflags: %s\n",
                PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg.dispatch), PRIMED_DISPATCH_BUILT,
                prime_engine_name(cfg.engine), config_vector_on(&cfg) ? "on, eight lanes" : "off, scalar",
-               prime_vector_supported() ? "has" : "lacks", PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
+               VECTOR_CPU(prime_vector_supported()), PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
         return 0;
     }
     if (r < 0) {

@@ -306,14 +306,15 @@ static void *store_main(void *arg)
                 ok = false;
             }
             note_commit(s, err);
-            for (unsigned i = 0; i < n; i++)
-                batch[i]->err = err;
-            hand_back(batch, n); /* the events are their workers' again: not touched after this */
+            /* counted before the answers go back: whoever sees a failed answer sees it counted */
             if (!ok) {
                 pthread_mutex_lock(&s->mu);
                 s->dropped += n;
                 pthread_mutex_unlock(&s->mu);
             }
+            for (unsigned i = 0; i < n; i++)
+                batch[i]->err = err;
+            hand_back(batch, n); /* the events are their workers' again: not touched after this */
         }
         else if (probe_due)
             probe(s);

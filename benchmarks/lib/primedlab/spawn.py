@@ -3,7 +3,8 @@
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
 (SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
-/metrics text as a dict; keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
+/metrics text as a dict; a built program's command behind a cross build's exe wrapper (wrapped(),
+tests/config_readme and tests/zipkin); keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
 tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
 benchmarks/containers and profiles/compare; benchmarks/lib/primedlab/lab_target.py runs its targets its own way
 (process groups, fixed ports) but builds and parses wrk here.
@@ -17,6 +18,7 @@ import os
 import random
 import re
 import resource
+import shlex
 import signal
 import socket
 import subprocess
@@ -33,6 +35,13 @@ def exit_on_sigterm():
     its finally blocks, which stop the servers and containers it started (by default SIGTERM
     ends Python at once and leaves them running)."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def wrapped(cmd):
+    """cmd (a list whose first item is a program this build made) as meson runs such a program:
+    behind a cross build's exe_wrapper (MESON_EXE_WRAPPER, e.g. qemu-user for the arm64 build of
+    profiles/cross), unchanged in a native build."""
+    return shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")) + list(cmd)
 
 
 def terminate(proc, timeout):
