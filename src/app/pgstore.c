@@ -362,7 +362,7 @@ static void send_setup(struct pgstore *p)
      * whichever server connection ran it, so the set-up's is LOCAL and
      * synchronous_commit goes with each batch. */
     if (!p->o.pooler_tx) {
-        ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+        ok = ok && send0(p, p->o.sync_off ? "SET synchronous_commit = off" : "SET synchronous_commit = on");
         ok = ok && send0(p, "SET client_min_messages = warning");
         n += 2;
     }
@@ -431,7 +431,7 @@ static void send_batch(struct pgstore *p)
     bool tx = p->o.pooler_tx, ok = true;
     if (tx)
         ok = send0(p, "BEGIN") &&
-             send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
+             send0(p, p->o.sync_off ? "SET LOCAL synchronous_commit = off" : "SET LOCAL synchronous_commit = on");
     unsigned n = 0;
     while (ok && !fifo_empty(&p->queue) && n < PGSTORE_BATCH_MAX) {
         struct store_req *r = fifo_entry(fifo_pop(&p->queue), struct store_req, link);

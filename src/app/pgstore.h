@@ -45,7 +45,7 @@ struct pgstore;
 
 struct pgstore_opts {
     const char *conninfo;          /* a libpq URI or keyword string; its password, if any, stays in it */
-    bool sync_full;                /* synchronous_commit = on (else off) */
+    bool sync_off;                 /* synchronous_commit = off (--db-sync fast), else on */
     bool pooler_tx;                /* behind a transaction pooler: no prepared statement, no session SET */
     const struct catalog *catalog; /* written into the catalog tables on connect, or NULL */
     struct io *io;                 /* the worker's; not owned */
