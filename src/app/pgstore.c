@@ -122,6 +122,10 @@ struct pgstore {
     /* the queue: events waiting for the next batch, oldest first */
     struct fifo queue;
     unsigned queued;
+    /* events failed (err set), their done still to run: from pgstore_poll,
+     * never from inside pgstore_submit (its caller has not yet set up what
+     * the done undoes) */
+    struct fifo dead;
     /* the batch in flight: its events in order, how many results came */
     struct store_req *batch[PGSTORE_BATCH_MAX];
     unsigned nbatch;
@@ -255,25 +259,36 @@ static void forget_socket(struct pgstore *p)
 
 /* ---- failing events ----------------------------------------------------- */
 
-/* Takes the events out of the store, errors them (the batch in flight with
- * sent_err: its commit was not confirmed; the queue with err: nothing of it
- * was sent), then runs their done: after the store's state is settled,
- * since a done may submit again. */
+/* Takes the events out of the store and errors them (the batch in flight
+ * with sent_err: its commit was not confirmed; the queue with err: nothing
+ * of it was sent); their done runs from the next pgstore_poll (run_failed).
+ * A failure can start inside pgstore_submit (a send that finds the
+ * connection gone), before its caller has set up the event's deadline and
+ * slot: a done run from there would answer a request twice or free what
+ * the caller then uses. Rejected: failing only the submitted event with a
+ * return code, since the events queued before it would still complete
+ * inside a submit of another request. */
 static void fail_all(struct pgstore *p, int sent_err, int err)
 {
-    struct fifo failed = {0};
     for (unsigned i = 0; i < p->nbatch; i++) {
         p->batch[i]->err = sent_err;
-        fifo_push(&failed, &p->batch[i]->link);
+        fifo_push(&p->dead, &p->batch[i]->link);
     }
     p->nbatch = 0;
     p->in_flight = false;
     for (struct fifo_link *l; (l = fifo_pop(&p->queue));) {
         fifo_entry(l, struct store_req, link)->err = err;
-        fifo_push(&failed, l);
+        fifo_push(&p->dead, l);
     }
     p->queued = 0;
-    for (struct fifo_link *l; (l = fifo_pop(&failed));) {
+}
+
+/* Runs the done of the events failed so far; those that fail meanwhile (a
+ * done may submit again) wait for the next call. */
+static void run_failed(struct pgstore *p)
+{
+    for (struct fifo_link *l = fifo_take(&p->dead), *next; l; l = next) {
+        next = l->next;
         struct store_req *r = fifo_entry(l, struct store_req, link);
         r->done(r);
     }
@@ -449,6 +464,12 @@ static void send_batch(struct pgstore *p)
     p->in_flight = true;
     ok = ok && (!tx || send0(p, "COMMIT")) && PQpipelineSync(p->conn) == 1;
     if (!ok) {
+        /* no Sync went out: the server commits none of it, so the batch is
+         * queued again and fails as unsent, "nothing was stored" */
+        while (p->nbatch)
+            fifo_push_front(&p->queue, &p->batch[--p->nbatch]->link);
+        p->queued += n;
+        p->in_flight = false;
         disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
@@ -670,6 +691,7 @@ void pgstore_destroy(struct pgstore *p)
     p->conn = NULL;
     set_ready(p, false);
     fail_all(p, -ECANCELED, -ECANCELED);
+    run_failed(p);
     free(p->conninfo);
     free(p);
 }
@@ -749,10 +771,13 @@ void pgstore_poll(struct pgstore *p)
     } else if (p->state == PG_READY && !p->in_flight && now >= p->idle_ms + p->o.timeout_ms) {
         ping(p);
     }
+    run_failed(p);
 }
 
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
 {
+    if (!fifo_empty(&p->dead))
+        return *p->o.now_ms; /* their done is due now */
     if (p->state == PG_IDLE)
         return p->retry_ms < none ? p->retry_ms : none;
     uint64_t t = p->deadline_ms;

@@ -68,16 +68,18 @@ int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err
 void pgstore_destroy(struct pgstore *p);
 
 /* Queues r (done, time_ms, pod set); r->done runs later on this worker, once
- * r's transaction committed (err 0, id set) or failed. Returns 0, or
- * -ENOTCONN (not connected: nothing queued) or -EAGAIN (queue full). */
+ * r's transaction committed (err 0, id set) or failed, never inside this
+ * call (a failure runs it from pgstore_poll). Returns 0, or -ENOTCONN (not
+ * connected: nothing queued) or -EAGAIN (queue full). */
 int pgstore_submit(struct pgstore *p, struct store_req *r);
 
 /* A completion of a tag of this store's owner. */
 void pgstore_on_event(struct pgstore *p, const struct io_event *ev);
 /* Reconnects when its backoff is over; drops the connection whose work in
- * flight passed --db-timeout. From the worker's loop. */
+ * flight passed --db-timeout; runs the done of the events failed since the
+ * last call. From the worker's loop. */
 void pgstore_poll(struct pgstore *p);
-/* The next reconnect or deadline, or none. */
+/* The next reconnect or deadline (now while a failed event's done waits), or none. */
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
 
 /* A PostgreSQL error as one of store.h's kinds (-EROFS, -ENOSPC, -EUSERS,

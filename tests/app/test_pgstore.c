@@ -1,13 +1,15 @@
-/* test_pgstore.c - the pure parts of src/app/pgstore.c: which --db values
- * are PostgreSQL, and that a password never survives into what primed
- * prints (the ready line, logs, error bodies), and the kind each error is
- * answered as (store.h's words). The store itself runs against
- * a real PostgreSQL in tests/store/postgres. */
+/* test_pgstore.c - src/app/pgstore.c: which --db values are PostgreSQL,
+ * that a password never survives into what primed prints (the ready line,
+ * logs, error bodies), the kind each error is answered as (store.h's
+ * words), and the pipeline's events driven over a scripted libpq (the file
+ * is included, h2o's way, so the test fills its table of libpq functions).
+ * The store itself runs against a real PostgreSQL in tests/store/postgres. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "pgstore.h"
+#include "pgstore.c"
 
 Test(pgstore, which_db_is_postgres)
 {
@@ -60,4 +62,104 @@ Test(pgstore, errors_by_kind)
                  -EACCES);
     cr_assert_eq(pgstore_error_kind(NULL, "connection refused", -ENOTCONN), -ENOTCONN);
     cr_assert_eq(pgstore_error_kind("23505", "duplicate key", -EIO), -EIO);
+}
+
+/* ---- the pipeline over a scripted libpq ---------------------------------- */
+
+/* what the scripted libpq answers, and what it saw */
+static struct {
+    int send_ok;      /* PQsendQueryPrepared's return: 1 queued, 0 the connection is gone */
+    unsigned sends;   /* prepared INSERTs queued */
+    unsigned syncs;   /* Syncs queued */
+    unsigned dones;   /* store_req.done runs */
+} fake;
+
+static int fake_send_prepared(PGconn *c, const char *name, int n, const char *const *v, const int *len,
+                              const int *fmt, int rfmt)
+{
+    (void)c, (void)name, (void)n, (void)v, (void)len, (void)fmt, (void)rfmt;
+    fake.sends++;
+    return fake.send_ok;
+}
+
+static int fake_sync(PGconn *c)
+{
+    (void)c;
+    fake.syncs++;
+    return 1;
+}
+
+static int fake_flush(PGconn *c)
+{
+    (void)c;
+    return 0; /* everything written */
+}
+
+static char *fake_error(const PGconn *c)
+{
+    (void)c;
+    return "server closed the connection unexpectedly";
+}
+
+static void fake_finish(PGconn *c)
+{
+    (void)c;
+}
+
+static void count_done(struct store_req *r)
+{
+    (void)r;
+    fake.dones++;
+}
+
+/* A worker's store, connected and set up, over the scripted libpq (no socket: nothing is polled). */
+static struct pgstore *ready_store(const uint64_t *now)
+{
+#undef PQsendQueryPrepared
+#undef PQpipelineSync
+#undef PQflush
+#undef PQerrorMessage
+#undef PQfinish
+    pq.PQsendQueryPrepared = fake_send_prepared;
+    pq.PQpipelineSync = fake_sync;
+    pq.PQflush = fake_flush;
+    pq.PQerrorMessage = fake_error;
+    pq.PQfinish = fake_finish;
+    memset(&fake, 0, sizeof(fake));
+    fake.send_ok = 1;
+    struct pgstore *p = calloc(1, sizeof(*p));
+    cr_assert_not_null(p);
+    p->o.now_ms = now;
+    p->o.timeout_ms = 2000;
+    p->conn = (PGconn *)&fake; /* never dereferenced: every call on it is scripted */
+    p->fd = -1;
+    p->state = PG_READY;
+    p->ready = true;
+    snprintf(p->name, sizeof(p->name), "scripted");
+    return p;
+}
+
+/* A send that finds the connection gone inside pgstore_submit fails the
+ * event, but its done runs from the next pgstore_poll: the caller
+ * (events_store) sets up the event's deadline and slot only after submit
+ * returns. Without a Sync sent nothing can commit: "nothing was stored". */
+Test(pgstore, no_done_inside_submit)
+{
+    uint64_t now = 1000;
+    struct pgstore *p = ready_store(&now);
+    struct store_req a = {.done = count_done, .pod = "pod"}, b = a;
+    fake.send_ok = 0;
+    cr_assert_eq(pgstore_submit(p, &a), 0, "queued: its failure is the poll's to report");
+    cr_assert_eq(fake.sends, 1, "the INSERT was tried");
+    cr_assert_eq(fake.dones, 0, "no done inside submit");
+    cr_assert_leq(pgstore_next_deadline(p, UINT64_MAX), now, "the failure is due at once");
+    cr_assert_eq(pgstore_submit(p, &b), -ENOTCONN, "disconnected: the next submit is refused, nothing queued");
+    cr_assert_eq(fake.dones, 0);
+    pgstore_poll(p);
+    cr_assert_eq(fake.dones, 1, "the poll runs the failed event's done, once");
+    cr_assert_eq(a.err, -ENOTCONN, "no Sync went out: nothing was stored (%d)", a.err);
+    cr_assert_eq(fake.syncs, 0);
+    pgstore_poll(p);
+    cr_assert_eq(fake.dones, 1, "never twice");
+    pgstore_destroy(p);
 }
