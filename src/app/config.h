@@ -169,7 +169,8 @@ enum config_kind {
       "and `synchronous_commit` with `SET LOCAL` in every transaction (docs/chain.md)")                          \
     X(DB_TIMEOUT, unsigned, db_timeout_ms, , CK_MS, 100, 3600 * 1000, (.what = "a duration"), "db-timeout",       \
       "PRIMED_DB_TIMEOUT", "2", NULL, "db_timeout",                                                               \
-      "seconds a request waits for its event's commit before 503 (`not confirmed`: it may still commit); on "     \
+      "seconds from an event's submit to its answer: past it 503 (`not confirmed`: it may still commit; on "      \
+      "PostgreSQL an event not yet sent: `nothing was stored`); on "                                              \
       "PostgreSQL also the bound of a connect and of a transaction in flight (the connection is dropped and "     \
       "made again) and its `tcp_user_timeout`. 2: a healthy commit takes milliseconds, so past 2 s the store is " \
       "stalled, not slow; and it is under `--upstream-timeout`'s default, so a caller passes on callme's 503 "    \

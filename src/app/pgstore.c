@@ -283,6 +283,23 @@ static void fail_all(struct pgstore *p, int sent_err, int err)
     p->queued = 0;
 }
 
+/* Drops the queued events whose deadline passed before their turn came (the
+ * oldest first: the queue is in deadline order): nothing of them was sent,
+ * so "nothing was stored" (-ETIME); their done runs with the failed ones'. */
+static void expire_queued(struct pgstore *p)
+{
+    uint64_t now = *p->o.now_ms;
+    while (!fifo_empty(&p->queue)) {
+        struct store_req *r = fifo_entry(p->queue.head, struct store_req, link);
+        if (r->deadline_ms > now)
+            break;
+        fifo_pop(&p->queue);
+        p->queued--;
+        r->err = -ETIME;
+        fifo_push(&p->dead, &r->link);
+    }
+}
+
 /* Runs the done of the events failed so far; those that fail meanwhile (a
  * done may submit again) wait for the next call. */
 static void run_failed(struct pgstore *p)
@@ -330,9 +347,11 @@ static void disconnect(struct pgstore *p, const char *why, int err)
                 p->name, store_fault_words(store_fault_of(err)), msg, PGSTORE_RETRY_MAX_MS);
         p->logged_down = true;
     }
-    /* in flight: the commit was not confirmed; queued: nothing was sent */
-    bool unsure = err == -ETIMEDOUT || err == -ECONNRESET;
-    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, unsure ? -ENOTCONN : err);
+    /* in flight: the commit was not confirmed; queued: nothing was sent
+     * (after a timeout: the oldest event's deadline passed, those behind it
+     * waited for it in vain) */
+    int queued_err = err == -ETIMEDOUT ? -ETIME : err == -ECONNRESET ? -ENOTCONN : err;
+    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, queued_err);
 }
 
 /* ---- pipelines ---------------------------------------------------------- */
@@ -441,6 +460,7 @@ static void send_setup(struct pgstore *p)
  * pooler the block is explicit, for its SET LOCAL. */
 static void send_batch(struct pgstore *p)
 {
+    expire_queued(p);
     if (p->state != PG_READY || p->in_flight || fifo_empty(&p->queue))
         return;
     bool tx = p->o.pooler_tx, ok = true;
@@ -473,8 +493,10 @@ static void send_batch(struct pgstore *p)
         disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
-    /* the one clock read of a batch: the worker's, already there */
-    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
+    /* the bound of the oldest event, from its submit (the queue is in
+     * submit order): past it, its answer is due, so the transaction is
+     * given up with its connection, every event of it "not confirmed" */
+    p->deadline_ms = p->batch[0]->deadline_ms;
     p->results = 0;
     p->expect = n + (tx ? 3 : 0);
     p->failed = false;
@@ -708,6 +730,8 @@ int pgstore_submit(struct pgstore *p, struct store_req *r)
         return -EAGAIN;
     r->id = 0;
     r->err = 0;
+    if (!r->deadline_ms)
+        r->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     fifo_push(&p->queue, &r->link);
     p->queued++;
     send_batch(p);
@@ -771,6 +795,7 @@ void pgstore_poll(struct pgstore *p)
     } else if (p->state == PG_READY && !p->in_flight && now >= p->idle_ms + p->o.timeout_ms) {
         ping(p);
     }
+    expire_queued(p);
     run_failed(p);
 }
 
@@ -783,5 +808,10 @@ uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
     uint64_t t = p->deadline_ms;
     if (p->state == PG_READY && !p->in_flight)
         t = p->idle_ms + p->o.timeout_ms; /* the next ping */
+    if (!fifo_empty(&p->queue)) {
+        uint64_t q = fifo_entry(p->queue.head, struct store_req, link)->deadline_ms;
+        if (!t || q < t)
+            t = q;
+    }
     return t && t < none ? t : none;
 }

@@ -13,10 +13,13 @@
  * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
  * doubling to PGSTORE_RETRY_MAX_MS); until it is back, submits fail at once
  * (-ENOTCONN, or the kind that brought it down: -EUSERS, -EACCES, -EROFS,
- * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect,
- * a set-up or a batch still unanswered after --db-timeout drops the
- * connection the same way (its batch -ETIMEDOUT: not confirmed), and so
- * does a batch whose transaction failed (its kind), so that a connection is
+ * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect
+ * or a set-up still unanswered after --db-timeout drops the connection the
+ * same way, and so does a batch unanswered at its oldest event's deadline
+ * (store_req.deadline_ms: --db-timeout from that event's submit; the batch
+ * -ETIMEDOUT: not confirmed; what queued behind it -ETIME: not sent, nothing
+ * stored); an event still queued at its deadline fails -ETIME alone. A
+ * batch whose transaction failed (its kind) drops it too, so that a connection is
  * ready only after a write transaction committed. An idle connection sends
  * a bare Sync every --db-timeout under the same deadline, so a stall is
  * found without a request. On connect the schema is

@@ -58,6 +58,10 @@ struct store_req {
     void (*done)(struct store_req *r);
     struct store_inbox *inbox;
     int64_t time_ms;
+    /* the submitter's clock (ms) by which it is answered: --db-timeout from
+     * its submit. PostgreSQL bounds its queue and its transaction by it;
+     * 0: --db-timeout from the submit to the store */
+    uint64_t deadline_ms;
     const char *pod; /* lives as long as the process */
     uint64_t id;
     int err;
@@ -70,6 +74,7 @@ struct store_req {
  * (store_fault_unconfirmed); every other kind stored nothing. */
 #define STORE_FAULTS(X)                                                                                  \
     X(TIMEOUT, ETIMEDOUT, "timeout", "no answer within --db-timeout")                                    \
+    X(NOT_SENT, ETIME, "timeout_not_sent", "not sent within --db-timeout")                               \
     X(LOST, ECONNRESET, "lost", "connection lost before the commit was confirmed")                       \
     X(DISK_FULL, ENOSPC, "disk_full", "disk full")                                                       \
     X(READ_ONLY, EROFS, "read_only", "the database is read-only")                                        \

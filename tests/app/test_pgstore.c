@@ -6,6 +6,7 @@
  * The store itself runs against a real PostgreSQL in tests/store/postgres. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -161,5 +162,83 @@ Test(pgstore, no_done_inside_submit)
     cr_assert_eq(fake.syncs, 0);
     pgstore_poll(p);
     cr_assert_eq(fake.dones, 1, "never twice");
+    pgstore_destroy(p);
+}
+
+/* The batch in flight has its commit back: what the Sync's result does. */
+static void commit_in_flight(struct pgstore *p)
+{
+    p->results = p->expect;
+    on_sync(p);
+}
+
+/* A batch's bound is its oldest event's deadline, from that event's submit,
+ * not from the send: an event that waited for the batch before it is
+ * answered --db-timeout after its submit ("not confirmed": it was sent). */
+Test(pgstore, deadline_from_submit)
+{
+    uint64_t now = 900;
+    struct pgstore *p = ready_store(&now);
+    struct store_req x = {.done = count_done, .pod = "pod"}, a = x;
+    cr_assert_eq(pgstore_submit(p, &x), 0);
+    cr_assert_eq(p->deadline_ms, 2900, "x sent at its submit: bound 900 + 2000");
+    now = 1000;
+    cr_assert_eq(pgstore_submit(p, &a), 0);
+    cr_assert_eq(fake.sends, 1, "a waits: x is in flight");
+    now = 2500;
+    commit_in_flight(p); /* x committed; a goes out now */
+    cr_assert_eq(fake.dones, 1);
+    cr_assert_eq(x.err, 0);
+    cr_assert_eq(fake.sends, 2, "a sent after x's commit");
+    cr_assert_eq(p->deadline_ms, 3000, "a's bound is its submit + 2000, not its send + 2000 (%" PRIu64 ")",
+                 p->deadline_ms);
+    cr_assert_eq(pgstore_next_deadline(p, UINT64_MAX), 3000);
+    now = 2999;
+    pgstore_poll(p);
+    cr_assert_eq(fake.dones, 1, "not yet");
+    now = 3000;
+    pgstore_poll(p);
+    cr_assert_eq(fake.dones, 2, "a answered at its deadline");
+    cr_assert_eq(a.err, -ETIMEDOUT, "sent: not confirmed (%d)", a.err);
+    cr_assert(store_fault_unconfirmed(store_fault_of(a.err)));
+    pgstore_destroy(p);
+}
+
+/* Events that never went out are answered "nothing was stored", never "not
+ * confirmed": those queued behind a batch that ran out of time, and one
+ * still queued at its own deadline. */
+Test(pgstore, unsent_events_say_nothing_was_stored)
+{
+    uint64_t now = 900;
+    struct pgstore *p = ready_store(&now);
+    struct store_req x = {.done = count_done, .pod = "pod"}, a = x, b = x;
+    cr_assert_eq(pgstore_submit(p, &x), 0);
+    now = 1000;
+    cr_assert_eq(pgstore_submit(p, &a), 0);
+    now = 2900;
+    pgstore_poll(p); /* x's bound: the connection is dropped */
+    cr_assert_eq(fake.dones, 2);
+    cr_assert_eq(x.err, -ETIMEDOUT, "x was sent: not confirmed (%d)", x.err);
+    cr_assert_eq(a.err, -ETIME, "a was never sent: nothing was stored (%d)", a.err);
+    cr_assert_not(store_fault_unconfirmed(store_fault_of(a.err)));
+    cr_assert_str_eq(store_fault_label(store_fault_of(a.err)), "timeout_not_sent");
+    pgstore_destroy(p);
+
+    /* one queued past its own deadline while the batch before it still has time (a batch
+     * whose oldest event came with a later deadline than b's: b from another clock) */
+    now = 900;
+    p = ready_store(&now);
+    x = (struct store_req){.done = count_done, .pod = "pod", .deadline_ms = 5000};
+    b = (struct store_req){.done = count_done, .pod = "pod", .deadline_ms = 1500};
+    cr_assert_eq(pgstore_submit(p, &x), 0);
+    cr_assert_eq(pgstore_submit(p, &b), 0);
+    cr_assert_eq(pgstore_next_deadline(p, UINT64_MAX), 1500, "b's deadline is the next");
+    now = 1500;
+    pgstore_poll(p);
+    cr_assert_eq(fake.dones, 1, "b dropped from the queue, x still in flight");
+    cr_assert_eq(b.err, -ETIME, "%d", b.err);
+    commit_in_flight(p);
+    cr_assert_eq(fake.sends, 1, "b was never sent");
+    cr_assert_eq(x.err, 0);
     pgstore_destroy(p);
 }
