@@ -211,6 +211,8 @@ int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
             return -ENOSPC;
         if (strcmp(sqlstate, "53300") == 0) /* too_many_connections */
             return -EUSERS;
+        if (strcmp(sqlstate, "55P03") == 0) /* lock_not_available: lock_timeout (the set-up's) */
+            return -ETIMEDOUT;
         if (strncmp(sqlstate, "28", 2) == 0) /* invalid_authorization_specification, invalid_password */
             return -EACCES;
         if (strncmp(sqlstate, "08", 2) == 0 || strncmp(sqlstate, "57P", 3) == 0) /* connection, shutdown */
@@ -400,8 +402,21 @@ static void send_setup(struct pgstore *p)
         ok = ok && send0(p, "SET client_min_messages = warning");
         n += 2;
     }
+    /* The advisory lock is waited for under lock_timeout, below the set-up's
+     * deadline: a set-up given up at its deadline leaves its backend waiting
+     * for the lock (the server does not read a socket while it waits), so
+     * every retry would add one more backend in the queue behind a session
+     * that holds it (a set-up cut off by a partition, whose backend stays
+     * until TCP gives up), until the server's slots are gone. */
+    char lock_timeout[48];
+    snprintf(lock_timeout, sizeof(lock_timeout), "SET LOCAL lock_timeout = %u",
+             p->o.timeout_ms > 1 ? p->o.timeout_ms / 2 : 1);
     for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++) {
         ok = send0(p, schema[i]);
+        if (ok && i == 0) {
+            ok = send0(p, lock_timeout);
+            n++;
+        }
         if (ok && i == 0 && p->o.pooler_tx) {
             ok = send0(p, "SET LOCAL client_min_messages = warning");
             n++;

@@ -53,6 +53,7 @@ Test(pgstore, errors_by_kind)
     cr_assert_eq(pgstore_error_kind("53100", "could not extend file: No space left on device", -EIO), -ENOSPC);
     cr_assert_eq(pgstore_error_kind("53300", NULL, -EIO), -EUSERS);
     cr_assert_eq(pgstore_error_kind("28P01", NULL, -EIO), -EACCES);
+    cr_assert_eq(pgstore_error_kind("55P03", "canceling statement due to lock timeout", -EIO), -ETIMEDOUT);
     cr_assert_eq(pgstore_error_kind("57P01", "terminating connection due to administrator command", -EIO),
                  -ECONNRESET);
     cr_assert_eq(pgstore_error_kind(NULL, "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  sorry, "
