@@ -333,8 +333,8 @@ static int fail(char *err, size_t errlen, int e, const char *path, const char *w
     return e;
 }
 
-int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, char *err,
-               size_t errlen)
+int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, unsigned busy_ms,
+               char *err, size_t errlen)
 {
     struct store *s = calloc(1, sizeof(*s));
     if (!s)
@@ -355,6 +355,12 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
         r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto out;
     }
+    /* Another process holding the write lock for a moment (a backup, a
+     * checkpoint, sqlite3 in a shell) is waited for on the store thread,
+     * never on a worker, below the requests' bound, so a brief lock delays
+     * commits instead of failing them ("commit failed"). */
+    if (busy_ms)
+        sqlite3_busy_timeout(s->db, (int)busy_ms);
     /* A file: WAL (readers never block the writer). synchronous=NORMAL: a
      * commit is in the WAL (the kernel's page cache) when COMMIT returns,
      * so it survives a killed process; fsync only at checkpoints, on the

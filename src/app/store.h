@@ -159,10 +159,12 @@ struct store;
 
 /* Opens path (":memory:" for an in-memory database, else a file in WAL mode,
  * created if missing; sync: synchronous=NORMAL or FULL) and starts the store
- * thread; queue_cap events may wait at once (0: STORE_QUEUE_DEFAULT). Returns
+ * thread; queue_cap events may wait at once (0: STORE_QUEUE_DEFAULT); the
+ * store thread waits up to busy_ms for a lock another connection holds
+ * (sqlite3_busy_timeout; 0: a commit that meets one fails at once). Returns
  * 0, or -errno with a one-line reason in err. */
-int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, char *err,
-               size_t errlen);
+int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, unsigned busy_ms,
+               char *err, size_t errlen);
 
 /* Queues r (its inbox, done, time_ms and pod set); thread-safe, never blocks
  * on SQLite. Returns 0 (r->done will run on r->inbox's worker once r is
