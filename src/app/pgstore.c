@@ -38,8 +38,8 @@
     X(PQclear) X(PQconnectPoll) X(PQconnectStartParams) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
     X(PQenterPipelineMode) X(PQerrorMessage) X(PQfinish) X(PQflush) X(PQfreemem) X(PQgetResult) X(PQgetvalue) \
     X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage)                  \
-    X(PQresultStatus) X(PQsendPrepare) X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking)         \
-    X(PQsocket) X(PQstatus)
+    X(PQresultStatus) X(PQsendPrepare) X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetErrorVerbosity)      \
+    X(PQsetnonblocking) X(PQsocket) X(PQstatus)
 
 #define X_PTR(f) __typeof__(f) *f;
 static struct {
@@ -88,6 +88,7 @@ int pgstore_load(char *err, size_t errlen)
 #define PQsendPrepare       (pq.PQsendPrepare)
 #define PQsendQueryParams   (pq.PQsendQueryParams)
 #define PQsendQueryPrepared (pq.PQsendQueryPrepared)
+#define PQsetErrorVerbosity (pq.PQsetErrorVerbosity)
 #define PQsetnonblocking    (pq.PQsetnonblocking)
 #define PQsocket            (pq.PQsocket)
 #define PQstatus            (pq.PQstatus)
@@ -201,10 +202,15 @@ void pgstore_redact(const char *db, char *out, size_t cap)
 
 /* ---- errors by kind ------------------------------------------------------ */
 
-/* The server's messages are matched in English (lc_messages' default). */
+/* By SQLSTATE wherever the server sent one (a connect's too: connect_sqlstate);
+ * libpq's own messages (a refused connect, a name not resolved: no server
+ * spoke) are primed's locale's, C, so English; the server's messages are
+ * matched only as a last resort (lc_messages' default is English). */
 int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
 {
     if (sqlstate) {
+        if (strcmp(sqlstate, "3D000") == 0) /* invalid_catalog_name: no such database */
+            return -ENOENT;
         if (strcmp(sqlstate, "25006") == 0) /* read_only_sql_transaction: also a hot standby */
             return -EROFS;
         if (strcmp(sqlstate, "53100") == 0) /* disk_full */
@@ -219,6 +225,10 @@ int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
             return -ECONNRESET;
     }
     if (msg) {
+        if (strstr(msg, "Connection refused"))
+            return -ECONNREFUSED;
+        if (strstr(msg, "could not translate host name"))
+            return -ENXIO;
         if (strstr(msg, "too many clients") || strstr(msg, "remaining connection slots"))
             return -EUSERS;
         if (strstr(msg, "authentication failed") || strstr(msg, "pg_hba.conf") || strstr(msg, "no password"))
@@ -229,6 +239,23 @@ int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
             return -ENOSPC;
     }
     return dflt;
+}
+
+/* The SQLSTATE in a message libpq wrote with PQERRORS_VERBOSE ("...failed:
+ * FATAL:  3D000: database ... does not exist"), as a connect's error has no
+ * PGresult to ask: into out (6 bytes), or NULL when there is none. */
+const char *pgstore_connect_sqlstate(const char *msg, char out[6])
+{
+    for (const char *s = msg ? strstr(msg, ":  ") : NULL; s; s = strstr(s + 1, ":  ")) {
+        const char *c = s + 3;
+        size_t n = strspn(c, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+        if (n == 5 && c[5] == ':') {
+            memcpy(out, c, 5);
+            out[5] = '\0';
+            return out;
+        }
+    }
+    return NULL;
 }
 
 /* ---- polling ---------------------------------------------------------- */
@@ -642,6 +669,7 @@ static void connect_step(struct pgstore *p)
         arm(p, IO_POLL_OUT);
         break;
     case PGRES_POLLING_OK:
+        PQsetErrorVerbosity(p->conn, PQERRORS_DEFAULT); /* the log's lines: the message alone */
         if (PQsetnonblocking(p->conn, 1) != 0) {
             disconnect(p, PQerrorMessage(p->conn), -ENOTCONN);
             return;
@@ -649,10 +677,10 @@ static void connect_step(struct pgstore *p)
         send_setup(p);
         break;
     default: {
-        char why[200];
+        char why[200], state[6];
         const char *m = PQerrorMessage(p->conn);
         snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
-        disconnect(p, why, pgstore_error_kind(NULL, m, -ENOTCONN));
+        disconnect(p, why, pgstore_error_kind(pgstore_connect_sqlstate(m, state), m, -ENOTCONN));
         break;
     }
     }
@@ -676,9 +704,14 @@ static void start_connect(struct pgstore *p)
     const char *const vals[] = {"1", idle, "1", "3", user_to, p->conninfo, NULL};
     p->conn = PQconnectStartParams(keys, vals, 1);
     if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
-        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory", -ENOTCONN);
+        const char *m = p->conn ? PQerrorMessage(p->conn) : "out of memory";
+        disconnect(p, m, pgstore_error_kind(NULL, m, -ENOTCONN));
         return;
     }
+    /* a connect's error carries its SQLSTATE only in the message, and only
+     * in the verbose form (pgstore_connect_sqlstate); back to the default
+     * once connected */
+    PQsetErrorVerbosity(p->conn, PQERRORS_VERBOSE);
     p->state = PG_CONNECTING;
     p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->fd = -1;

@@ -86,9 +86,15 @@ void pgstore_poll(struct pgstore *p);
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
 
 /* A PostgreSQL error as one of store.h's kinds (-EROFS, -ENOSPC, -EUSERS,
- * -EACCES, -ECONNRESET): by its SQLSTATE, or NULL, then by libpq's message
- * (a failed connect has no SQLSTATE in libpq's API), else dflt. */
+ * -EACCES, -ENOENT, -ETIMEDOUT, -ECONNRESET): by its SQLSTATE, or NULL;
+ * then by libpq's own message (-ECONNREFUSED, -ENXIO: no server spoke),
+ * else dflt. */
 int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt);
+
+/* The SQLSTATE in a connect's error message written with PQERRORS_VERBOSE
+ * ("FATAL:  3D000: database ... does not exist"), copied into out; NULL
+ * when it has none (libpq's own errors: refused, a name not resolved). */
+const char *pgstore_connect_sqlstate(const char *msg, char out[6]);
 
 /* Whether db names a PostgreSQL database (a postgres:// or postgresql://
  * URI, or a keyword string such as "host=... dbname=..."). */

@@ -81,6 +81,9 @@ struct store_req {
     X(TOO_MANY, EUSERS, "too_many_connections", "too many connections (the server has no slot free)")   \
     X(AUTH, EACCES, "auth", "authentication failed")                                                     \
     X(UNREACHABLE, ENOTCONN, "unreachable", "unreachable")                                               \
+    X(REFUSED, ECONNREFUSED, "refused", "connection refused")                                            \
+    X(UNRESOLVED, ENXIO, "name_not_resolved", "name not resolved")                                       \
+    X(NO_DATABASE, ENOENT, "database_missing", "the database does not exist")                            \
     X(BEHIND, EAGAIN, "behind", "behind (its queue is full)")                                            \
     X(OTHER, EIO, "other", "commit failed")
 

@@ -62,8 +62,43 @@ Test(pgstore, errors_by_kind)
                                           "superuser connections", -ENOTCONN), -EUSERS);
     cr_assert_eq(pgstore_error_kind(NULL, "FATAL:  password authentication failed for user \"primed\"", -ENOTCONN),
                  -EACCES);
-    cr_assert_eq(pgstore_error_kind(NULL, "connection refused", -ENOTCONN), -ENOTCONN);
+    cr_assert_eq(pgstore_error_kind(NULL, "connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n"
+                                          "\tIs the server running on that host and accepting TCP/IP connections?",
+                                    -ENOTCONN), -ECONNREFUSED);
+    cr_assert_eq(pgstore_error_kind(NULL, "could not translate host name \"db.example\" to address: Name or service "
+                                          "not known", -ENOTCONN), -ENXIO);
+    cr_assert_eq(pgstore_error_kind("3D000", NULL, -ENOTCONN), -ENOENT);
+    cr_assert_eq(pgstore_error_kind(NULL, "connection to server failed: network is down", -ENOTCONN), -ENOTCONN);
     cr_assert_eq(pgstore_error_kind("23505", "duplicate key", -EIO), -EIO);
+}
+
+/* A connect's SQLSTATE from its verbose message, in any language the server
+ * speaks: the code sits between the severity and the text. */
+Test(pgstore, connect_sqlstate_from_the_verbose_message)
+{
+    static const struct {
+        const char *msg, *want;
+    } cases[] = {
+        {"connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  3D000: database \"nope\" does not exist\n"
+         "LOCATION:  InitPostgres, postinit.c:941", "3D000"},
+        {"connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  28P01: password authentication failed",
+         "28P01"},
+        {"connection to server on socket \"/s/.s.PGSQL.1\" failed: FATAL:  53300: sorry, too many clients already",
+         "53300"},
+        {"FATAL:  57P03: das Datenbanksystem startet", "57P03"},
+        {"connection to server at \"127.0.0.1\", port 1 failed: Connection refused", NULL},
+        {"FATAL:  database \"nope\" does not exist", NULL}, /* not verbose: no code */
+        {"", NULL},
+        {NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[6];
+        const char *got = pgstore_connect_sqlstate(cases[i].msg, out);
+        if (cases[i].want)
+            cr_assert(got && strcmp(got, cases[i].want) == 0, "%s: %s", cases[i].msg, got ? got : "(none)");
+        else
+            cr_assert_null(got, "%s: %s", cases[i].msg ? cases[i].msg : "(null)", got);
+    }
 }
 
 /* ---- the pipeline over a scripted libpq ---------------------------------- */
