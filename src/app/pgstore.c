@@ -417,6 +417,13 @@ static void send_setup(struct pgstore *p)
         "description text NOT NULL, price text NOT NULL)",
         "CREATE TABLE IF NOT EXISTS inventory (item_id text PRIMARY KEY, quantity bigint NOT NULL)",
         "INSERT INTO schema_version (version) VALUES (1) ON CONFLICT DO NOTHING",
+        /* a write on every connect, so that the set-up's COMMIT is a real
+         * one (a transaction id, WAL flushed) on each worker's connection,
+         * not only the first's: the CREATEs IF NOT EXISTS and the INSERT
+         * ON CONFLICT DO NOTHING of an existing schema write nothing, and
+         * a transaction that wrote nothing commits on a database that
+         * cannot take a write */
+        "UPDATE schema_version SET applied_at = applied_at WHERE version = 1",
     };
     bool ok = PQenterPipelineMode(p->conn) == 1;
     unsigned n = 0;
@@ -596,7 +603,10 @@ static void on_sync(struct pgstore *p)
         p->state = PG_READY;
         p->down_err = 0;
         set_ready(p, true);
-        p->backoff_ms = 0;
+        /* the backoff stays until a batch of events commits: a database
+         * that takes the set-up and fails the events' commits (a trigger, a
+         * constraint, a full disk where the events' table must grow) is
+         * reconnected to ever more slowly, not every PGSTORE_RETRY_MIN_MS */
         if (p->logged_down)
             log_msg("worker %u: event store %s: connected", p->o.worker, p->name);
         p->logged_down = false;
@@ -614,6 +624,8 @@ static void on_sync(struct pgstore *p)
     for (unsigned i = 0; i < n; i++)
         done[i]->err = err;
     if (committed) {
+        if (n)
+            p->backoff_ms = 0; /* a commit of events: the next outage starts from the shortest wait */
         send_batch(p); /* what queued meanwhile goes out before the answers */
     } else {
         /* rolled back: nothing of it was stored. The connection is set up

@@ -11,7 +11,8 @@
  * they are unique across every process that shares it). A lost connection
  * fails what was in flight (-ECONNRESET: its commit was not confirmed) and
  * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
- * doubling to PGSTORE_RETRY_MAX_MS); until it is back, submits fail at once
+ * doubling to PGSTORE_RETRY_MAX_MS; back to the minimum once a batch of
+ * events commits, not at a set-up); until it is back, submits fail at once
  * (-ENOTCONN, or the kind that brought it down: -EUSERS, -EACCES, -EROFS,
  * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect
  * or a set-up still unanswered after --db-timeout drops the connection the
