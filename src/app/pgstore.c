@@ -631,7 +631,7 @@ static void on_sync(struct pgstore *p)
         /* rolled back: nothing of it was stored. The connection is set up
          * again (its set-up is a write transaction: the probe /readyz waits
          * for), what queued fails with the same kind meanwhile. */
-        char why[200];
+        char why[sizeof(p->why) + 48]; /* the words before p->why's: never cut */
         snprintf(why, sizeof(why), "a transaction of %u events failed: %s", n, p->why);
         disconnect(p, why, err);
     }
