@@ -190,7 +190,12 @@ static void on_deadline(struct timer *t, void *arg)
         if (!atomic_load_explicit(&h->down, memory_order_relaxed))
             log_msg("worker %u: event store %s: no commit within %u ms (--db-timeout); /readyz 503 until a "
                     "commit succeeds", ev->worker, ev->store_name, ev->timeout_ms);
-        store_health_down(h, -ETIMEDOUT);
+#if PRIMED_HAVE_STORE
+        if (ev->store)
+            store_timed_out(ev->store); /* wakes its thread: it probes while down */
+        else
+#endif
+            store_health_down(h, -ETIMEDOUT);
     }
     j->then(j->ctx, 0, -ETIMEDOUT);
 }

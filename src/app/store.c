@@ -101,6 +101,19 @@ static void note_commit(struct store *s, int err)
     store_health_down(&s->health, err);
 }
 
+/* The store thread chooses its wait under s->mu: an untimed one while the
+ * store is up. A worker that marks it down without the lock and a signal
+ * (the store thread's last commit succeeded just before the worker's
+ * deadline ran out) would leave it asleep with nothing queued, no probe,
+ * and /readyz 503 for good, since an unready pod is sent no request. */
+void store_timed_out(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    store_health_down(&s->health, -ETIMEDOUT);
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* While the store is down and nothing is queued: one small commit (a row of
  * store_probe rewritten), so readiness comes back by itself once the disk
  * has room again, without waiting for a request a not-ready pod is no

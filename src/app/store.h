@@ -203,6 +203,12 @@ int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen);
 /* Events refused because the queue was full, and events whose commit failed. */
 uint64_t store_dropped(struct store *s);
 
+/* A worker's wait for a commit ran out (--db-timeout): the store is down
+ * (-ETIMEDOUT) until a commit succeeds, and the store thread is woken, so
+ * that with nothing queued it probes instead of sleeping on. Thread-safe;
+ * takes the queue's lock for a moment (never held across SQLite). */
+void store_timed_out(struct store *s);
+
 /* The store's health (its commits; events.c adds the waits that ran out).
  * Lives as long as s. */
 struct store_health *store_health_of(struct store *s);

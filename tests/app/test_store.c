@@ -360,6 +360,33 @@ Test(store, a_brief_lock_is_waited_for)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* A worker's wait ran out while the store thread slept with nothing queued
+ * and the store up (its last commit just made it): store_timed_out marks it
+ * down and wakes the thread, whose probe brings it up again with no request
+ * sent. Marking it down without the wake-up left it 503 for good. */
+Test(store, a_timeout_while_idle_is_probed_back_up)
+{
+    char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
+    tmp_db(dir, path, sizeof(path));
+    struct sub b = {0};
+    char err[200];
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
+    struct store_req r;
+    cr_assert_eq(submit(&b, &r, 1), 0);
+    wait_back(&b, 1);
+    usleep(50000); /* the store thread asleep, no deadline: nothing queued, the store up */
+    struct store_health *h = store_health_of(b.s);
+    store_timed_out(b.s);
+    cr_assert_eq(atomic_load(&h->down), 1, "a wait that ran out: down");
+    cr_assert_eq(atomic_load(&h->last_err), -ETIMEDOUT);
+    for (int i = 0; i < 300 && atomic_load(&h->down); i++) /* a probe is due within 500 ms */
+        usleep(10000);
+    cr_assert_eq(atomic_load(&h->down), 0, "probed back up, no request sent");
+    store_close(b.s);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(store, bad_path_is_a_clear_error)
 {
     struct store *s;
