@@ -401,6 +401,25 @@ static void flush(struct pgstore *p)
     arm(p, IO_POLL_IN | (f == 1 ? IO_POLL_OUT : 0));
 }
 
+/* TCP keepalives that give up on a silent peer within --db-timeout where
+ * their whole seconds allow (2 s and more): idle half of it, then probes
+ * in the other half, at most 3. */
+struct tcp_bounds {
+    unsigned idle_s, interval_s, count, user_timeout_ms;
+};
+
+static struct tcp_bounds tcp_bounds(unsigned timeout_ms)
+{
+    unsigned t = timeout_ms / 1000 ? timeout_ms / 1000 : 1;
+    struct tcp_bounds b = {.idle_s = t / 2 ? t / 2 : 1, .user_timeout_ms = timeout_ms ? timeout_ms : 1000};
+    unsigned rest = t > b.idle_s ? t - b.idle_s : 1;
+    b.interval_s = rest / 3 ? rest / 3 : 1;
+    b.count = rest / b.interval_s < 3 ? rest / b.interval_s : 3;
+    if (!b.count)
+        b.count = 1;
+    return b;
+}
+
 /* The set-up pipeline: the schema (created if missing, under an advisory
  * lock, so two processes starting on an empty database do not race), the
  * catalog's tables (when given), the session's durability, the INSERT. */
@@ -435,6 +454,20 @@ static void send_setup(struct pgstore *p)
         ok = ok && send0(p, p->o.sync_off ? "SET synchronous_commit = off" : "SET synchronous_commit = on");
         ok = ok && send0(p, "SET client_min_messages = warning");
         n += 2;
+        /* the server's side of the socket under the same bounds: after a
+         * partition its backend (and any lock it holds: the set-up's
+         * advisory lock) goes within --db-timeout, not after the kernel's
+         * two hours of keepalive idle. Per session: not through a
+         * transaction pooler, whose server connections are its own. */
+        struct tcp_bounds b = tcp_bounds(p->o.timeout_ms);
+        const char *const names[] = {"tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+                                     "tcp_user_timeout"};
+        const unsigned vals[] = {b.idle_s, b.interval_s, b.count, b.user_timeout_ms};
+        for (size_t i = 0; ok && i < sizeof(vals) / sizeof(vals[0]); i++, n++) {
+            char set[64];
+            snprintf(set, sizeof(set), "SET %s = %u", names[i], vals[i]);
+            ok = send0(p, set);
+        }
     }
     /* The advisory lock is waited for under lock_timeout, below the set-up's
      * deadline: a set-up given up at its deadline leaves its backend waiting
@@ -698,22 +731,25 @@ static void connect_step(struct pgstore *p)
     }
 }
 
-/* The connection's TCP bounds, before --db's own words (which win: libpq
- * keeps a keyword's last value, and --db is expanded last): keepalives so
- * an idle connection to a silent peer is noticed (idle --db-timeout, then 3
- * probes 1 s apart), tcp_user_timeout (--db-timeout) so data the peer
- * never acknowledges fails the connection. The deadline of the work in
- * flight (pgstore_poll) bounds everything else, a stopped server included:
- * its kernel still acknowledges. */
+/* The connection's TCP bounds (tcp_bounds), before --db's own words (which
+ * win: libpq keeps a keyword's last value, and --db is expanded last):
+ * keepalives so an idle connection to a silent peer is noticed,
+ * tcp_user_timeout (--db-timeout) so data the peer never acknowledges
+ * fails the connection. The set-up asks the server for the same on its
+ * side. The deadline of the work in flight (pgstore_poll) bounds
+ * everything else, a stopped server included: its kernel still
+ * acknowledges. */
 static void start_connect(struct pgstore *p)
 {
-    char idle[16], user_to[16];
-    unsigned t = p->o.timeout_ms ? p->o.timeout_ms : 1000;
-    snprintf(idle, sizeof(idle), "%u", t / 1000 ? t / 1000 : 1);
-    snprintf(user_to, sizeof(user_to), "%u", t);
+    struct tcp_bounds b = tcp_bounds(p->o.timeout_ms);
+    char idle[16], interval[16], count[16], user_to[16];
+    snprintf(idle, sizeof(idle), "%u", b.idle_s);
+    snprintf(interval, sizeof(interval), "%u", b.interval_s);
+    snprintf(count, sizeof(count), "%u", b.count);
+    snprintf(user_to, sizeof(user_to), "%u", b.user_timeout_ms);
     const char *const keys[] = {"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
                                 "tcp_user_timeout", "dbname", NULL};
-    const char *const vals[] = {"1", idle, "1", "3", user_to, p->conninfo, NULL};
+    const char *const vals[] = {"1", idle, interval, count, user_to, p->conninfo, NULL};
     p->conn = PQconnectStartParams(keys, vals, 1);
     if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
         const char *m = p->conn ? PQerrorMessage(p->conn) : "out of memory";

@@ -101,6 +101,26 @@ Test(pgstore, connect_sqlstate_from_the_verbose_message)
     }
 }
 
+/* Keepalives give up on a silent peer within --db-timeout, where whole
+ * seconds allow it: idle, then count probes interval apart. */
+Test(pgstore, tcp_bounds_within_the_timeout)
+{
+    static const struct {
+        unsigned timeout_ms, idle_s, interval_s, count;
+    } cases[] = {
+        {100, 1, 1, 1}, {500, 1, 1, 1}, {2000, 1, 1, 1}, {3000, 1, 1, 2},
+        {10000, 5, 1, 3}, {60000, 30, 10, 3}, {3600000, 1800, 600, 3},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tcp_bounds b = tcp_bounds(cases[i].timeout_ms);
+        cr_assert(b.idle_s == cases[i].idle_s && b.interval_s == cases[i].interval_s && b.count == cases[i].count,
+                  "%u ms: idle %u, interval %u, count %u", cases[i].timeout_ms, b.idle_s, b.interval_s, b.count);
+        unsigned total_ms = (b.idle_s + b.interval_s * b.count) * 1000;
+        cr_assert_leq(total_ms, cases[i].timeout_ms < 2000 ? 2000 : cases[i].timeout_ms, "%u ms", cases[i].timeout_ms);
+        cr_assert_eq(b.user_timeout_ms, cases[i].timeout_ms);
+    }
+}
+
 /* ---- the pipeline over a scripted libpq ---------------------------------- */
 
 /* what the scripted libpq answers, and what it saw */
