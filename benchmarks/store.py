@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """benchmarks/store - what an event store costs /callme/ping (issue 36).
 
-    benchmarks/store sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync normal|full]
-    benchmarks/store pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync normal|full] [--conns LIST]
+    benchmarks/store sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
+    benchmarks/store pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
   SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
@@ -118,7 +118,7 @@ def sqlite_cmd(a):
     subprocess.run(["rm", "-rf", tmp])
 
 
-def pgbench(pg, secs, clients, sync_full):
+def pgbench(pg, secs, clients, sync_on):
     """pgbench's tps for the INSERT primed runs, on CPU 0; its database's CPU in the window."""
     script = os.path.join(pg.root, "insert.sql")
     with open(script, "w") as f:
@@ -126,7 +126,7 @@ def pgbench(pg, secs, clients, sync_full):
                 "RETURNING id;\n")
     os.chmod(script, 0o644)
     env = dict(os.environ, PGPASSWORD=pglib.PASSWORD,
-               PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_full else "off"))
+               PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_on else "off"))
     cmd = ["taskset", "-c", "0", os.path.join(pg.bin, "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U",
            "primed", "-n", "-M", "prepared", "-f", script, "-c", str(clients), "-j", "1", "-T", str(secs), "events"]
     pm = pg.postmaster_pid()
@@ -188,7 +188,7 @@ def pg_cmd(a):
                 conts.append(w.stop())
                 log("round %d: pgbench -c1" % (r + 1))
                 w = quiet.Window(pgids=[os.getpgid(pg.postmaster_pid())])
-                res.setdefault(("pgbench", 1), []).append(pgbench(pg, a.duration, 1, a.db_sync == "full"))
+                res.setdefault(("pgbench", 1), []).append(pgbench(pg, a.duration, 1, a.db_sync != "fast"))
                 conts.append(w.stop())
         finally:
             for srv in srvs.values():
@@ -241,7 +241,7 @@ def main():
                     "measured in the same rounds")
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--db-sync", default="normal", choices=["normal", "full"])
+    ap.add_argument("--db-sync", default="normal", choices=["fast", "normal", "full"])
     ap.add_argument("--conns", default="1,64", help="pg: wrk connections, comma-separated")
     a = ap.parse_args()
     if not os.access(a.bin, os.X_OK):

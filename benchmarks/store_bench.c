@@ -103,7 +103,7 @@ static int opens(const char *db, unsigned n)
         catalog_builtin(&c);
         long f0 = minor_faults();
         uint64_t t0 = now_ns();
-        if (store_open(&s, db, STORE_SYNC_NORMAL, 0, err, sizeof(err))) {
+        if (store_open(&s, db, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err))) {
             fprintf(stderr, "store_bench: %s\n", err);
             return 1;
         }
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
     char err[300];
     /* a queue that holds the whole run: the adders measure their own cost,
      * not the store thread's */
-    if (store_open(&s, db, sync, events + 1, err, sizeof(err))) {
+    if (store_open(&s, db, sync, events + 1, 0, err, sizeof(err))) {
         fprintf(stderr, "store_bench: %s\n", err);
         return 1;
     }

@@ -349,7 +349,7 @@ static int app_init(struct worker *w)
         int owner = worker_own(w, on_store_event, aw);
         if (owner < 0)
             return fail(w, owner, "the PostgreSQL store: no tag owner left");
-        struct pgstore_opts po = {.conninfo = a->pg, .sync_full = cfg->db_sync_full,
+        struct pgstore_opts po = {.conninfo = a->pg, .sync_off = cfg->db_sync == CONFIG_SYNC_FAST,
                                   .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
                                   .now_ms = &w->pool.now_ms, .worker = w->id, .owner = (uint8_t)owner,
                                   .up = &a->pg_up, .timeout_ms = cfg->db_timeout_ms, .health = &a->pg_health,

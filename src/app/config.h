@@ -27,6 +27,9 @@
 #define CONFIG_STR_(x) #x
 #define CONFIG_STR(x)  CONFIG_STR_(x)
 
+/* --db-sync: what an answered event survives (the row's meaning says it per store). */
+enum config_sync { CONFIG_SYNC_FAST, CONFIG_SYNC_NORMAL, CONFIG_SYNC_FULL };
+
 /* --prime-vector: the sieve engine's eight-lane tests (AVX-512 IFMA). */
 enum config_vector { CONFIG_VECTOR_AUTO, CONFIG_VECTOR_ON, CONFIG_VECTOR_OFF };
 
@@ -157,11 +160,16 @@ enum config_kind {
       "event store: in memory, a SQLite file (WAL), or PostgreSQL (`postgresql://user@host:port/db` or a libpq " \
       "keyword string; the password from `PGPASSWORD`); a route that stores an event answers once it is "       \
       "committed (docs/chain.md)")                                                                                \
-    X(DB_SYNC, bool, db_sync_full, , CK_CHOICE, 0, 0, (.choices = "normal|full", .what = "a sync mode"), "db-sync", \
-      "PRIMED_DB_SYNC", "normal", NULL, "db_sync",                                                                \
-      "what a committed event survives: `normal` a killed process (SQLite `synchronous=NORMAL` in WAL mode; "    \
-      "PostgreSQL `synchronous_commit=off`), `full` also a lost machine (`synchronous=FULL`: an fsync per "      \
-      "commit; `synchronous_commit=on`)")                                                                         \
+    X(DB_SYNC, enum config_sync, db_sync, , CK_CHOICE, 0, 0, (.choices = "fast|normal|full", .what = "a sync mode"), \
+      "db-sync", "PRIMED_DB_SYNC", "normal", NULL, "db_sync",                                                     \
+      "what an answered event survives (docs/chain.md). `normal`: SQLite WAL with `synchronous=NORMAL` "        \
+      "survives a killed primed, not a lost machine (the last commits may be in the page cache only); "         \
+      "PostgreSQL `synchronous_commit=on` survives a killed primed and PostgreSQL's own crash-restart (its "   \
+      "machine's too, with the server's `fsync=on`). `full`: "                                                     \
+      "SQLite `synchronous=FULL` (an fsync per commit) also survives a lost machine; PostgreSQL as `normal`. "   \
+      "`fast`: SQLite as `normal`; PostgreSQL `synchronous_commit=off`, no wait for the WAL flush per commit, " \
+      "and a crash-restart of PostgreSQL loses the commits of up to its last 3 `wal_writer_delay` that were "   \
+      "already answered")                                                                                         \
     X(DB_POOLER, bool, db_pooler_tx, , CK_CHOICE, 0, 0, (.choices = "session|transaction", .what = "a pooler mode"), \
       "db-pooler", "PRIMED_DB_POOLER", "session", NULL, "db_pooler",                                              \
       "PostgreSQL: `session` (each worker's connection is a server session: its INSERT prepared once, "        \
@@ -170,7 +178,8 @@ enum config_kind {
       "and `synchronous_commit` with `SET LOCAL` in every transaction (docs/chain.md)")                          \
     X(DB_TIMEOUT, unsigned, db_timeout_ms, , CK_MS, 100, 3600 * 1000, (.what = "a duration"), "db-timeout",       \
       "PRIMED_DB_TIMEOUT", "2", NULL, "db_timeout",                                                               \
-      "seconds a request waits for its event's commit before 503 (`not confirmed`: it may still commit); on "     \
+      "seconds from an event's submit to its answer: past it 503 (`not confirmed`: it may still commit; on "      \
+      "PostgreSQL an event not yet sent: `nothing was stored`); on "                                              \
       "PostgreSQL also the bound of a connect and of a transaction in flight (the connection is dropped and "     \
       "made again) and its `tcp_user_timeout`. 2: a healthy commit takes milliseconds, so past 2 s the store is " \
       "stalled, not slow; and it is under `--upstream-timeout`'s default, so a caller passes on callme's 503 "    \

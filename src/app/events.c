@@ -12,11 +12,17 @@
  * (store_insert_now) and the answer is immediate, as it is without a store
  * built in, where ids come from a process-wide counter.
  *
- * Every wait is bounded: an event queued carries a deadline (--db-timeout)
- * on the worker's list; past it the done function runs with -ETIMEDOUT (the
- * caller answers 503, "not confirmed": its commit may still come), and the
- * event stays the store's until it comes back, as a cancelled one does. That timer is the only
- * work the bound adds to a request: a list insert and a removal, no syscall.
+ * Every wait is bounded, from the event's submit (--db-timeout): the event
+ * carries its deadline to the store. SQLite's events also wait on the
+ * worker's list; past it the done function runs with -ETIMEDOUT (the caller
+ * answers 503, "not confirmed": its commit may still come), and the event
+ * stays the store's until it comes back, as a cancelled one does. That timer
+ * is the only work the bound adds to a request: a list insert and a
+ * removal, no syscall. PostgreSQL's connection is on this worker and keeps
+ * the bound itself (pgstore.h): an event not sent by then is dropped,
+ * "nothing was stored", and a transaction past its oldest event's deadline
+ * is dropped with its connection, "not confirmed"; a timer here would
+ * answer "not confirmed" for the events it never sent.
  */
 #include "events.h"
 
@@ -125,6 +131,7 @@ int events_store(struct events *ev, struct event_job **slot, events_done_fn *the
         j->req.done = on_committed;
         j->req.inbox = &ev->inbox;
         j->req.time_ms = time_ms;
+        j->req.deadline_ms = *ev->now_ms + ev->timeout_ms;
         j->req.pod = ev->pod;
         int r = submit(ev, &j->req);
         if (r) {
@@ -136,7 +143,8 @@ int events_store(struct events *ev, struct event_job **slot, events_done_fn *the
         *slot = j;
         ev->out++;
         timer_init(&j->deadline);
-        timer_add(&ev->timers, &j->deadline, *ev->now_ms + ev->timeout_ms);
+        if (!ev->pg)
+            timer_add(&ev->timers, &j->deadline, j->req.deadline_ms);
         return 0;
     }
 #endif
@@ -177,15 +185,17 @@ static void on_deadline(struct timer *t, void *arg)
     struct store_health *h = ev->health;
     if (h) {
         store_health_count(h, -ETIMEDOUT);
-        /* SQLite: the store thread did not commit in time, so it cannot
-         * commit now, until one succeeds. PostgreSQL's connection says so
-         * itself (pgstore_poll drops it at the same bound). */
-        if (!ev->pg) {
-            if (!atomic_load_explicit(&h->down, memory_order_relaxed))
-                log_msg("worker %u: event store %s: no commit within %u ms (--db-timeout); /readyz 503 until a "
-                        "commit succeeds", ev->worker, ev->store_name, ev->timeout_ms);
+        /* SQLite (PostgreSQL's events have no timer): the store thread did
+         * not commit in time, so it cannot commit now, until one succeeds */
+        if (!atomic_load_explicit(&h->down, memory_order_relaxed))
+            log_msg("worker %u: event store %s: no commit within %u ms (--db-timeout); /readyz 503 until a "
+                    "commit succeeds", ev->worker, ev->store_name, ev->timeout_ms);
+#if PRIMED_HAVE_STORE
+        if (ev->store)
+            store_timed_out(ev->store); /* wakes its thread: it probes while down */
+        else
+#endif
             store_health_down(h, -ETIMEDOUT);
-        }
     }
     j->then(j->ctx, 0, -ETIMEDOUT);
 }

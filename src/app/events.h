@@ -40,7 +40,7 @@ struct events {
     /* its own */
     struct store_inbox inbox;  /* events committed for this worker (its io: the owner's, set before the first submit) */
     struct objpool jobs;       /* events until their commit */
-    struct timer_list timers;  /* their --db-timeout deadlines */
+    struct timer_list timers;  /* their --db-timeout deadlines (SQLite's: PostgreSQL keeps its own) */
     unsigned out;              /* events submitted and not yet back: the worker does not exit while any is out */
 };
 
@@ -55,7 +55,9 @@ int events_store(struct events *ev, struct event_job **slot, events_done_fn *the
 void events_cancel(struct event_job **slot);
 /* Runs then for the events committed for this worker. Returns how many. */
 unsigned events_poll(struct events *ev);
-/* Runs then with -ETIMEDOUT for the events not committed after --db-timeout. */
+/* Runs then with -ETIMEDOUT for SQLite's events not committed --db-timeout
+ * after their submit (PostgreSQL's connection answers its own by then:
+ * pgstore.h). */
 void events_expire(struct events *ev);
 /* The next such deadline, or none. */
 uint64_t events_next_deadline(const struct events *ev, uint64_t none);

@@ -92,7 +92,7 @@ void handlers_store_error(const struct handler_env *env, const struct http *h, i
 {
     enum store_fault f = store_fault_of(err);
     char what[64] = "";
-    if (f == STORE_FAULT_TIMEOUT)
+    if (f == STORE_FAULT_TIMEOUT || f == STORE_FAULT_NOT_SENT)
         snprintf(what, sizeof(what), " (%u ms)", env->db_timeout_ms);
     snprintf(body, cap, "event store %.200s: %s%s; %s; retry\n", env->store_name, store_fault_words(f), what,
              store_fault_unconfirmed(f) ? "not confirmed: the event may still be stored" : "nothing was stored");

@@ -38,8 +38,8 @@
     X(PQclear) X(PQconnectPoll) X(PQconnectStartParams) X(PQconninfoFree) X(PQconninfoParse) X(PQconsumeInput)       \
     X(PQenterPipelineMode) X(PQerrorMessage) X(PQfinish) X(PQflush) X(PQfreemem) X(PQgetResult) X(PQgetvalue) \
     X(PQisBusy) X(PQntuples) X(PQpipelineSync) X(PQresultErrorField) X(PQresultErrorMessage)                  \
-    X(PQresultStatus) X(PQsendPrepare) X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetnonblocking)         \
-    X(PQsocket) X(PQstatus)
+    X(PQresultStatus) X(PQsendPrepare) X(PQsendQueryParams) X(PQsendQueryPrepared) X(PQsetErrorVerbosity)      \
+    X(PQsetnonblocking) X(PQsocket) X(PQstatus)
 
 #define X_PTR(f) __typeof__(f) *f;
 static struct {
@@ -88,6 +88,7 @@ int pgstore_load(char *err, size_t errlen)
 #define PQsendPrepare       (pq.PQsendPrepare)
 #define PQsendQueryParams   (pq.PQsendQueryParams)
 #define PQsendQueryPrepared (pq.PQsendQueryPrepared)
+#define PQsetErrorVerbosity (pq.PQsetErrorVerbosity)
 #define PQsetnonblocking    (pq.PQsetnonblocking)
 #define PQsocket            (pq.PQsocket)
 #define PQstatus            (pq.PQstatus)
@@ -122,6 +123,10 @@ struct pgstore {
     /* the queue: events waiting for the next batch, oldest first */
     struct fifo queue;
     unsigned queued;
+    /* events failed (err set), their done still to run: from pgstore_poll,
+     * never from inside pgstore_submit (its caller has not yet set up what
+     * the done undoes) */
+    struct fifo dead;
     /* the batch in flight: its events in order, how many results came */
     struct store_req *batch[PGSTORE_BATCH_MAX];
     unsigned nbatch;
@@ -197,22 +202,33 @@ void pgstore_redact(const char *db, char *out, size_t cap)
 
 /* ---- errors by kind ------------------------------------------------------ */
 
-/* The server's messages are matched in English (lc_messages' default). */
+/* By SQLSTATE wherever the server sent one (a connect's too: connect_sqlstate);
+ * libpq's own messages (a refused connect, a name not resolved: no server
+ * spoke) are primed's locale's, C, so English; the server's messages are
+ * matched only as a last resort (lc_messages' default is English). */
 int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
 {
     if (sqlstate) {
+        if (strcmp(sqlstate, "3D000") == 0) /* invalid_catalog_name: no such database */
+            return -ENOENT;
         if (strcmp(sqlstate, "25006") == 0) /* read_only_sql_transaction: also a hot standby */
             return -EROFS;
         if (strcmp(sqlstate, "53100") == 0) /* disk_full */
             return -ENOSPC;
         if (strcmp(sqlstate, "53300") == 0) /* too_many_connections */
             return -EUSERS;
+        if (strcmp(sqlstate, "55P03") == 0) /* lock_not_available: lock_timeout (the set-up's) */
+            return -ETIMEDOUT;
         if (strncmp(sqlstate, "28", 2) == 0) /* invalid_authorization_specification, invalid_password */
             return -EACCES;
         if (strncmp(sqlstate, "08", 2) == 0 || strncmp(sqlstate, "57P", 3) == 0) /* connection, shutdown */
             return -ECONNRESET;
     }
     if (msg) {
+        if (strstr(msg, "Connection refused"))
+            return -ECONNREFUSED;
+        if (strstr(msg, "could not translate host name"))
+            return -ENXIO;
         if (strstr(msg, "too many clients") || strstr(msg, "remaining connection slots"))
             return -EUSERS;
         if (strstr(msg, "authentication failed") || strstr(msg, "pg_hba.conf") || strstr(msg, "no password"))
@@ -223,6 +239,23 @@ int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt)
             return -ENOSPC;
     }
     return dflt;
+}
+
+/* The SQLSTATE in a message libpq wrote with PQERRORS_VERBOSE ("...failed:
+ * FATAL:  3D000: database ... does not exist"), as a connect's error has no
+ * PGresult to ask: into out (6 bytes), or NULL when there is none. */
+const char *pgstore_connect_sqlstate(const char *msg, char out[6])
+{
+    for (const char *s = msg ? strstr(msg, ":  ") : NULL; s; s = strstr(s + 1, ":  ")) {
+        const char *c = s + 3;
+        size_t n = strspn(c, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+        if (n == 5 && c[5] == ':') {
+            memcpy(out, c, 5);
+            out[5] = '\0';
+            return out;
+        }
+    }
+    return NULL;
 }
 
 /* ---- polling ---------------------------------------------------------- */
@@ -255,25 +288,53 @@ static void forget_socket(struct pgstore *p)
 
 /* ---- failing events ----------------------------------------------------- */
 
-/* Takes the events out of the store, errors them (the batch in flight with
- * sent_err: its commit was not confirmed; the queue with err: nothing of it
- * was sent), then runs their done: after the store's state is settled,
- * since a done may submit again. */
+/* Takes the events out of the store and errors them (the batch in flight
+ * with sent_err: its commit was not confirmed; the queue with err: nothing
+ * of it was sent); their done runs from the next pgstore_poll (run_failed).
+ * A failure can start inside pgstore_submit (a send that finds the
+ * connection gone), before its caller has set up the event's deadline and
+ * slot: a done run from there would answer a request twice or free what
+ * the caller then uses. Rejected: failing only the submitted event with a
+ * return code, since the events queued before it would still complete
+ * inside a submit of another request. */
 static void fail_all(struct pgstore *p, int sent_err, int err)
 {
-    struct fifo failed = {0};
     for (unsigned i = 0; i < p->nbatch; i++) {
         p->batch[i]->err = sent_err;
-        fifo_push(&failed, &p->batch[i]->link);
+        fifo_push(&p->dead, &p->batch[i]->link);
     }
     p->nbatch = 0;
     p->in_flight = false;
     for (struct fifo_link *l; (l = fifo_pop(&p->queue));) {
         fifo_entry(l, struct store_req, link)->err = err;
-        fifo_push(&failed, l);
+        fifo_push(&p->dead, l);
     }
     p->queued = 0;
-    for (struct fifo_link *l; (l = fifo_pop(&failed));) {
+}
+
+/* Drops the queued events whose deadline passed before their turn came (the
+ * oldest first: the queue is in deadline order): nothing of them was sent,
+ * so "nothing was stored" (-ETIME); their done runs with the failed ones'. */
+static void expire_queued(struct pgstore *p)
+{
+    uint64_t now = *p->o.now_ms;
+    while (!fifo_empty(&p->queue)) {
+        struct store_req *r = fifo_entry(p->queue.head, struct store_req, link);
+        if (r->deadline_ms > now)
+            break;
+        fifo_pop(&p->queue);
+        p->queued--;
+        r->err = -ETIME;
+        fifo_push(&p->dead, &r->link);
+    }
+}
+
+/* Runs the done of the events failed so far; those that fail meanwhile (a
+ * done may submit again) wait for the next call. */
+static void run_failed(struct pgstore *p)
+{
+    for (struct fifo_link *l = fifo_take(&p->dead), *next; l; l = next) {
+        next = l->next;
         struct store_req *r = fifo_entry(l, struct store_req, link);
         r->done(r);
     }
@@ -315,9 +376,11 @@ static void disconnect(struct pgstore *p, const char *why, int err)
                 p->name, store_fault_words(store_fault_of(err)), msg, PGSTORE_RETRY_MAX_MS);
         p->logged_down = true;
     }
-    /* in flight: the commit was not confirmed; queued: nothing was sent */
-    bool unsure = err == -ETIMEDOUT || err == -ECONNRESET;
-    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, unsure ? -ENOTCONN : err);
+    /* in flight: the commit was not confirmed; queued: nothing was sent
+     * (after a timeout: the oldest event's deadline passed, those behind it
+     * waited for it in vain) */
+    int queued_err = err == -ETIMEDOUT ? -ETIME : err == -ECONNRESET ? -ENOTCONN : err;
+    fail_all(p, err == -ETIMEDOUT ? -ETIMEDOUT : -ECONNRESET, queued_err);
 }
 
 /* ---- pipelines ---------------------------------------------------------- */
@@ -338,6 +401,25 @@ static void flush(struct pgstore *p)
     arm(p, IO_POLL_IN | (f == 1 ? IO_POLL_OUT : 0));
 }
 
+/* TCP keepalives that give up on a silent peer within --db-timeout where
+ * their whole seconds allow (2 s and more): idle half of it, then probes
+ * in the other half, at most 3. */
+struct tcp_bounds {
+    unsigned idle_s, interval_s, count, user_timeout_ms;
+};
+
+static struct tcp_bounds tcp_bounds(unsigned timeout_ms)
+{
+    unsigned t = timeout_ms / 1000 ? timeout_ms / 1000 : 1;
+    struct tcp_bounds b = {.idle_s = t / 2 ? t / 2 : 1, .user_timeout_ms = timeout_ms ? timeout_ms : 1000};
+    unsigned rest = t > b.idle_s ? t - b.idle_s : 1;
+    b.interval_s = rest / 3 ? rest / 3 : 1;
+    b.count = rest / b.interval_s < 3 ? rest / b.interval_s : 3;
+    if (!b.count)
+        b.count = 1;
+    return b;
+}
+
 /* The set-up pipeline: the schema (created if missing, under an advisory
  * lock, so two processes starting on an empty database do not race), the
  * catalog's tables (when given), the session's durability, the INSERT. */
@@ -354,6 +436,13 @@ static void send_setup(struct pgstore *p)
         "description text NOT NULL, price text NOT NULL)",
         "CREATE TABLE IF NOT EXISTS inventory (item_id text PRIMARY KEY, quantity bigint NOT NULL)",
         "INSERT INTO schema_version (version) VALUES (1) ON CONFLICT DO NOTHING",
+        /* a write on every connect, so that the set-up's COMMIT is a real
+         * one (a transaction id, WAL flushed) on each worker's connection,
+         * not only the first's: the CREATEs IF NOT EXISTS and the INSERT
+         * ON CONFLICT DO NOTHING of an existing schema write nothing, and
+         * a transaction that wrote nothing commits on a database that
+         * cannot take a write */
+        "UPDATE schema_version SET applied_at = applied_at WHERE version = 1",
     };
     bool ok = PQenterPipelineMode(p->conn) == 1;
     unsigned n = 0;
@@ -362,12 +451,39 @@ static void send_setup(struct pgstore *p)
      * whichever server connection ran it, so the set-up's is LOCAL and
      * synchronous_commit goes with each batch. */
     if (!p->o.pooler_tx) {
-        ok = ok && send0(p, p->o.sync_full ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+        ok = ok && send0(p, p->o.sync_off ? "SET synchronous_commit = off" : "SET synchronous_commit = on");
         ok = ok && send0(p, "SET client_min_messages = warning");
         n += 2;
+        /* the server's side of the socket under the same bounds: after a
+         * partition its backend (and any lock it holds: the set-up's
+         * advisory lock) goes within --db-timeout, not after the kernel's
+         * two hours of keepalive idle. Per session: not through a
+         * transaction pooler, whose server connections are its own. */
+        struct tcp_bounds b = tcp_bounds(p->o.timeout_ms);
+        const char *const names[] = {"tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count",
+                                     "tcp_user_timeout"};
+        const unsigned vals[] = {b.idle_s, b.interval_s, b.count, b.user_timeout_ms};
+        for (size_t i = 0; ok && i < sizeof(vals) / sizeof(vals[0]); i++, n++) {
+            char set[64];
+            snprintf(set, sizeof(set), "SET %s = %u", names[i], vals[i]);
+            ok = send0(p, set);
+        }
     }
+    /* The advisory lock is waited for under lock_timeout, below the set-up's
+     * deadline: a set-up given up at its deadline leaves its backend waiting
+     * for the lock (the server does not read a socket while it waits), so
+     * every retry would add one more backend in the queue behind a session
+     * that holds it (a set-up cut off by a partition, whose backend stays
+     * until TCP gives up), until the server's slots are gone. */
+    char lock_timeout[48];
+    snprintf(lock_timeout, sizeof(lock_timeout), "SET LOCAL lock_timeout = %u",
+             p->o.timeout_ms > 1 ? p->o.timeout_ms / 2 : 1);
     for (size_t i = 0; ok && i < sizeof(schema) / sizeof(schema[0]); i++, n++) {
         ok = send0(p, schema[i]);
+        if (ok && i == 0) {
+            ok = send0(p, lock_timeout);
+            n++;
+        }
         if (ok && i == 0 && p->o.pooler_tx) {
             ok = send0(p, "SET LOCAL client_min_messages = warning");
             n++;
@@ -426,12 +542,13 @@ static void send_setup(struct pgstore *p)
  * pooler the block is explicit, for its SET LOCAL. */
 static void send_batch(struct pgstore *p)
 {
+    expire_queued(p);
     if (p->state != PG_READY || p->in_flight || fifo_empty(&p->queue))
         return;
     bool tx = p->o.pooler_tx, ok = true;
     if (tx)
         ok = send0(p, "BEGIN") &&
-             send0(p, p->o.sync_full ? "SET LOCAL synchronous_commit = on" : "SET LOCAL synchronous_commit = off");
+             send0(p, p->o.sync_off ? "SET LOCAL synchronous_commit = off" : "SET LOCAL synchronous_commit = on");
     unsigned n = 0;
     while (ok && !fifo_empty(&p->queue) && n < PGSTORE_BATCH_MAX) {
         struct store_req *r = fifo_entry(fifo_pop(&p->queue), struct store_req, link);
@@ -449,11 +566,19 @@ static void send_batch(struct pgstore *p)
     p->in_flight = true;
     ok = ok && (!tx || send0(p, "COMMIT")) && PQpipelineSync(p->conn) == 1;
     if (!ok) {
+        /* no Sync went out: the server commits none of it, so the batch is
+         * queued again and fails as unsent, "nothing was stored" */
+        while (p->nbatch)
+            fifo_push_front(&p->queue, &p->batch[--p->nbatch]->link);
+        p->queued += n;
+        p->in_flight = false;
         disconnect(p, PQerrorMessage(p->conn), -ECONNRESET);
         return;
     }
-    /* the one clock read of a batch: the worker's, already there */
-    p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
+    /* the bound of the oldest event, from its submit (the queue is in
+     * submit order): past it, its answer is due, so the transaction is
+     * given up with its connection, every event of it "not confirmed" */
+    p->deadline_ms = p->batch[0]->deadline_ms;
     p->results = 0;
     p->expect = n + (tx ? 3 : 0);
     p->failed = false;
@@ -511,7 +636,10 @@ static void on_sync(struct pgstore *p)
         p->state = PG_READY;
         p->down_err = 0;
         set_ready(p, true);
-        p->backoff_ms = 0;
+        /* the backoff stays until a batch of events commits: a database
+         * that takes the set-up and fails the events' commits (a trigger, a
+         * constraint, a full disk where the events' table must grow) is
+         * reconnected to ever more slowly, not every PGSTORE_RETRY_MIN_MS */
         if (p->logged_down)
             log_msg("worker %u: event store %s: connected", p->o.worker, p->name);
         p->logged_down = false;
@@ -529,12 +657,14 @@ static void on_sync(struct pgstore *p)
     for (unsigned i = 0; i < n; i++)
         done[i]->err = err;
     if (committed) {
+        if (n)
+            p->backoff_ms = 0; /* a commit of events: the next outage starts from the shortest wait */
         send_batch(p); /* what queued meanwhile goes out before the answers */
     } else {
         /* rolled back: nothing of it was stored. The connection is set up
          * again (its set-up is a write transaction: the probe /readyz waits
          * for), what queued fails with the same kind meanwhile. */
-        char why[200];
+        char why[sizeof(p->why) + 48]; /* the words before p->why's: never cut */
         snprintf(why, sizeof(why), "a transaction of %u events failed: %s", n, p->why);
         disconnect(p, why, err);
     }
@@ -584,6 +714,7 @@ static void connect_step(struct pgstore *p)
         arm(p, IO_POLL_OUT);
         break;
     case PGRES_POLLING_OK:
+        PQsetErrorVerbosity(p->conn, PQERRORS_DEFAULT); /* the log's lines: the message alone */
         if (PQsetnonblocking(p->conn, 1) != 0) {
             disconnect(p, PQerrorMessage(p->conn), -ENOTCONN);
             return;
@@ -591,36 +722,44 @@ static void connect_step(struct pgstore *p)
         send_setup(p);
         break;
     default: {
-        char why[200];
+        char why[200], state[6];
         const char *m = PQerrorMessage(p->conn);
         snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
-        disconnect(p, why, pgstore_error_kind(NULL, m, -ENOTCONN));
+        disconnect(p, why, pgstore_error_kind(pgstore_connect_sqlstate(m, state), m, -ENOTCONN));
         break;
     }
     }
 }
 
-/* The connection's TCP bounds, before --db's own words (which win: libpq
- * keeps a keyword's last value, and --db is expanded last): keepalives so
- * an idle connection to a silent peer is noticed (idle --db-timeout, then 3
- * probes 1 s apart), tcp_user_timeout (--db-timeout) so data the peer
- * never acknowledges fails the connection. The deadline of the work in
- * flight (pgstore_poll) bounds everything else, a stopped server included:
- * its kernel still acknowledges. */
+/* The connection's TCP bounds (tcp_bounds), before --db's own words (which
+ * win: libpq keeps a keyword's last value, and --db is expanded last):
+ * keepalives so an idle connection to a silent peer is noticed,
+ * tcp_user_timeout (--db-timeout) so data the peer never acknowledges
+ * fails the connection. The set-up asks the server for the same on its
+ * side. The deadline of the work in flight (pgstore_poll) bounds
+ * everything else, a stopped server included: its kernel still
+ * acknowledges. */
 static void start_connect(struct pgstore *p)
 {
-    char idle[16], user_to[16];
-    unsigned t = p->o.timeout_ms ? p->o.timeout_ms : 1000;
-    snprintf(idle, sizeof(idle), "%u", t / 1000 ? t / 1000 : 1);
-    snprintf(user_to, sizeof(user_to), "%u", t);
+    struct tcp_bounds b = tcp_bounds(p->o.timeout_ms);
+    char idle[16], interval[16], count[16], user_to[16];
+    snprintf(idle, sizeof(idle), "%u", b.idle_s);
+    snprintf(interval, sizeof(interval), "%u", b.interval_s);
+    snprintf(count, sizeof(count), "%u", b.count);
+    snprintf(user_to, sizeof(user_to), "%u", b.user_timeout_ms);
     const char *const keys[] = {"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
                                 "tcp_user_timeout", "dbname", NULL};
-    const char *const vals[] = {"1", idle, "1", "3", user_to, p->conninfo, NULL};
+    const char *const vals[] = {"1", idle, interval, count, user_to, p->conninfo, NULL};
     p->conn = PQconnectStartParams(keys, vals, 1);
     if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
-        disconnect(p, p->conn ? PQerrorMessage(p->conn) : "out of memory", -ENOTCONN);
+        const char *m = p->conn ? PQerrorMessage(p->conn) : "out of memory";
+        disconnect(p, m, pgstore_error_kind(NULL, m, -ENOTCONN));
         return;
     }
+    /* a connect's error carries its SQLSTATE only in the message, and only
+     * in the verbose form (pgstore_connect_sqlstate); back to the default
+     * once connected */
+    PQsetErrorVerbosity(p->conn, PQERRORS_VERBOSE);
     p->state = PG_CONNECTING;
     p->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     p->fd = -1;
@@ -670,6 +809,7 @@ void pgstore_destroy(struct pgstore *p)
     p->conn = NULL;
     set_ready(p, false);
     fail_all(p, -ECANCELED, -ECANCELED);
+    run_failed(p);
     free(p->conninfo);
     free(p);
 }
@@ -686,6 +826,8 @@ int pgstore_submit(struct pgstore *p, struct store_req *r)
         return -EAGAIN;
     r->id = 0;
     r->err = 0;
+    if (!r->deadline_ms)
+        r->deadline_ms = *p->o.now_ms + p->o.timeout_ms;
     fifo_push(&p->queue, &r->link);
     p->queued++;
     send_batch(p);
@@ -749,14 +891,23 @@ void pgstore_poll(struct pgstore *p)
     } else if (p->state == PG_READY && !p->in_flight && now >= p->idle_ms + p->o.timeout_ms) {
         ping(p);
     }
+    expire_queued(p);
+    run_failed(p);
 }
 
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
 {
+    if (!fifo_empty(&p->dead))
+        return *p->o.now_ms; /* their done is due now */
     if (p->state == PG_IDLE)
         return p->retry_ms < none ? p->retry_ms : none;
     uint64_t t = p->deadline_ms;
     if (p->state == PG_READY && !p->in_flight)
         t = p->idle_ms + p->o.timeout_ms; /* the next ping */
+    if (!fifo_empty(&p->queue)) {
+        uint64_t q = fifo_entry(p->queue.head, struct store_req, link)->deadline_ms;
+        if (!t || q < t)
+            t = q;
+    }
     return t && t < none ? t : none;
 }

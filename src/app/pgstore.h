@@ -11,12 +11,16 @@
  * they are unique across every process that shares it). A lost connection
  * fails what was in flight (-ECONNRESET: its commit was not confirmed) and
  * everything queued, and reconnects with backoff (PGSTORE_RETRY_MIN_MS,
- * doubling to PGSTORE_RETRY_MAX_MS); until it is back, submits fail at once
+ * doubling to PGSTORE_RETRY_MAX_MS; back to the minimum once a batch of
+ * events commits, not at a set-up); until it is back, submits fail at once
  * (-ENOTCONN, or the kind that brought it down: -EUSERS, -EACCES, -EROFS,
- * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect,
- * a set-up or a batch still unanswered after --db-timeout drops the
- * connection the same way (its batch -ETIMEDOUT: not confirmed), and so
- * does a batch whose transaction failed (its kind), so that a connection is
+ * -ENOSPC) and /readyz says 503 until every worker's store is up. A connect
+ * or a set-up still unanswered after --db-timeout drops the connection the
+ * same way, and so does a batch unanswered at its oldest event's deadline
+ * (store_req.deadline_ms: --db-timeout from that event's submit; the batch
+ * -ETIMEDOUT: not confirmed; what queued behind it -ETIME: not sent, nothing
+ * stored); an event still queued at its deadline fails -ETIME alone. A
+ * batch whose transaction failed (its kind) drops it too, so that a connection is
  * ready only after a write transaction committed. An idle connection sends
  * a bare Sync every --db-timeout under the same deadline, so a stall is
  * found without a request. On connect the schema is
@@ -45,7 +49,7 @@ struct pgstore;
 
 struct pgstore_opts {
     const char *conninfo;          /* a libpq URI or keyword string; its password, if any, stays in it */
-    bool sync_full;                /* synchronous_commit = on (else off) */
+    bool sync_off;                 /* synchronous_commit = off (--db-sync fast), else on */
     bool pooler_tx;                /* behind a transaction pooler: no prepared statement, no session SET */
     const struct catalog *catalog; /* written into the catalog tables on connect, or NULL */
     struct io *io;                 /* the worker's; not owned */
@@ -68,22 +72,30 @@ int pgstore_create(struct pgstore **out, const struct pgstore_opts *o, char *err
 void pgstore_destroy(struct pgstore *p);
 
 /* Queues r (done, time_ms, pod set); r->done runs later on this worker, once
- * r's transaction committed (err 0, id set) or failed. Returns 0, or
- * -ENOTCONN (not connected: nothing queued) or -EAGAIN (queue full). */
+ * r's transaction committed (err 0, id set) or failed, never inside this
+ * call (a failure runs it from pgstore_poll). Returns 0, or -ENOTCONN (not
+ * connected: nothing queued) or -EAGAIN (queue full). */
 int pgstore_submit(struct pgstore *p, struct store_req *r);
 
 /* A completion of a tag of this store's owner. */
 void pgstore_on_event(struct pgstore *p, const struct io_event *ev);
 /* Reconnects when its backoff is over; drops the connection whose work in
- * flight passed --db-timeout. From the worker's loop. */
+ * flight passed --db-timeout; runs the done of the events failed since the
+ * last call. From the worker's loop. */
 void pgstore_poll(struct pgstore *p);
-/* The next reconnect or deadline, or none. */
+/* The next reconnect or deadline (now while a failed event's done waits), or none. */
 uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none);
 
 /* A PostgreSQL error as one of store.h's kinds (-EROFS, -ENOSPC, -EUSERS,
- * -EACCES, -ECONNRESET): by its SQLSTATE, or NULL, then by libpq's message
- * (a failed connect has no SQLSTATE in libpq's API), else dflt. */
+ * -EACCES, -ENOENT, -ETIMEDOUT, -ECONNRESET): by its SQLSTATE, or NULL;
+ * then by libpq's own message (-ECONNREFUSED, -ENXIO: no server spoke),
+ * else dflt. */
 int pgstore_error_kind(const char *sqlstate, const char *msg, int dflt);
+
+/* The SQLSTATE in a connect's error message written with PQERRORS_VERBOSE
+ * ("FATAL:  3D000: database ... does not exist"), copied into out; NULL
+ * when it has none (libpq's own errors: refused, a name not resolved). */
+const char *pgstore_connect_sqlstate(const char *msg, char out[6]);
 
 /* Whether db names a PostgreSQL database (a postgres:// or postgresql://
  * URI, or a keyword string such as "host=... dbname=..."). */

@@ -206,7 +206,9 @@ static void open_store(struct server *s)
     snprintf(a->store_name, sizeof(a->store_name), "%s", cfg->db);
 #if PRIMED_HAVE_STORE
     char serr[200];
-    if (store_open(&a->store, cfg->db, cfg->db_sync_full ? STORE_SYNC_FULL : STORE_SYNC_NORMAL, 0, serr, sizeof(serr)))
+    /* a lock another process holds is waited for up to half of --db-timeout: below the requests' bound */
+    if (store_open(&a->store, cfg->db, cfg->db_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL, 0,
+                   cfg->db_timeout_ms / 2, serr, sizeof(serr)))
         die(1, "event store --db %s: %s", cfg->db, serr);
 #else
     if (strcmp(cfg->db, ":memory:") != 0)

@@ -101,6 +101,19 @@ static void note_commit(struct store *s, int err)
     store_health_down(&s->health, err);
 }
 
+/* The store thread chooses its wait under s->mu: an untimed one while the
+ * store is up. A worker that marks it down without the lock and a signal
+ * (the store thread's last commit succeeded just before the worker's
+ * deadline ran out) would leave it asleep with nothing queued, no probe,
+ * and /readyz 503 for good, since an unready pod is sent no request. */
+void store_timed_out(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    store_health_down(&s->health, -ETIMEDOUT);
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* While the store is down and nothing is queued: one small commit (a row of
  * store_probe rewritten), so readiness comes back by itself once the disk
  * has room again, without waiting for a request a not-ready pod is no
@@ -334,8 +347,8 @@ static int fail(char *err, size_t errlen, int e, const char *path, const char *w
     return e;
 }
 
-int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, char *err,
-               size_t errlen)
+int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, unsigned busy_ms,
+               char *err, size_t errlen)
 {
     struct store *s = calloc(1, sizeof(*s));
     if (!s)
@@ -356,6 +369,12 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
         r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto out;
     }
+    /* Another process holding the write lock for a moment (a backup, a
+     * checkpoint, sqlite3 in a shell) is waited for on the store thread,
+     * never on a worker, below the requests' bound, so a brief lock delays
+     * commits instead of failing them ("commit failed"). */
+    if (busy_ms)
+        sqlite3_busy_timeout(s->db, (int)busy_ms);
     /* A file: WAL (readers never block the writer). synchronous=NORMAL: a
      * commit is in the WAL (the kernel's page cache) when COMMIT returns,
      * so it survives a killed process; fsync only at checkpoints, on the

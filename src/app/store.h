@@ -58,6 +58,10 @@ struct store_req {
     void (*done)(struct store_req *r);
     struct store_inbox *inbox;
     int64_t time_ms;
+    /* the submitter's clock (ms) by which it is answered: --db-timeout from
+     * its submit. PostgreSQL bounds its queue and its transaction by it;
+     * 0: --db-timeout from the submit to the store */
+    uint64_t deadline_ms;
     const char *pod; /* lives as long as the process */
     uint64_t id;
     int err;
@@ -70,12 +74,16 @@ struct store_req {
  * (store_fault_unconfirmed); every other kind stored nothing. */
 #define STORE_FAULTS(X)                                                                                  \
     X(TIMEOUT, ETIMEDOUT, "timeout", "no answer within --db-timeout")                                    \
+    X(NOT_SENT, ETIME, "timeout_not_sent", "not sent within --db-timeout")                               \
     X(LOST, ECONNRESET, "lost", "connection lost before the commit was confirmed")                       \
     X(DISK_FULL, ENOSPC, "disk_full", "disk full")                                                       \
     X(READ_ONLY, EROFS, "read_only", "the database is read-only")                                        \
     X(TOO_MANY, EUSERS, "too_many_connections", "too many connections (the server has no slot free)")   \
     X(AUTH, EACCES, "auth", "authentication failed")                                                     \
     X(UNREACHABLE, ENOTCONN, "unreachable", "unreachable")                                               \
+    X(REFUSED, ECONNREFUSED, "refused", "connection refused")                                            \
+    X(UNRESOLVED, ENXIO, "name_not_resolved", "name not resolved")                                       \
+    X(NO_DATABASE, ENOENT, "database_missing", "the database does not exist")                            \
     X(BEHIND, EAGAIN, "behind", "behind (its queue is full)")                                            \
     X(OTHER, EIO, "other", "commit failed")
 
@@ -154,10 +162,12 @@ struct store;
 
 /* Opens path (":memory:" for an in-memory database, else a file in WAL mode,
  * created if missing; sync: synchronous=NORMAL or FULL) and starts the store
- * thread; queue_cap events may wait at once (0: STORE_QUEUE_DEFAULT). Returns
+ * thread; queue_cap events may wait at once (0: STORE_QUEUE_DEFAULT); the
+ * store thread waits up to busy_ms for a lock another connection holds
+ * (sqlite3_busy_timeout; 0: a commit that meets one fails at once). Returns
  * 0, or -errno with a one-line reason in err. */
-int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, char *err,
-               size_t errlen);
+int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, unsigned busy_ms,
+               char *err, size_t errlen);
 
 /* Queues r (its inbox, done, time_ms and pod set); thread-safe, never blocks
  * on SQLite. Returns 0 (r->done will run on r->inbox's worker once r is
@@ -192,6 +202,12 @@ int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen);
 
 /* Events refused because the queue was full, and events whose commit failed. */
 uint64_t store_dropped(struct store *s);
+
+/* A worker's wait for a commit ran out (--db-timeout): the store is down
+ * (-ETIMEDOUT) until a commit succeeds, and the store thread is woken, so
+ * that with nothing queued it probes instead of sleeping on. Thread-safe;
+ * takes the queue's lock for a moment (never held across SQLite). */
+void store_timed_out(struct store *s);
 
 /* The store's health (its commits; events.c adds the waits that ran out).
  * Lives as long as s. */

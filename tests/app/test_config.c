@@ -36,6 +36,7 @@ Test(config, defaults)
     cr_assert_eq(c.bits, 1000);
     cr_assert_str_eq(c.host, "0.0.0.0");
     cr_assert_eq(c.max_header, 16384);
+    cr_assert_eq(c.db_sync, CONFIG_SYNC_NORMAL, "PostgreSQL's synchronous_commit = on by default");
 }
 
 /* config_defaults() runs each default of config.c's list through its flag's parser: every field
@@ -466,6 +467,9 @@ Test(config, choices_are_the_enums_in_order)
         {"--prime-vector", "auto", offsetof(struct config, prime_vector), CONFIG_VECTOR_AUTO},
         {"--prime-vector", "on", offsetof(struct config, prime_vector), CONFIG_VECTOR_ON},
         {"--prime-vector", "off", offsetof(struct config, prime_vector), CONFIG_VECTOR_OFF},
+        {"--db-sync", "fast", offsetof(struct config, db_sync), CONFIG_SYNC_FAST},
+        {"--db-sync", "normal", offsetof(struct config, db_sync), CONFIG_SYNC_NORMAL},
+        {"--db-sync", "full", offsetof(struct config, db_sync), CONFIG_SYNC_FULL},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cr_assert_eq(parse1(&c, cases[i].flag, cases[i].value, err), CONFIG_OK, "%s", err);
@@ -474,8 +478,8 @@ Test(config, choices_are_the_enums_in_order)
     }
     cr_assert_eq(parse1(&c, "--accept", "shared", err), CONFIG_OK);
     cr_assert(c.shared_listener);
-    cr_assert_eq(parse1(&c, "--db-sync", "full", err), CONFIG_OK);
-    cr_assert(c.db_sync_full);
+    cr_assert_eq(parse1(&c, "--db-sync", "off", err), -EINVAL);
+    cr_assert(strstr(err, "fast, normal or full"), "lists the choices: %s", err);
     cr_assert_eq(parse1(&c, "--prime-vector", "eight", err), -EINVAL);
     cr_assert(strstr(err, "auto, on or off"), "lists the choices: %s", err);
     cr_assert_eq(parse1(&c, "--prime-vector", "", err), -EINVAL, "an empty choice is none of them");

@@ -73,7 +73,7 @@ Test(store, memory_ids_start_at_one_and_come_back_committed)
 {
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     b.check_committed = true;
     struct store_req r[2];
     cr_assert_eq(submit(&b, &r[0], 1000), 0);
@@ -97,7 +97,7 @@ Test(store, comes_back_in_commit_order)
 {
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     static struct store_req r[1000];
     for (int i = 0; i < 1000; i++)
         cr_assert_eq(submit(&b, &r[i], i), 0);
@@ -150,7 +150,7 @@ static unsigned add_from_threads(bool now)
 {
     struct store *s;
     char err[200];
-    cr_assert_eq(store_open(&s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&s, ":memory:", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     static struct adder a[THREADS];
     memset(a, 0, sizeof(a));
     pthread_t t[THREADS];
@@ -206,7 +206,7 @@ Test(store, insert_now_commits_before_it_returns)
 {
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     struct store_req now = {.time_ms = 5, .pod = "pod-a"}, later;
     cr_assert_eq(store_insert_now(b.s, &now), 0);
     cr_assert_eq(now.id, 1);
@@ -231,7 +231,7 @@ Test(store, insert_now_leaves_a_file_to_the_store_thread)
     tmp_db(dir, path, sizeof(path));
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     struct store_req r = {.time_ms = 5, .pod = "pod-a"};
     cr_assert_eq(store_insert_now(b.s, &r), -EBUSY);
     uint64_t rows, max;
@@ -249,7 +249,7 @@ Test(store, file_is_wal_and_ids_continue_after_reopen)
     tmp_db(dir, path, sizeof(path));
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_FULL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_FULL, 0, 0, err, sizeof(err)), 0, "%s", err);
     struct store_req r[11];
     for (int i = 0; i < 10; i++)
         submit(&b, &r[i], i);
@@ -258,7 +258,7 @@ Test(store, file_is_wal_and_ids_continue_after_reopen)
     char wal[80];
     snprintf(wal, sizeof(wal), "%s-wal", path);
     b = (struct sub){0};
-    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(access(wal, F_OK), 0, "no %s: not in WAL mode", wal);
     cr_assert_eq(submit(&b, &r[10], 11), 0);
     cr_assert_eq(r[10].id, 11, "ids restart instead of going on");
@@ -277,7 +277,7 @@ Test(store, full_queue_is_refused_not_waited_for)
 {
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 4, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, ":memory:", STORE_SYNC_NORMAL, 4, 0, err, sizeof(err)), 0, "%s", err);
     static struct store_req r[100000];
     unsigned refused = 0;
     for (int i = 0; i < 100000; i++)
@@ -299,7 +299,7 @@ Test(store, a_failed_commit_comes_back_as_an_error)
     tmp_db(dir, path, sizeof(path));
     struct sub b = {0};
     char err[200];
-    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
     sqlite3 *other;
     cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
@@ -327,11 +327,71 @@ Test(store, a_failed_commit_comes_back_as_an_error)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* Another connection holds the write lock for a moment (200 ms): with a busy
+ * timeout (1 s, as half of --db-timeout gives) the store thread waits for it
+ * and commits, every event stored, the store never down. */
+Test(store, a_brief_lock_is_waited_for)
+{
+    char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
+    tmp_db(dir, path, sizeof(path));
+    struct sub b = {0};
+    char err[200];
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 1000, err, sizeof(err)), 0, "%s", err);
+    sqlite3 *other;
+    cr_assert_eq(sqlite3_open(path, &other), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    struct store_req r[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(submit(&b, &r[i], i), 0);
+    usleep(200000);
+    cr_assert_eq(b.back + store_inbox_poll(&b.inbox), 0, "nothing back while the lock is held");
+    sqlite3_exec(other, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(other);
+    wait_back(&b, 3);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(r[i].err, 0, "event %d: err %d (a lock held for 200 ms failed the commit)", i, r[i].err);
+    cr_assert_eq(store_dropped(b.s), 0);
+    cr_assert_eq(atomic_load(&store_health_of(b.s)->down), 0, "never down");
+    uint64_t rows, max;
+    cr_assert_eq(store_stats(b.s, &rows, &max), 0);
+    cr_assert_eq(rows, 3);
+    store_close(b.s);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* A worker's wait ran out while the store thread slept with nothing queued
+ * and the store up (its last commit just made it): store_timed_out marks it
+ * down and wakes the thread, whose probe brings it up again with no request
+ * sent. Marking it down without the wake-up left it 503 for good. */
+Test(store, a_timeout_while_idle_is_probed_back_up)
+{
+    char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
+    tmp_db(dir, path, sizeof(path));
+    struct sub b = {0};
+    char err[200];
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
+    struct store_req r;
+    cr_assert_eq(submit(&b, &r, 1), 0);
+    wait_back(&b, 1);
+    usleep(50000); /* the store thread asleep, no deadline: nothing queued, the store up */
+    struct store_health *h = store_health_of(b.s);
+    store_timed_out(b.s);
+    cr_assert_eq(atomic_load(&h->down), 1, "a wait that ran out: down");
+    cr_assert_eq(atomic_load(&h->last_err), -ETIMEDOUT);
+    for (int i = 0; i < 300 && atomic_load(&h->down); i++) /* a probe is due within 500 ms */
+        usleep(10000);
+    cr_assert_eq(atomic_load(&h->down), 0, "probed back up, no request sent");
+    store_close(b.s);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
 Test(store, bad_path_is_a_clear_error)
 {
     struct store *s;
     char err[200] = "";
-    int r = store_open(&s, "/nonexistent-dir/x/events.db", STORE_SYNC_NORMAL, 0, err, sizeof(err));
+    int r = store_open(&s, "/nonexistent-dir/x/events.db", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err));
     cr_assert_lt(r, 0);
     cr_assert(strstr(err, "/nonexistent-dir/x/events.db"), "error does not name the path: %s", err);
 }
