@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "build_info.h"
@@ -32,11 +33,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (r == CONFIG_VERSION) {
+        static const char *const lanes[PRIME_VECTOR_N] = {"one test at a time", "four lanes", "eight lanes",
+                                                          "eight lanes"};
+        char has[64] = "";
+        for (int v = PRIME_VECTOR_N; v-- > 0;) /* the best first */
+            if (prime_vector_has((enum prime_vector)v))
+                snprintf(has + strlen(has), sizeof(has) - strlen(has), "%s%s", *has ? " " : "",
+                         prime_vector_name((enum prime_vector)v));
+        enum prime_vector v = config_vector(&cfg);
         printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\n"
-               "prime vector: %s (this CPU %s AVX-512 IFMA)\ncompiler: %s\nbuild: %s\nflags: %s\n",
+               "prime vector: %s, %s (this CPU runs: %s)\ncompiler: %s\nbuild: %s\nflags: %s\n",
                PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg.dispatch), PRIMED_DISPATCH_BUILT,
-               prime_engine_name(cfg.engine), config_vector_on(&cfg) ? "on, eight lanes" : "off, scalar",
-               prime_vector_supported() ? "has" : "lacks", PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
+               prime_engine_name(cfg.engine), prime_vector_name(v), lanes[v], has, PRIMED_CC, PRIMED_BUILD,
+               PRIMED_FLAGS);
         return 0;
     }
     if (r < 0) {
