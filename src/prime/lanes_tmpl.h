@@ -19,19 +19,20 @@
  * then doubled in the lanes where dbl is 1; without, x = x / R mod n.
  * Column k gathers the square's terms x_i x_k-i (the cross terms once, then
  * doubled) in s and the reduction's m_i n_k-i in r; below column d it fixes
- * m_k = (column mod 2^28) k0, which clears the column's low 28 bits, and from
+ * m_k = (column mod 2^w) k0, which clears the column's low w bits, and from
  * column d on it is the result's digit k - d. Bounds: x < 4n, 16 n < R give
- * a result below 2n; s and r each stay below 2^64 for d <= LANES_DIGITS
- * (s: at most d/2 cross terms below 2^56, doubled, and a square; r: at most
- * d terms), and are added as split halves so their sum never overflows.
+ * a result below 2n; s and r each stay below (d + 1) 2^(2w) < 2^64 (lanes.h:
+ * s at most d/2 cross terms, doubled, and a square; r at most d terms), and
+ * are added as split halves so that their sum never overflows.
  * Result digit k - d is written after column k, which was the last to read
  * x_k-d (column k reads x_i for i >= k - d + 1 only). */
-LT_TARGET static inline __attribute__((always_inline)) void lt_step(struct lanes *v, LT_V dbl, const int sq)
+LT_TARGET static inline __attribute__((always_inline)) void lt_step(struct lanes *v, LT_V dbl, const int sq,
+                                                                   const unsigned w)
 {
     const size_t d = v->d;
     LT_V *x = (LT_V *)v->x, *m = (LT_V *)v->m;
     const LT_V *n = (const LT_V *)v->n;
-    const LT_V mask = LT_SET1(LANES_MASK), k0 = LT_LOAD(v->k0), n0 = n[0];
+    const LT_V mask = LT_SET1((1ull << w) - 1), k0 = LT_LOAD(v->k0), n0 = n[0];
     LT_V c = LT_ZERO(), dc = LT_ZERO();
     for (size_t k = 0; k + 1 < 2 * d; k++) {
         size_t lo = k >= d ? k - d + 1 : 0, hi = k < d ? k : d;
@@ -57,17 +58,17 @@ LT_TARGET static inline __attribute__((always_inline)) void lt_step(struct lanes
         for (; mi < mend; mi++, nj--)
             r = LT_ADD(r, LT_MUL(*mi, *nj));
         LT_V low = LT_ADD(LT_ADD(LT_AND(s, mask), LT_AND(r, mask)), c);
-        LT_V high = LT_ADD(LT_SRLI(s, LANES_BITS), LT_SRLI(r, LANES_BITS));
+        LT_V high = LT_ADD(LT_SRLI(s, w), LT_SRLI(r, w));
         if (k < d) {
-            LT_V mk = LT_AND(LT_MUL(low, k0), mask); /* low's bits above 32 do not matter mod 2^28 */
+            LT_V mk = LT_AND(LT_MUL(low, k0), mask); /* low's bits above 32 do not matter mod 2^w */
             m[k] = mk;
             low = LT_ADD(low, LT_MUL(mk, n0));
         } else {
             LT_V o = LT_ADD(LT_SLLV(LT_AND(low, mask), dbl), dc);
             x[k - d] = LT_AND(o, mask);
-            dc = LT_SRLI(o, LANES_BITS);
+            dc = LT_SRLI(o, w);
         }
-        c = LT_ADD(high, LT_SRLI(low, LANES_BITS));
+        c = LT_ADD(high, LT_SRLI(low, w));
     }
     /* column 2d - 1 has no terms: its carry is the top digit (the result is below R) */
     LT_V o = LT_ADD(LT_SLLV(c, dbl), dc);
@@ -76,10 +77,17 @@ LT_TARGET static inline __attribute__((always_inline)) void lt_step(struct lanes
 
 LT_TARGET void LT_LADDER(struct lanes *v, size_t hi, size_t lo, int out)
 {
+    /* the digit width a constant of each copy: shifts by an immediate */
     if (out && lo == hi) {
-        lt_step(v, LT_ZERO(), 0);
-        return;
+        if (v->w == 29)
+            lt_step(v, LT_ZERO(), 0, 29);
+        else
+            lt_step(v, LT_ZERO(), 0, 28);
+    } else if (v->w == 29) {
+        for (size_t i = hi; i-- > lo;)
+            lt_step(v, LT_BITS(v->bit[i]), 1, 29);
+    } else {
+        for (size_t i = hi; i-- > lo;)
+            lt_step(v, LT_BITS(v->bit[i]), 1, 28);
     }
-    for (size_t i = hi; i-- > lo;)
-        lt_step(v, LT_BITS(v->bit[i]), 1);
 }

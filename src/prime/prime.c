@@ -915,7 +915,7 @@ static void lanes_ladder(const struct prime_state *st, size_t hi, size_t lo, int
 }
 
 /* strong_base2_v8() with the AVX-512F (eight lanes) or AVX2 (four lanes)
- * kernel of lanes.h: the same preparation in 28-bit digits, the ladder in
+ * kernel of lanes.h: the same preparation in digits of 29 or 28 bits, the ladder in
  * pieces of STOP_EVERY + 1 bits between two looks at `stop`. Strong base-2
  * tests of st->vn[0..cnt) (1 <= cnt <= the engine's lanes); the lanes from
  * cnt up test a copy of vn[0]. Same answers as strong_base2(); returns 0, or
@@ -935,21 +935,22 @@ static int strong_base2_lanes(struct prime_state *st, unsigned cnt, int *res, co
         maxbits = b > maxbits ? b : maxbits;
         maxd = b - s[j] > maxd ? b - s[j] : maxd;
     }
-    unsigned dg = lanes_digits(maxbits);
+    unsigned dg = lanes_digits(maxbits), wd = lanes_width(maxbits);
     v->d = dg;
+    v->w = wd;
     v->lanes = nl;
     size_t low = maxd > 6 ? maxd - 6 : 0;
     memset(v->bit, 0, low);
     for (unsigned j = 0; j < nl; j++) {
         const mp_limb_t *l = mpz_limbs_read(n[j]);
-        v->k0[j] = -limb_inverse(l[0]) & LANES_MASK;
-        digits_set_w(v->n + j, nl, dg, n[j], LANES_BITS);
+        v->k0[j] = -limb_inverse(l[0]) & ((1ull << wd) - 1);
+        digits_set_w(v->n + j, nl, dg, n[j], wd);
         mpz_fdiv_q_2exp(st->x, n[j], s[j] + low);
         unsigned long h = mpz_get_ui(st->x);
         mpz_set_ui(st->x, 1);
-        mpz_mul_2exp(st->x, st->x, h + (unsigned long)LANES_BITS * dg);
+        mpz_mul_2exp(st->x, st->x, h + (unsigned long)wd * dg);
         mpz_tdiv_r(st->x, st->x, n[j]);
-        digits_set_w(v->x + j, nl, dg, st->x, LANES_BITS);
+        digits_set_w(v->x + j, nl, dg, st->x, wd);
         size_t top = mpz_sizeinbase(n[j], 2) - s[j];
         for (size_t i = 0; i < low && i < top; i++) {
             size_t b = i + s[j];
@@ -965,7 +966,7 @@ static int strong_base2_lanes(struct prime_state *st, unsigned cnt, int *res, co
     }
     lanes_ladder(st, 0, 0, 1); /* out of Montgomery form: 2^d mod n (at most n) */
     for (unsigned j = 0; j < cnt; j++) {
-        digits_get_w(st->x, v->x + j, nl, dg, LANES_BITS);
+        digits_get_w(st->x, v->x + j, nl, dg, wd);
         if (mpz_cmp(st->x, n[j]) >= 0)
             mpz_sub(st->x, st->x, n[j]);
         mpz_sub_ui(st->nm1, n[j], 1);

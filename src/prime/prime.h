@@ -113,7 +113,7 @@ int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned win
 /* How the sieve engine runs its strong base-2 tests: one by one (scalar, GMP's
  * mpn products), or a batch of survivors at once, one per lane of a vector:
  * eight with AVX-512 IFMA (52-bit digits, vpmadd52), eight with AVX-512F or
- * four with AVX2 (28-bit digits, vpmuludq). Same primes with each. Ordered
+ * four with AVX2 (29- or 28-bit digits, vpmuludq). Same primes with each. Ordered
  * from the least to the most preferred. */
 enum prime_vector {
     PRIME_VECTOR_SCALAR, /* one test at a time: every CPU */

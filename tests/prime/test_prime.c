@@ -672,7 +672,7 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
             mpz_get_str(hn, 16, n);
             int b2 = prime_check(st, PRIME_CHECK_BASE2, hn);
             cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_GMP, hn), "%u bits: %s", bits[i], hn);
-            for (size_t e = 0; e < N_BATCHING; e++) /* 28-bit digits above 2048 bits: the kernels' own tests */
+            for (size_t e = 0; e < N_BATCHING; e++) /* 28-bit digits above 2048 bits: the kernels' tests */
                 if (vs[e] && (batching[e] == PRIME_VECTOR_IFMA || bits[i] <= 2048))
                     cr_assert_eq(b2, prime_check(vs[e], PRIME_CHECK_BASE2_VECTOR, hn), "%s, %u bits: %s",
                                  prime_vector_name(batching[e]), bits[i], hn);
@@ -996,25 +996,25 @@ Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
 
 /* ---- the AVX-512F and AVX2 kernels alone (lanes.h) ------------------------ */
 
-/* Lane l of the d digits of 28 bits at a (stride lanes) = v, or into v. */
-static void lanes_put(uint64_t *a, unsigned lanes, unsigned l, unsigned d, const mpz_t v)
+/* Lane l of the d digits of w bits at a (stride lanes) = v, or into v. */
+static void lanes_put(uint64_t *a, unsigned lanes, unsigned l, unsigned d, unsigned w, const mpz_t v)
 {
     mpz_t t;
     mpz_init_set(t, v);
     for (unsigned j = 0; j < d; j++) {
-        a[j * lanes + l] = mpz_getlimbn(t, 0) & LANES_MASK;
-        mpz_fdiv_q_2exp(t, t, LANES_BITS);
+        a[j * lanes + l] = mpz_getlimbn(t, 0) & ((1ull << w) - 1);
+        mpz_fdiv_q_2exp(t, t, w);
     }
     cr_assert_eq(mpz_sgn(t), 0, "a value wider than %u digits", d);
     mpz_clear(t);
 }
 
-static void lanes_take(mpz_t v, const uint64_t *a, unsigned lanes, unsigned l, unsigned d)
+static void lanes_take(mpz_t v, const uint64_t *a, unsigned lanes, unsigned l, unsigned d, unsigned w)
 {
     mpz_set_ui(v, 0);
     for (unsigned j = d; j-- > 0;) {
-        cr_assert_leq(a[j * lanes + l], LANES_MASK, "digit %u of lane %u not normalised", j, l);
-        mpz_mul_2exp(v, v, LANES_BITS);
+        cr_assert_leq(a[j * lanes + l], (1ull << w) - 1, "digit %u of lane %u not normalised", j, l);
+        mpz_mul_2exp(v, v, w);
         mpz_add_ui(v, v, a[j * lanes + l]);
     }
 }
@@ -1022,7 +1022,8 @@ static void lanes_take(mpz_t v, const uint64_t *a, unsigned lanes, unsigned l, u
 typedef void ladder_fn(struct lanes *v, size_t hi, size_t lo, int out);
 
 /* One kernel against mpz_powm: each lane its own odd modulus n (random, all
- * ones, 2^k - 1 and 2^k + 1 at the 28-bit digit edges, the largest a digit
+ * ones, 2^k - 1 and 2^k + 1 at the digit edges (29 bits up to 1793, 28
+ * above), the largest a digit
  * count allows: 16 n just under R), its own random exponent e of up to 200
  * bits (the ladder over ebits bits, shorter exponents with zero bits on
  * top) and a start x = 2^h R mod n (h < 64): after the ladder and the step
@@ -1038,15 +1039,17 @@ static void kernel_agrees_with_mpz_powm(ladder_fn *ladder, unsigned lanes)
     for (unsigned l = 0; l < LANES_MAX; l++)
         mpz_init(n[l]);
     mpz_inits(want, got, e, r, NULL);
-    static const unsigned kbits[] = {64, 195, 196, 197, 223, 224, 225, 251, 252, 1000, 1031, 1032, 2048, 4101};
+    static const unsigned kbits[] = {64,   195,  196,  197,  202,  203,  231,  232,  1000,
+                                     1001, 1792, 1793, 1794, 1795, 2048, 2071, 2072, 4101};
     unsigned checked = 0;
     for (size_t si = 0; si < sizeof(kbits) / sizeof(kbits[0]); si++) {
-        unsigned bits = kbits[si], d = lanes_digits(bits);
+        unsigned bits = kbits[si], d = lanes_digits(bits), w = lanes_width(bits);
         for (int round = 0; round < (bits > 2048 ? 2 : 6); round++) {
             size_t ebits = 1 + (size_t)(round * 37 + bits) % 200;
             unsigned long h[LANES_MAX];
             memset(&v, 0, sizeof(v));
             v.d = d;
+            v.w = w;
             v.lanes = lanes;
             for (unsigned l = 0; l < lanes; l++) {
                 switch ((round * lanes + l) % 5) {
@@ -1061,7 +1064,7 @@ static void kernel_agrees_with_mpz_powm(ladder_fn *ladder, unsigned lanes)
                     break;
                 case 2: /* the largest n the digits allow: 16 n < R */
                     mpz_set_ui(n[l], 0);
-                    mpz_setbit(n[l], (mp_bitcnt_t)LANES_BITS * d - 4);
+                    mpz_setbit(n[l], (mp_bitcnt_t)w * d - 4);
                     mpz_sub_ui(n[l], n[l], 1 + 2 * (unsigned long)l);
                     break;
                 default: /* random, of `bits` bits */
@@ -1069,20 +1072,20 @@ static void kernel_agrees_with_mpz_powm(ladder_fn *ladder, unsigned lanes)
                     mpz_setbit(n[l], bits - 1);
                     mpz_setbit(n[l], 0);
                 }
-                mpz_t ninv, r28;
-                mpz_inits(ninv, r28, NULL);
-                mpz_set_ui(r28, 1);
-                mpz_mul_2exp(r28, r28, LANES_BITS);
-                cr_assert(mpz_invert(ninv, n[l], r28));
-                mpz_sub(ninv, r28, ninv);
-                v.k0[l] = mpz_get_ui(ninv) & LANES_MASK;
-                mpz_clears(ninv, r28, NULL);
-                lanes_put(v.n, lanes, l, d, n[l]);
+                mpz_t ninv, rw;
+                mpz_inits(ninv, rw, NULL);
+                mpz_set_ui(rw, 1);
+                mpz_mul_2exp(rw, rw, w);
+                cr_assert(mpz_invert(ninv, n[l], rw));
+                mpz_sub(ninv, rw, ninv);
+                v.k0[l] = mpz_get_ui(ninv) & ((1ull << w) - 1);
+                mpz_clears(ninv, rw, NULL);
+                lanes_put(v.n, lanes, l, d, w, n[l]);
                 h[l] = (unsigned long)(l * 13 + round) % 64;
                 mpz_set_ui(r, 1);
-                mpz_mul_2exp(r, r, h[l] + (unsigned long)LANES_BITS * d);
+                mpz_mul_2exp(r, r, h[l] + (unsigned long)w * d);
                 mpz_mod(r, r, n[l]);
-                lanes_put(v.x, lanes, l, d, r);
+                lanes_put(v.x, lanes, l, d, w, r);
             }
             for (size_t i = 0; i < ebits; i++)
                 v.bit[i] = (uint8_t)gmp_urandomm_ui(rs, 1u << lanes);
@@ -1098,7 +1101,7 @@ static void kernel_agrees_with_mpz_powm(ladder_fn *ladder, unsigned lanes)
                         mpz_setbit(e, i);
                 mpz_set_ui(r, 2);
                 mpz_powm(want, r, e, n[l]);
-                lanes_take(got, v.x, lanes, l, d);
+                lanes_take(got, v.x, lanes, l, d, w);
                 cr_assert_leq(mpz_cmp(got, n[l]), 0, "lane %u, %u bits: the result above n", l, bits);
                 if (mpz_cmp(got, n[l]) == 0)
                     mpz_set_ui(got, 0);
