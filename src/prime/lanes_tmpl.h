@@ -86,6 +86,7 @@ LT_TARGET static inline __attribute__((always_inline)) void lt_pair(struct lanes
     LT_V s0 = LT_ZERO(), s1 = LT_ZERO(), r0 = LT_ZERO(), r1 = LT_ZERO();
     LT_V xp = x[k + 1 - lo1], np = n[k + 1 - lo1]; /* x_k+1-i and n_k+1-i, for i = lo1 */
     size_t i = lo1;
+#pragma GCC unroll 2
     for (; i < half; i++) {
         LT_V xi = x[i], xj = x[k - i], mi = m[i], nj = n[k - i];
         s0 = LT_ADD(s0, LT_MUL(xi, xj));
@@ -96,6 +97,7 @@ LT_TARGET static inline __attribute__((always_inline)) void lt_pair(struct lanes
         np = nj;
     }
     s1 = LT_ADD(s1, LT_MUL(x[half], xp)); /* i = half: x_half x_half+1, column k + 1's last cross term */
+#pragma GCC unroll 2
     for (; i < rend; i++) {
         LT_V mi = m[i], nj = n[k - i];
         r0 = LT_ADD(r0, LT_MUL(mi, nj));
