@@ -22,12 +22,23 @@
 
 #define HEXCAP (PRIME_BITS_MAX / 4 + 8)
 
-/* The batching engines (all but scalar), for the tests that run each the CPU has. */
-static const enum prime_vector batching[] = {PRIME_VECTOR_AVX2, PRIME_VECTOR_AVX512, PRIME_VECTOR_IFMA};
+/* This file builds two executables (tests/prime/meson.build). test_prime, the unit suite, runs
+ * every test, those over the batching engines with IFMA's; test_prime_engines
+ * (PRIME_TEST_ENGINES) runs only the latter, with AVX2's and AVX-512F's batches, and the
+ * cross-check of every engine over thousands of seeds: suite prime, which ./check's default
+ * stage runs and its sanitizer stage does not (minutes under ASan). The AVX2 and AVX-512F
+ * kernels' own tests stay in the unit suite. */
+#ifdef PRIME_TEST_ENGINES
+static const enum prime_vector batching[] = {PRIME_VECTOR_AVX2, PRIME_VECTOR_AVX512};
+#else
+static const enum prime_vector batching[] = {PRIME_VECTOR_IFMA};
+#endif
 #define N_BATCHING (sizeof(batching) / sizeof(batching[0]))
 
+#ifndef PRIME_TEST_ENGINES
 static const enum prime_engine engines[] = {PRIME_ENGINE_FLINT, PRIME_ENGINE_SIEVE};
 static const unsigned sizes[] = {64, 65, 127, 128, 500, 1000, 2048};
+#endif
 
 static void fini(void)
 {
@@ -51,6 +62,7 @@ static void check_prime_hex(const char *hex, unsigned bits, const char *what)
     fmpz_clear(p);
 }
 
+#ifndef PRIME_TEST_ENGINES
 Test(prime, parses_engine_names, .fini = fini)
 {
     enum prime_engine e = PRIME_ENGINE_SIEVE;
@@ -509,6 +521,7 @@ Test(prime, shared_search_alone_and_flint, .fini = fini)
     prime_hunt_destroy(h);
 }
 
+#endif
 /* Its pieces are the serial search's batches: run alone, the shared search
  * tests exactly the candidates the serial one does, in as many batches of
  * four or eight (pieces cut by offsets split batches at their edges), with
@@ -547,6 +560,7 @@ Test(prime, shared_search_pieces_are_the_serial_batches, .fini = fini)
         cr_skip_test("no batching engine on this CPU");
 }
 
+#ifndef PRIME_TEST_ENGINES
 /* ---- the primality checks one by one: prime_check() ----------------------- */
 
 static int check_ul(struct prime_state *st, enum prime_check c, unsigned long n)
@@ -722,6 +736,7 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     prime_state_destroy(st);
 }
 
+#endif
 /* A batching engine's base-2 test (four or eight lanes) against the one-lane
  * test on every odd number below 2^14 (the strong base-2 pseudoprimes 2047,
  * 3277, 4033, 4681, 8321 among them) and on 2^k + 1 (s = k: the longest
@@ -777,6 +792,7 @@ static void batch_base2_agrees(enum prime_vector v)
     prime_state_destroy(st);
 }
 
+#ifndef PRIME_TEST_ENGINES
 Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
 {
     if (!prime_vector_has(PRIME_VECTOR_IFMA))
@@ -784,6 +800,8 @@ Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
     batch_base2_agrees(PRIME_VECTOR_IFMA);
 }
 
+#endif
+#ifdef PRIME_TEST_ENGINES
 Test(prime, avx512_base2_agrees_with_the_scalar_test, .fini = fini)
 {
     if (!prime_vector_has(PRIME_VECTOR_AVX512))
@@ -798,6 +816,8 @@ Test(prime, avx2_base2_agrees_with_the_scalar_test, .fini = fini)
     batch_base2_agrees(PRIME_VECTOR_AVX2);
 }
 
+#endif
+#ifndef PRIME_TEST_ENGINES
 /* The engines' names, and which the CPU has: scalar always, the best one is
  * had, the order of preference (IFMA > AVX-512F > AVX2 > scalar) follows the
  * extensions (AVX-512F without AVX2 is no CPU), and a state refuses one the
@@ -838,6 +858,7 @@ Test(prime, vector_engines_are_named_and_probed, .fini = fini)
     prime_state_destroy(st);
 }
 
+#endif
 /* The sieve engine with its base-2 tests in batches (each batching engine
  * the CPU has) and one at a time: the same primes (with their own automatic
  * sieves, and with one tuning), and with one tuning the same tests consulted
@@ -887,6 +908,7 @@ Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
         cr_skip_test("no batching engine on this CPU");
 }
 
+#ifdef PRIME_TEST_ENGINES
 /* The cross-check: for each of thousands of seeds, every engine the CPU has
  * gives the scalar engine's prime from the same random state. The sizes run
  * over 200-327 bits (batches start at 200; 8 to 12 digits of 28 bits, 4 to
@@ -895,19 +917,21 @@ Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
 Test(prime, every_engine_gives_the_scalar_primes_for_thousands_of_seeds, .fini = fini, .timeout = 100)
 {
     enum { SEEDS = 2000 };
-    struct prime_state *s = prime_state_create(1), *v[N_BATCHING] = {0};
+    static const enum prime_vector all[] = {PRIME_VECTOR_AVX2, PRIME_VECTOR_AVX512, PRIME_VECTOR_IFMA};
+    enum { N_ALL = sizeof(all) / sizeof(all[0]) };
+    struct prime_state *s = prime_state_create(1), *v[N_ALL] = {0};
     unsigned nv = 0;
-    for (size_t e = 0; e < N_BATCHING; e++)
-        if (prime_vector_has(batching[e])) {
+    for (size_t e = 0; e < N_ALL; e++)
+        if (prime_vector_has(all[e])) {
             v[e] = prime_state_create(1);
-            cr_assert_eq(prime_state_vector(v[e], batching[e]), 0);
+            cr_assert_eq(prime_state_vector(v[e], all[e]), 0);
             nv++;
         }
     if (!nv)
         cr_skip_test("no batching engine on this CPU");
     cr_assert_eq(prime_state_vector(s, PRIME_VECTOR_SCALAR), 0);
     char want[HEXCAP], got[HEXCAP];
-    uint64_t batches[N_BATCHING] = {0};
+    uint64_t batches[N_ALL] = {0};
     for (uint64_t seed = 1; seed <= SEEDS; seed++) {
         unsigned bits = seed % 128 == 0 ? 1000 : 200 + (unsigned)(seed * 37 % 128);
         /* a fresh state per seed: prime_state_create() is cheap, the Twister seeds on the first prime */
@@ -915,29 +939,31 @@ Test(prime, every_engine_gives_the_scalar_primes_for_thousands_of_seeds, .fini =
         s = prime_state_create(seed);
         cr_assert_eq(prime_state_vector(s, PRIME_VECTOR_SCALAR), 0);
         cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits, want, sizeof(want)), (int)bits);
-        for (size_t e = 0; e < N_BATCHING; e++) {
+        for (size_t e = 0; e < N_ALL; e++) {
             if (!v[e])
                 continue;
             prime_state_destroy(v[e]);
             v[e] = prime_state_create(seed);
-            cr_assert_eq(prime_state_vector(v[e], batching[e]), 0);
+            cr_assert_eq(prime_state_vector(v[e], all[e]), 0);
             cr_assert_eq(prime_generate(v[e], PRIME_ENGINE_SIEVE, bits, got, sizeof(got)), (int)bits);
             struct prime_stats st;
             prime_state_stats(v[e], &st);
             batches[e] += st.batches;
-            cr_assert_str_eq(got, want, "%s, seed %llu, %u bits", prime_vector_name(batching[e]),
+            cr_assert_str_eq(got, want, "%s, seed %llu, %u bits", prime_vector_name(all[e]),
                              (unsigned long long)seed, bits);
         }
     }
-    for (size_t e = 0; e < N_BATCHING; e++)
+    for (size_t e = 0; e < N_ALL; e++)
         if (v[e]) {
-            cr_assert_gt(batches[e], SEEDS, "%s ran %llu batches", prime_vector_name(batching[e]),
+            cr_assert_gt(batches[e], SEEDS, "%s ran %llu batches", prime_vector_name(all[e]),
                          (unsigned long long)batches[e]);
             prime_state_destroy(v[e]);
         }
     prime_state_destroy(s);
 }
 
+#endif
+#ifndef PRIME_TEST_ENGINES
 /* The Lucas ladder on the vector unit (20 digits: 984-1035 bits) against
  * the scalar one (a second state with prime_state_vector(st, PRIME_VECTOR_SCALAR)): primes
  * (s from 1 up: p = m 2^k - 1), products of two primes, squares, and the odd
@@ -994,6 +1020,8 @@ Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
     prime_state_destroy(s);
 }
 
+#endif
+#ifndef PRIME_TEST_ENGINES
 /* ---- the AVX-512F and AVX2 kernels alone (lanes.h) ------------------------ */
 
 /* Lane l of the d digits of w bits at a (stride lanes) = v, or into v. */
@@ -1139,3 +1167,4 @@ Test(prime, avx2_kernel_agrees_with_mpz_powm, .fini = fini)
     cr_skip_test("x86-64 only");
 #endif
 }
+#endif
