@@ -1221,7 +1221,7 @@ static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o
             return past;
         if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * ks[0])
             return HUNT_NONE;
-        int res[V8_LANES];
+        int res[V8_LANES] = {0}; /* set by a batch; {0} for compilers that cannot see it (arm64: no batch) */
         size_t nbits = mpz_sizeinbase(st->vn[cnt - 1], 2); /* the largest sets the digits */
         bool batch = lanes > 1 && nbits >= V8_MIN_BITS && cnt >= min_lanes(st, nbits);
         if (batch) {
@@ -1611,7 +1611,7 @@ int prime_check(struct prime_state *st, enum prime_check c, const char *hex)
         /* n in lane (n >> 1) mod lanes, so each lane has its turn; n + 2, n + 4, ...
          * (other sizes, other exponents) in the others */
         unsigned at = (unsigned)(mpz_getlimbn(st->cand, 0) >> 1) % nl;
-        int res[V8_LANES];
+        int res[V8_LANES] = {0};
         for (unsigned j = 0; j < nl; j++)
             mpz_add_ui(st->vn[j], st->cand, 2ul * ((j - at) % nl));
         strong_base2_batch(st, nl, res, NULL);

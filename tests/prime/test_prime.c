@@ -1022,7 +1022,8 @@ Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
 
 #endif
 #ifndef PRIME_TEST_ENGINES
-/* ---- the AVX-512F and AVX2 kernels alone (lanes.h) ------------------------ */
+/* ---- the AVX-512F and AVX2 kernels alone (lanes.h; x86-64 only) ---------- */
+#if defined(__x86_64__)
 
 /* Lane l of the d digits of w bits at a (stride lanes) = v, or into v. */
 static void lanes_put(uint64_t *a, unsigned lanes, unsigned l, unsigned d, unsigned w, const mpz_t v)
@@ -1148,23 +1149,16 @@ static void kernel_agrees_with_mpz_powm(ladder_fn *ladder, unsigned lanes)
 
 Test(prime, avx512_kernel_agrees_with_mpz_powm, .fini = fini)
 {
-#if defined(__x86_64__)
     if (!prime_vector_has(PRIME_VECTOR_AVX512))
         cr_skip_test("no AVX-512F on this CPU");
     kernel_agrees_with_mpz_powm(lanes_ladder_avx512, 8);
-#else
-    cr_skip_test("x86-64 only");
-#endif
 }
 
 Test(prime, avx2_kernel_agrees_with_mpz_powm, .fini = fini)
 {
-#if defined(__x86_64__)
     if (!prime_vector_has(PRIME_VECTOR_AVX2))
         cr_skip_test("no AVX2 on this CPU");
     kernel_agrees_with_mpz_powm(lanes_ladder_avx2, 4);
-#else
-    cr_skip_test("x86-64 only");
-#endif
 }
+#endif /* __x86_64__ */
 #endif
