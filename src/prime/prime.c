@@ -143,7 +143,7 @@ static bool v8_supported(void)
     return vec_mask() & (1u << PRIME_VECTOR_IFMA);
 }
 
-/* Digit j (wd bits, 52 or 28) of the nl limbs l. */
+/* Digit j (wd bits: 52, 29 or 28) of the nl limbs l. */
 static inline uint64_t digit_of(const mp_limb_t *l, mp_size_t nl, unsigned j, unsigned wd)
 {
     unsigned bit = wd * j, w = bit / 64, off = bit % 64;
@@ -471,7 +471,7 @@ struct prime_state {
     uint16_t surv[WINDOW_CAP];                  /* a shared window's survivors, in order (hunt_list()) */
     mpz_t vn[8];                                /* test_offsets()' batch of candidates */
     struct v8 *v8;                              /* owned; NULL without AVX-512 IFMA */
-    struct lanes *ln;                           /* owned; NULL without AVX2 */
+    struct lanes *ln;                           /* owned; NULL until an AVX2 or AVX-512F engine runs */
     enum prime_vector vec;                      /* how the base-2 tests run (prime_state_vector()) */
 };
 
@@ -589,16 +589,11 @@ struct prime_state *prime_state_create(uint64_t seed)
         }
         memset(st->v8, 0, sizeof(*st->v8));
     }
-    if (prime_vector_has(PRIME_VECTOR_AVX2) || prime_vector_has(PRIME_VECTOR_AVX512)) {
-        st->ln = aligned_alloc(64, sizeof(*st->ln));
-        if (!st->ln) {
-            free(st->v8);
-            free(st);
-            return NULL;
-        }
-        memset(st->ln, 0, sizeof(*st->ln));
+    if (prime_state_vector(st, prime_vector_best()) < 0) { /* the lanes' vectors, for AVX2 or AVX-512F */
+        free(st->v8);
+        free(st);
+        return NULL;
     }
-    st->vec = prime_vector_best();
 
     uint64_t words[4];
     if (seed == 0) {
@@ -667,6 +662,13 @@ int prime_state_vector(struct prime_state *st, enum prime_vector v)
 {
     if (!prime_vector_has(v))
         return -ENOTSUP;
+    if ((v == PRIME_VECTOR_AVX2 || v == PRIME_VECTOR_AVX512) && !st->ln) {
+        /* cold: at create, or when a benchmark or test switches an IFMA state to these engines */
+        st->ln = aligned_alloc(64, sizeof(*st->ln));
+        if (!st->ln)
+            return -ENOMEM;
+        memset(st->ln, 0, sizeof(*st->ln));
+    }
     st->vec = v;
     return 0;
 }

@@ -138,7 +138,9 @@ enum prime_vector prime_vector_best(void);
 /* Sets how st's sieve engine runs its base-2 tests (the default is
  * prime_vector_best(); benchmarks and tests compare them). Batches start at
  * 200 bits; smaller candidates are tested one by one with every engine.
- * Returns 0, or -ENOTSUP where this CPU lacks v (st unchanged). */
+ * The AVX2 and AVX-512F engines' vectors are allocated on the first switch to
+ * one (a new state of a CPU whose best is IFMA has none). Returns 0, -ENOTSUP
+ * where this CPU lacks v, or -ENOMEM (st unchanged either way). */
 int prime_state_vector(struct prime_state *st, enum prime_vector v);
 
 /* The engine st's base-2 tests run with. */
