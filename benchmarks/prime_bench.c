@@ -1,9 +1,12 @@
 /* prime_bench.c - microseconds per random probable prime, per engine, on one core.
  *
- * Engines: flint (fmpz_randprime), sieve (prime.c's sieve), gmp (a random start
- * + mpz_nextprime), scalar (the sieve with one base-2 test at a time). The engines run round-robin, one prime each per round, so a
- * noisy neighbour slows them alike; flint and sieve share a seed and so find the
- * very same primes (a paired comparison). Prints median, p10/p90 and min/max of
+ * Engines: flint (fmpz_randprime), sieve (prime.c's sieve, its base-2 tests as the
+ * CPU's best engine runs them), gmp (a random start + mpz_nextprime), and the sieve
+ * with each way of running its base-2 tests forced: scalar (one at a time), avx2,
+ * avx512 and ifma (batches of four or eight; --engine all runs those the CPU has).
+ * The engines run round-robin, one prime each per round, so a noisy neighbour slows
+ * them alike; flint and the sieve engines share a seed and so find the very same
+ * primes (a paired comparison). Prints median, p10/p90 and min/max of
  * wall and thread-CPU time; --csv prints one `key=value` line per engine for
  * scripts; --sweep prints the sieve tuning curve (primes x window -> us).
  * --split spin|idle compares the sieve engine serial with the split search
@@ -31,15 +34,32 @@
 
 #include "prime.h"
 
-/* scalar: the sieve engine with its base-2 tests one at a time (prime_state_vector(st,
- * false)); the same primes as sieve, which batches them where the CPU allows. */
-enum { ENG_FLINT, ENG_SIEVE, ENG_GMP, ENG_SCALAR, ENG_N };
-static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp", "scalar"};
+/* scalar, avx2, avx512, ifma: the sieve engine with its base-2 tests run that way
+ * (prime_state_vector()); the same primes as sieve, which runs the CPU's best. */
+enum { ENG_FLINT, ENG_SIEVE, ENG_GMP, ENG_SCALAR, ENG_AVX2, ENG_AVX512, ENG_IFMA, ENG_N };
+static const char *const eng_names[ENG_N] = {"flint", "sieve", "gmp", "scalar", "avx2", "avx512", "ifma"};
+
+/* The base-2 engine a sieve row forces; PRIME_VECTOR_N for sieve (the best). */
+static enum prime_vector eng_vector(int e)
+{
+    switch (e) {
+    case ENG_SCALAR:
+        return PRIME_VECTOR_SCALAR;
+    case ENG_AVX2:
+        return PRIME_VECTOR_AVX2;
+    case ENG_AVX512:
+        return PRIME_VECTOR_AVX512;
+    case ENG_IFMA:
+        return PRIME_VECTOR_IFMA;
+    }
+    return PRIME_VECTOR_N;
+}
 
 struct opts {
     unsigned bits, count;
     int engines[ENG_N];
     int csv, sweep, checks, cpu, helper_cpu;
+    int vector; /* --vector: the sieve states' base-2 engine for --sweep, --split; -1: the best */
     int split; /* 0: off, 1: spin, 2: idle */
     uint64_t seed;
     unsigned sieve_primes, window; /* 0 = automatic */
@@ -103,12 +123,17 @@ static struct summary summarize(struct series *s, unsigned n)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|scalar|all]\n"
-            "                   [--csv] [--sweep] [--seed N] [--cpu N]\n"
+            "usage: prime_bench [--bits N] [--count N] [--engine flint|sieve|gmp|scalar|avx2|avx512|ifma|all]\n"
+            "                   [--csv] [--sweep] [--seed N] [--cpu N] [--vector scalar|avx2|avx512|ifma]\n"
             "                   [--sieve-primes N] [--window N] [--split spin|idle [--helper-cpu N]] [--checks]\n"
             "  --bits N          prime size (default 1000)\n"
             "  --count N         primes per engine (default 200)\n"
+            "  --engine E        one engine, or all (default): flint, sieve (the CPU's best base-2 engine),\n"
+            "                    gmp, and the sieve with its base-2 tests forced: scalar, avx2, avx512,\n"
+            "                    ifma (all: those the CPU has); each sieve engine prints a line\n"
+            "                    `ratio <engine>/flint median=... mean=... cpu_mean=...`\n"
             "  --csv             one line per engine: engine=... bits=... median_us=...\n"
+            "  --vector V        the base-2 engine of --sweep's, --split's and --checks' sieve (default: the best)\n"
             "  --sweep           sieve tuning curve: sieve primes x window -> us\n"
             "  --sweep-primes a,b,...   sieve prime counts to sweep (default 64..32768)\n"
             "  --sweep-windows a,b,...  windows (odd offsets) to sweep (default 1,2,4 x bits)\n"
@@ -126,8 +151,9 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){.bits = PRIME_BITS_DEFAULT, .count = 200, .cpu = -1, .helper_cpu = -1,
-                       .engines = {1, 1, 1, 1}};
+    *o = (struct opts){.bits = PRIME_BITS_DEFAULT, .count = 200, .cpu = -1, .helper_cpu = -1, .vector = -1};
+    for (int e = 0; e < ENG_N; e++)
+        o->engines[e] = eng_vector(e) == PRIME_VECTOR_N || prime_vector_has(eng_vector(e));
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -168,13 +194,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (n <= 0)
                 return -EINVAL;
             o->n_sweep_windows = (unsigned)n, i++;
+        } else if (v && strcmp(a, "--vector") == 0) {
+            enum prime_vector pv;
+            if (prime_vector_parse(v, &pv) < 0)
+                return -EINVAL;
+            o->vector = (int)pv, i++;
         } else if (v && strcmp(a, "--engine") == 0) {
             i++;
             memset(o->engines, 0, sizeof(o->engines));
             int all = strcmp(v, "all") == 0, found = all;
-            for (int e = 0; e < ENG_N; e++)
-                if (all || strcmp(v, eng_names[e]) == 0)
+            for (int e = 0; e < ENG_N; e++) {
+                bool has = eng_vector(e) == PRIME_VECTOR_N || prime_vector_has(eng_vector(e));
+                if ((all && has) || strcmp(v, eng_names[e]) == 0)
                     o->engines[e] = found = 1;
+                if (all && !has)
+                    fprintf(stderr, "prime_bench: this CPU lacks the %s engine: not run\n", eng_names[e]);
+            }
             if (!found)
                 return -EINVAL;
         } else {
@@ -247,7 +282,7 @@ static int time_one(int eng, struct prime_state *st, struct gmp_engine *g,
     if (eng == ENG_GMP)
         gmp_generate(g, bits);
     else
-        r = prime_generate(st, eng == ENG_FLINT ? PRIME_ENGINE_FLINT : PRIME_ENGINE_SIEVE, /* sieve, scalar */
+        r = prime_generate(st, eng == ENG_FLINT ? PRIME_ENGINE_FLINT : PRIME_ENGINE_SIEVE, /* the sieve rows */
                            bits, hex, sizeof(hex));
     *cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
     *wall = now_us(CLOCK_MONOTONIC) - w0;
@@ -270,8 +305,10 @@ static int run_engines(const struct opts *o)
             fprintf(stderr, "prime_bench: out of memory\n");
             return 1;
         }
-        if (e == ENG_SCALAR)
-            prime_state_vector(st[e], false);
+        if (eng_vector(e) != PRIME_VECTOR_N && o->engines[e] && prime_state_vector(st[e], eng_vector(e)) < 0) {
+            fprintf(stderr, "prime_bench: this CPU lacks the %s engine\n", eng_names[e]);
+            return 2;
+        }
         if (prime_state_tune(st[e], o->sieve_primes, o->window) < 0) {
             fprintf(stderr, "prime_bench: --sieve-primes/--window above cap\n");
             return 2;
@@ -331,14 +368,15 @@ static int run_engines(const struct opts *o)
             printf("%sratio sieve/%s median=%.3f mean=%.3f cpu_mean=%.3f\n", o->csv ? "" : "# ",
                    eng_names[r], sum[ENG_SIEVE].med / sum[r].med,
                    sum[ENG_SIEVE].mean / sum[r].mean, sum[ENG_SIEVE].cpu_mean / sum[r].cpu_mean);
-    if (o->engines[ENG_SCALAR] && o->engines[ENG_FLINT])
-        printf("%sratio scalar/flint median=%.3f mean=%.3f cpu_mean=%.3f\n", o->csv ? "" : "# ",
-               sum[ENG_SCALAR].med / sum[ENG_FLINT].med, sum[ENG_SCALAR].mean / sum[ENG_FLINT].mean,
-               sum[ENG_SCALAR].cpu_mean / sum[ENG_FLINT].cpu_mean);
+    for (int e = ENG_SCALAR; e < ENG_N; e++) /* each forced base-2 engine against the reference */
+        if (o->engines[e] && o->engines[ENG_FLINT])
+            printf("%sratio %s/flint median=%.3f mean=%.3f cpu_mean=%.3f\n", o->csv ? "" : "# ", eng_names[e],
+                   sum[e].med / sum[ENG_FLINT].med, sum[e].mean / sum[ENG_FLINT].mean,
+                   sum[e].cpu_mean / sum[ENG_FLINT].cpu_mean);
     if (o->engines[ENG_SIEVE] && o->engines[ENG_SCALAR])
         printf("%sratio sieve/scalar median=%.3f mean=%.3f cpu_mean=%.3f vector=%s\n", o->csv ? "" : "# ",
                sum[ENG_SIEVE].med / sum[ENG_SCALAR].med, sum[ENG_SIEVE].mean / sum[ENG_SCALAR].mean,
-               sum[ENG_SIEVE].cpu_mean / sum[ENG_SCALAR].cpu_mean, prime_vector_supported() ? "avx512ifma" : "none");
+               sum[ENG_SIEVE].cpu_mean / sum[ENG_SCALAR].cpu_mean, prime_vector_name(prime_vector_best()));
     for (int e = 0; e < ENG_N; e++) {
         prime_state_destroy(st[e]);
         free(s[e].wall);
@@ -352,6 +390,16 @@ static int run_engines(const struct opts *o)
 /* Tuning curve: every (sieve primes, window) pair runs round-robin, one prime
  * each per round, all from the same seed (so the same primes: only the sieve
  * differs). A flint state runs alongside as the yardstick. */
+/* st with --vector's base-2 engine (none: the best); false when the CPU lacks it. */
+static bool set_vector(const struct opts *o, struct prime_state *st)
+{
+    if (o->vector >= 0 && prime_state_vector(st, (enum prime_vector)o->vector) < 0) {
+        fprintf(stderr, "prime_bench: --vector %s: this CPU lacks it\n", prime_vector_name((enum prime_vector)o->vector));
+        return false;
+    }
+    return true;
+}
+
 static int run_sweep(const struct opts *o)
 {
     static const unsigned def_primes[] = {64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
@@ -376,6 +424,8 @@ static int run_sweep(const struct opts *o)
             fprintf(stderr, "prime_bench: sweep value above cap\n");
             return 2;
         }
+        if (!set_vector(o, st[c]))
+            return 2;
     }
     struct gmp_engine g; /* unused: flint and sieve only */
     for (unsigned i = 0; i < o->count; i++)
@@ -473,6 +523,8 @@ static int run_split(const struct opts *o, int cpu)
     }
     prime_state_tune(serial, o->sieve_primes, o->window);
     prime_state_tune(owner, o->sieve_primes, o->window);
+    if (!set_vector(o, serial) || !set_vector(o, owner) || !set_vector(o, h.st))
+        return 2;
     pthread_mutex_init(&h.mu, NULL);
     pthread_cond_init(&h.cv, NULL);
     pthread_t t;
@@ -530,21 +582,29 @@ static int run_split(const struct opts *o, int cpu)
 /* ---- --checks --------------------------------------------------------- */
 
 /* Thread CPU time of each of BPSW's checks on o->count primes of the sieve
- * engine (all must pass them), the checks in turn on each prime. */
+ * engine (all must pass them), the checks in turn on each prime; then the
+ * base-2 test as a batch of each engine the CPU has (four or eight tests at
+ * once: `base2_<engine>_per_base2` is what a batch costs in one-by-one tests). */
 static int run_checks(const struct opts *o)
 {
+    enum { NV = PRIME_VECTOR_N - 1 };
     static const enum prime_check checks[] = {PRIME_CHECK_BASE2, PRIME_CHECK_BASE2_GMP, PRIME_CHECK_LUCAS,
-                                              PRIME_CHECK_FLINT_LUCAS, PRIME_CHECK_BASE2_VECTOR};
-    static const char *const names[] = {"base2", "base2_gmp", "lucas", "flint_lucas", "base2_batch8"};
-    /* the last, a batch of eight tests at once, only where the CPU has it */
-    const int NC = (int)(sizeof(checks) / sizeof(checks[0])) - !prime_vector_supported();
-    struct prime_state *st = prime_state_create(o->seed);
-    double *us[sizeof(checks) / sizeof(checks[0])];
-    for (int c = 0; c < NC; c++)
+                                              PRIME_CHECK_FLINT_LUCAS};
+    static const char *const names[] = {"base2", "base2_gmp", "lucas", "flint_lucas"};
+    enum { NC = sizeof(checks) / sizeof(checks[0]) };
+    struct prime_state *st = prime_state_create(o->seed), *vs[NV] = {0};
+    double *us[NC + NV] = {0};
+    bool ok = st != NULL && set_vector(o, st);
+    for (int c = 0; c < NC + NV; c++) {
+        if (c >= NC && !prime_vector_has((enum prime_vector)(c - NC + 1)))
+            continue;
         us[c] = calloc(o->count, sizeof(double));
-    bool ok = st != NULL;
-    for (int c = 0; c < NC; c++)
         ok = ok && us[c];
+        if (c >= NC) {
+            vs[c - NC] = prime_state_create(o->seed);
+            ok = ok && vs[c - NC] && prime_state_vector(vs[c - NC], (enum prime_vector)(c - NC + 1)) == 0;
+        }
+    }
     if (!ok) {
         fprintf(stderr, "prime_bench: out of memory\n");
         return 1;
@@ -553,30 +613,41 @@ static int run_checks(const struct opts *o)
     for (unsigned i = 0; i < o->count; i++) {
         if (prime_generate(st, PRIME_ENGINE_SIEVE, o->bits, hex, sizeof(hex)) < 0)
             return 1;
-        for (int c = 0; c < NC; c++) {
+        for (int c = 0; c < NC + NV; c++) {
+            if (!us[c])
+                continue;
             double c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
-            int r = prime_check(st, checks[c], hex);
+            int r = c < NC ? prime_check(st, checks[c], hex) : prime_check(vs[c - NC], PRIME_CHECK_BASE2_VECTOR, hex);
             us[c][i] = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
             if (r != 1) {
-                fprintf(stderr, "prime_bench: %s fails the prime %s\n", names[c], hex);
+                fprintf(stderr, "prime_bench: %s fails the prime %s\n",
+                        c < NC ? names[c] : prime_vector_name((enum prime_vector)(c - NC + 1)), hex);
                 return 1;
             }
         }
     }
-    double med[sizeof(checks) / sizeof(checks[0])];
+    double med[NC + NV];
     printf("checks bits=%u count=%u", o->bits, o->count);
-    for (int c = 0; c < NC; c++) {
+    for (int c = 0; c < NC + NV; c++) {
+        if (!us[c])
+            continue;
         qsort(us[c], o->count, sizeof(double), cmp_double);
         med[c] = pct(us[c], o->count, 50);
-        printf(" %s_median_us=%.1f", names[c], med[c]);
+        if (c < NC)
+            printf(" %s_median_us=%.1f", names[c], med[c]);
+        else
+            printf(" base2_%s_median_us=%.1f", prime_vector_name((enum prime_vector)(c - NC + 1)), med[c]);
         free(us[c]);
     }
     printf(" base2_gmp_per_base2=%.2f lucas_per_base2=%.2f flint_lucas_per_base2=%.2f", med[1] / med[0],
            med[2] / med[0], med[3] / med[0]);
-    if (NC == 5)
-        printf(" base2_batch8_per_base2=%.2f", med[4] / med[0]);
+    for (int c = NC; c < NC + NV; c++)
+        if (us[c])
+            printf(" base2_%s_per_base2=%.2f", prime_vector_name((enum prime_vector)(c - NC + 1)), med[c] / med[0]);
     printf("\n");
     prime_state_destroy(st);
+    for (int v = 0; v < NV; v++)
+        prime_state_destroy(vs[v]);
     return 0;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "build_info.h"
@@ -12,12 +13,12 @@
 #include "log.h"
 #include "server.h"
 
-/* What --version says of the CPU's vector unit: the eight-lane engine needs AVX-512 IFMA; other
- * architectures (arm64) have no vector engine and run the scalar one (docs/prime.md). */
+/* What --version adds where no vector engine is built: other architectures
+ * (arm64) run the scalar one (docs/prime.md). */
 #if defined(__x86_64__)
-#define VECTOR_CPU(has) ((has) ? "this CPU has AVX-512 IFMA" : "this CPU lacks AVX-512 IFMA")
+#define VECTOR_NOTE ""
 #else
-#define VECTOR_CPU(has) ((void)(has), "no vector engine for this architecture")
+#define VECTOR_NOTE "; no vector engine for this architecture"
 #endif
 
 static const char *env(const char *name)
@@ -40,11 +41,19 @@ int main(int argc, char **argv)
         return 0;
     }
     if (r == CONFIG_VERSION) {
+        static const char *const lanes[PRIME_VECTOR_N] = {"one test at a time", "four lanes", "eight lanes",
+                                                          "eight lanes"};
+        char has[64] = "";
+        for (int v = PRIME_VECTOR_N; v-- > 0;) /* the best first */
+            if (prime_vector_has((enum prime_vector)v))
+                snprintf(has + strlen(has), sizeof(has) - strlen(has), "%s%s", *has ? " " : "",
+                         prime_vector_name((enum prime_vector)v));
+        enum prime_vector v = config_vector(&cfg);
         printf("primed %s\nprofile: %s\ndispatch: %s (built: %s)\nprime engine: %s\n"
-               "prime vector: %s (%s)\ncompiler: %s\nbuild: %s\nflags: %s\n",
+               "prime vector: %s, %s (this CPU runs: %s%s)\ncompiler: %s\nbuild: %s\nflags: %s\n",
                PRIMED_VERSION, PRIMED_PROFILE, config_dispatch_name(cfg.dispatch), PRIMED_DISPATCH_BUILT,
-               prime_engine_name(cfg.engine), config_vector_on(&cfg) ? "on, eight lanes" : "off, scalar",
-               VECTOR_CPU(prime_vector_supported()), PRIMED_CC, PRIMED_BUILD, PRIMED_FLAGS);
+               prime_engine_name(cfg.engine), prime_vector_name(v), lanes[v], has, VECTOR_NOTE, PRIMED_CC, PRIMED_BUILD,
+               PRIMED_FLAGS);
         return 0;
     }
     if (r < 0) {

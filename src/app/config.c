@@ -56,9 +56,46 @@ const char *config_dispatch_name(enum dispatch_mode m)
     return m == DISPATCH_INLINE ? "inline" : "steal";
 }
 
-bool config_vector_on(const struct config *cfg)
+/* The engine a forced --prime-vector names; PRIME_VECTOR_N for auto and on. */
+static enum prime_vector vector_forced(enum config_vector v)
 {
-    return cfg->engine == PRIME_ENGINE_SIEVE && cfg->prime_vector != CONFIG_VECTOR_OFF && prime_vector_supported();
+    switch (v) {
+    case CONFIG_VECTOR_OFF:
+        return PRIME_VECTOR_SCALAR;
+    case CONFIG_VECTOR_IFMA:
+        return PRIME_VECTOR_IFMA;
+    case CONFIG_VECTOR_AVX512:
+        return PRIME_VECTOR_AVX512;
+    case CONFIG_VECTOR_AVX2:
+        return PRIME_VECTOR_AVX2;
+    case CONFIG_VECTOR_AUTO:
+    case CONFIG_VECTOR_ON:
+        break;
+    }
+    return PRIME_VECTOR_N;
+}
+
+enum prime_vector config_vector(const struct config *cfg)
+{
+    if (cfg->engine != PRIME_ENGINE_SIEVE)
+        return PRIME_VECTOR_SCALAR;
+    enum prime_vector v = vector_forced(cfg->prime_vector);
+    return v != PRIME_VECTOR_N && prime_vector_has(v) ? v : prime_vector_best();
+}
+
+const char *config_vector_refusal(const struct config *cfg, char *why, size_t len)
+{
+    static const char *const ext[PRIME_VECTOR_N] = {"", "AVX2", "AVX-512F", "AVX-512 IFMA"};
+    enum prime_vector v = vector_forced(cfg->prime_vector), best = prime_vector_best();
+    if (cfg->prime_vector == CONFIG_VECTOR_ON && best == PRIME_VECTOR_SCALAR)
+        snprintf(why, len, "--prime-vector on: this CPU lacks AVX2, AVX-512F and AVX-512 IFMA, one of which a vector "
+                           "engine needs (auto or off run the scalar engine)");
+    else if (v != PRIME_VECTOR_N && !prime_vector_has(v))
+        snprintf(why, len, "--prime-vector %s: this CPU lacks %s, which that engine needs (auto runs the best it has: %s)",
+                 prime_vector_name(v), ext[v], prime_vector_name(best));
+    else
+        return NULL;
+    return why;
 }
 
 /* Unsigned decimal in [lo, hi]; no sign, no trailing garbage. */

@@ -30,8 +30,17 @@
 /* --db-sync: what an answered event survives (the row's meaning says it per store). */
 enum config_sync { CONFIG_SYNC_FAST, CONFIG_SYNC_NORMAL, CONFIG_SYNC_FULL };
 
-/* --prime-vector: the sieve engine's eight-lane tests (AVX-512 IFMA). */
-enum config_vector { CONFIG_VECTOR_AUTO, CONFIG_VECTOR_ON, CONFIG_VECTOR_OFF };
+/* --prime-vector: how the sieve engine runs its base-2 tests (enum prime_vector):
+ * auto and on the best the CPU has (on refuses to start with none), off the
+ * scalar engine, or one engine forced (refused where the CPU lacks it). */
+enum config_vector {
+    CONFIG_VECTOR_AUTO,
+    CONFIG_VECTOR_ON,
+    CONFIG_VECTOR_OFF,
+    CONFIG_VECTOR_IFMA,
+    CONFIG_VECTOR_AVX512,
+    CONFIG_VECTOR_AVX2,
+};
 
 /* The kinds of value a flag takes: config.c has one parser, one range check
  * and one printer for each. */
@@ -106,11 +115,14 @@ enum config_kind {
     X(ENGINE, enum prime_engine, engine, , CK_CHOICE, 0, 0, (.choices = "flint|sieve", .what = "a prime engine"),   \
       "prime-engine", "PRIMED_PRIME_ENGINE", "sieve", NULL, "engine",                                             \
       "`sieve` (its cost against FLINT's: docs/prime.md) or `flint` (the reference `fmpz_randprime`)")            \
-    X(VECTOR, enum config_vector, prime_vector, , CK_CHOICE, 0, 0, (.choices = "auto|on|off",                      \
-      .what = "a vector setting"), "prime-vector", "PRIMED_PRIME_VECTOR", "auto", NULL, NULL,                      \
-      "the sieve engine's eight-lane tests: `auto` where the CPU has AVX-512 IFMA, `off` the scalar engine "      \
-      "(as on CPUs without it: the same primes, slower), `on` refuses to start without IFMA; the ready line "     \
-      "and `--version` say what runs")                                                                            \
+    X(VECTOR, enum config_vector, prime_vector, , CK_CHOICE, 0, 0,                                                 \
+      (.choices = "auto|on|off|ifma|avx512|avx2", .what = "a vector setting"), "prime-vector",                    \
+      "PRIMED_PRIME_VECTOR", "auto", NULL, NULL,                                                                  \
+      "how the sieve engine runs its base-2 tests: `auto` the best this CPU has (`ifma`: eight at once with "     \
+      "AVX-512 IFMA, `avx512`: eight with AVX-512F, `avx2`: four with AVX2), `off` one at a time (the scalar "    \
+      "engine of CPUs without them: the same primes, slower); `on` is `auto` but refuses to start without a "    \
+      "vector engine, and a named one refuses to start where the CPU lacks it; the ready line and `--version` "  \
+      "say which runs (docs/prime.md)")                                                                           \
     X(DISPATCH, enum dispatch_mode, dispatch, , CK_CUSTOM, 0, 0, (.custom = &custom_dispatch), "dispatch",          \
       "PRIMED_DISPATCH", DISPATCH_DEFAULT_NAME, "`steal` where built in", "dispatch",                             \
       "`inline` or `steal`, among those built in (`--version` says which)")                                       \
@@ -255,9 +267,14 @@ bool config_has_dispatch(enum dispatch_mode m);
 
 const char *config_dispatch_name(enum dispatch_mode m);
 
-/* Whether /example runs the eight-lane tests with cfg on this CPU (the sieve
- * engine, --prime-vector not off, the CPU has IFMA): the ready line and
- * --version say it, example.c sets its prime state so. */
-bool config_vector_on(const struct config *cfg);
+/* The engine /example's base-2 tests run with under cfg on this CPU (the
+ * scalar one with the flint engine, which has none): the ready line and
+ * --version say it, example.c sets its prime state so. A setting this CPU
+ * cannot run gives the best it has; config_vector_refusal() says so first. */
+enum prime_vector config_vector(const struct config *cfg);
+
+/* Why cfg's --prime-vector cannot run on this CPU (a forced engine it lacks,
+ * or on without any), written into why; NULL when it can. */
+const char *config_vector_refusal(const struct config *cfg, char *why, size_t len);
 
 #endif

@@ -172,10 +172,9 @@ static int example_init(struct app_worker *aw)
     ew->prime = prime_state_create(aw->app->prime_seed);
     if (!ew->prime)
         return -1;
-    /* --prime-vector off: the scalar engine, as on a CPU without IFMA (on
-     * without IFMA was refused at start-up) */
-    if (!config_vector_on(aw->cfg))
-        prime_state_vector(ew->prime, false);
+    /* --prime-vector: a forced engine the CPU lacks was refused at start-up; what fails here is memory */
+    if (prime_state_vector(ew->prime, config_vector(aw->cfg)) < 0)
+        return -1;
     const struct dispatch_work *work = aw->cfg->engine == PRIME_ENGINE_SIEVE ? &prime_work_split : &prime_work;
     if (dispatch_set_work(&aw->w->dispatch, work, ew))
         return -1;

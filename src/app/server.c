@@ -400,7 +400,7 @@ static void say_ready(struct server *s)
             "prime_vector=%s db=%s catalog=%s products=%u%s",
             PRIMED_VERSION, PRIMED_PROFILE, w0->io.desc, s->all.n, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n, s->port,
-            w0->dispatch.share ? "on" : "off", config_vector_on(cfg) ? "on" : "off",
+            w0->dispatch.share ? "on" : "off", prime_vector_name(config_vector(cfg)),
             PRIMED_HAVE_STORE || a->pg ? a->store_name : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
             a->catalog->n, settings);
 }
@@ -449,9 +449,9 @@ int server_run(const struct config *cfg)
     static struct server srv; /* one per process; workers point into it */
     struct server *s = &srv;
     s->cfg = cfg;
-    if (cfg->prime_vector == CONFIG_VECTOR_ON && !prime_vector_supported())
-        die(2, "--prime-vector on: this CPU lacks AVX-512 IFMA, which the eight-lane tests need (auto or off run the "
-               "scalar engine)");
+    char why[256];
+    if (config_vector_refusal(cfg, why, sizeof(why)))
+        die(2, "%s", why);
     sigset_t set;
     plan_workers(s);
     block_signals(&set);

@@ -21,6 +21,8 @@
 
 #include <gmp.h>
 
+#include "lanes.h"
+
 /* FLINT 2.9 headers declare a few `f()` functions; not our warning to fix. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
@@ -79,7 +81,7 @@ static void fill_odd_primes(void)
 #define V8_DIGITS   80  /* 52 * 80 = 4160 >= the largest n (4101 bits) + 5 */
 #define V8_MIN_BITS 200 /* below, one scalar test is cheaper than a batch: docs/prime.md */
 /* A batch of fewer candidates runs them one by one: a batch costs ~1 strong_base2() test at
- * 20 digits (v8_mul_20()), ~2.5-3 at other sizes (docs/prime.md). */
+ * 20 digits (v8_mul_20()), ~2.5-3 at other sizes (docs/prime.md). min_lanes() for the others. */
 #define V8_MIN_LANES(d) ((d) == 20 ? 2u : 4u)
 #define V8_MASK52   ((1ull << 52) - 1)
 
@@ -110,59 +112,84 @@ static inline unsigned v8_digits(size_t bits)
 #endif
 #endif
 
-static bool v8_supported(void)
+/* The engines this CPU runs, a bit per enum prime_vector (scalar always).
+ * __builtin_cpu_supports() also checks that the kernel saves the vector
+ * registers (XCR0), not only CPUID. Left out as the eight-lane code is under
+ * ThreadSanitizer (above), and off x86-64. */
+static unsigned vec_mask(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PRIME_V8_OFF)
     /* every worker asks at start-up, at once: relaxed atomics (each computes the same answer) */
     static _Atomic int ok = -1;
     int v = atomic_load_explicit(&ok, memory_order_relaxed);
     if (v < 0) {
-        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+        v = 1u << PRIME_VECTOR_SCALAR;
+        if (__builtin_cpu_supports("avx2"))
+            v |= 1u << PRIME_VECTOR_AVX2;
+        if (__builtin_cpu_supports("avx512f"))
+            v |= 1u << PRIME_VECTOR_AVX512;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma"))
+            v |= 1u << PRIME_VECTOR_IFMA;
         atomic_store_explicit(&ok, v, memory_order_relaxed);
     }
-    return v;
+    return (unsigned)v;
 #else
-    return false;
+    return 1u << PRIME_VECTOR_SCALAR;
 #endif
 }
 
-/* Digit j (52 bits) of the nl limbs l. */
-static inline uint64_t digit52(const mp_limb_t *l, mp_size_t nl, unsigned j)
+static bool v8_supported(void)
 {
-    unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
+    return vec_mask() & (1u << PRIME_VECTOR_IFMA);
+}
+
+/* Digit j (wd bits: 52, 29 or 28) of the nl limbs l. */
+static inline uint64_t digit_of(const mp_limb_t *l, mp_size_t nl, unsigned j, unsigned wd)
+{
+    unsigned bit = wd * j, w = bit / 64, off = bit % 64;
     if ((mp_size_t)w >= nl)
         return 0;
     uint64_t v = l[w] >> off;
-    if (off > 12 && (mp_size_t)w + 1 < nl)
+    if (off + wd > 64 && (mp_size_t)w + 1 < nl)
         v |= l[w + 1] << (64 - off);
-    return v & V8_MASK52;
+    return v & ((1ull << wd) - 1);
 }
 
-/* The d digits at a[0], a[stride], a[2 stride], ... into v (mpz, normalised):
- * one lane of the eight-lane vectors (stride V8_LANES), or a number across
- * the lanes (stride 1). */
-static void digits_get(mpz_t v, const uint64_t *a, size_t stride, unsigned d)
+/* The d digits of wd bits at a[0], a[stride], a[2 stride], ... into v (mpz,
+ * normalised): one lane of the vectors (stride: the lanes), or a number
+ * across the lanes (stride 1). */
+static void digits_get_w(mpz_t v, const uint64_t *a, size_t stride, unsigned d, unsigned wd)
 {
-    mp_size_t nl = (mp_size_t)((52 * d + 63) / 64);
+    mp_size_t nl = (mp_size_t)((wd * d + 63) / 64);
     mp_limb_t *l = mpz_limbs_write(v, nl);
     mpn_zero(l, nl);
     for (unsigned j = 0; j < d; j++) {
         uint64_t g = a[j * stride];
-        unsigned bit = 52 * j, w = bit / 64, off = bit % 64;
+        unsigned bit = wd * j, w = bit / 64, off = bit % 64;
         l[w] |= g << off;
-        if (off > 12)
+        if (off + wd > 64)
             l[w + 1] |= g >> (64 - off);
     }
     mpz_limbs_finish(v, nl);
 }
 
-/* a[0], a[stride], ... (d digits) = the value v (< 2^(52 d)). */
-static void digits_set(uint64_t *a, size_t stride, unsigned d, const mpz_t v)
+/* a[0], a[stride], ... (d digits of wd bits) = the value v (< 2^(wd d)). */
+static void digits_set_w(uint64_t *a, size_t stride, unsigned d, const mpz_t v, unsigned wd)
 {
     const mp_limb_t *l = mpz_limbs_read(v);
     mp_size_t nl = (mp_size_t)mpz_size(v);
     for (unsigned j = 0; j < d; j++)
-        a[j * stride] = digit52(l, nl, j);
+        a[j * stride] = digit_of(l, nl, j, wd);
+}
+
+static void digits_get(mpz_t v, const uint64_t *a, size_t stride, unsigned d)
+{
+    digits_get_w(v, a, stride, d, 52);
+}
+
+static void digits_set(uint64_t *a, size_t stride, unsigned d, const mpz_t v)
+{
+    digits_set_w(a, stride, d, v, 52);
 }
 
 /* Lane `lane` of the digits a[0..d) into v. */
@@ -372,7 +399,9 @@ V8_TARGET static void d20_mul2(const struct d20 *m, uint64_t *r1, const uint64_t
     }
     const uint64_t k0 = m->k0, n0 = m->n[0], n1 = m->n[1];
     uint64_t tx = LO52(a1[0], b1[0]), ty = LO52(a2[0], b2[0]); /* the lowest digit */
-#pragma GCC unroll 20
+    /* unrolled by two, not twenty: 10 KB less code (the lto-static binary's budget), the same
+     * time a Lucas test (prime_bench --checks lucas_median_us, interleaved, on a shared host) */
+#pragma GCC unroll 2
     for (int i = 0; i < D20_DIGITS; i++) {
         const __m512i bx = _mm512_set1_epi64((long long)b1[i]), by = _mm512_set1_epi64((long long)b2[i]);
         for (int k = 0; k < 3; k++) { /* + a b_i, summed apart so that x waits only for the add */
@@ -442,8 +471,43 @@ struct prime_state {
     uint16_t surv[WINDOW_CAP];                  /* a shared window's survivors, in order (hunt_list()) */
     mpz_t vn[8];                                /* test_offsets()' batch of candidates */
     struct v8 *v8;                              /* owned; NULL without AVX-512 IFMA */
-    bool vector;                                /* batches go to strong_base2_v8() */
+    struct lanes *ln;                           /* owned; NULL until an AVX2 or AVX-512F engine runs */
+    enum prime_vector vec;                      /* how the base-2 tests run (prime_state_vector()) */
 };
+
+static const char *const vector_names[PRIME_VECTOR_N] = {"scalar", "avx2", "avx512", "ifma"};
+
+const char *prime_vector_name(enum prime_vector v)
+{
+    return (unsigned)v < PRIME_VECTOR_N ? vector_names[v] : "unknown";
+}
+
+int prime_vector_parse(const char *name, enum prime_vector *out)
+{
+    for (unsigned v = 0; name && v < PRIME_VECTOR_N; v++)
+        if (strcmp(name, vector_names[v]) == 0) {
+            *out = (enum prime_vector)v;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+bool prime_vector_has(enum prime_vector v)
+{
+    return (unsigned)v < PRIME_VECTOR_N && (vec_mask() & (1u << v));
+}
+
+enum prime_vector prime_vector_best(void)
+{
+    unsigned m = vec_mask();
+    return (enum prime_vector)(31 - __builtin_clz(m));
+}
+
+/* Tests per batch with st's engine: 1 for the scalar one. */
+static unsigned vec_lanes(const struct prime_state *st)
+{
+    return st->vec == PRIME_VECTOR_SCALAR ? 1 : st->vec == PRIME_VECTOR_AVX2 ? 4 : 8;
+}
 
 int prime_engine_parse(const char *name, enum prime_engine *out)
 {
@@ -524,13 +588,18 @@ struct prime_state *prime_state_create(uint64_t seed)
             return NULL;
         }
         memset(st->v8, 0, sizeof(*st->v8));
-        st->vector = true;
+    }
+    if (prime_state_vector(st, prime_vector_best()) < 0) { /* the lanes' vectors, for AVX2 or AVX-512F */
+        free(st->v8);
+        free(st);
+        return NULL;
     }
 
     uint64_t words[4];
     if (seed == 0) {
         if (getrandom_all(words, sizeof(words)) < 0) {
             free(st->v8);
+            free(st->ln);
             free(st);
             return NULL;
         }
@@ -570,6 +639,7 @@ void prime_state_destroy(struct prime_state *st)
     for (int i = 0; i < V8_LANES; i++)
         mpz_clear(st->vn[i]);
     free(st->v8);
+    free(st->ln);
     flint_randclear(st->rnd);
     free(st);
 }
@@ -588,17 +658,24 @@ int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned win
     return 0;
 }
 
-int prime_state_vector(struct prime_state *st, bool on)
+int prime_state_vector(struct prime_state *st, enum prime_vector v)
 {
-    if (on && !st->v8)
+    if (!prime_vector_has(v))
         return -ENOTSUP;
-    st->vector = on;
+    if ((v == PRIME_VECTOR_AVX2 || v == PRIME_VECTOR_AVX512) && !st->ln) {
+        /* cold: at create, or when a benchmark or test switches an IFMA state to these engines */
+        st->ln = aligned_alloc(64, sizeof(*st->ln));
+        if (!st->ln)
+            return -ENOMEM;
+        memset(st->ln, 0, sizeof(*st->ln));
+    }
+    st->vec = v;
     return 0;
 }
 
-bool prime_vector_supported(void)
+enum prime_vector prime_state_vector_get(const struct prime_state *st)
 {
-    return v8_supported();
+    return st->vec;
 }
 
 void prime_state_stats(const struct prime_state *st, struct prime_stats *out)
@@ -826,6 +903,88 @@ static int strong_base2_v8(struct prime_state *st, unsigned cnt, int *res, const
     return 0;
 }
 
+/* The lanes kernel of st's engine (lanes.h): x86-64 only, where
+ * prime_vector_has() can be true for AVX2 and AVX-512F. */
+static void lanes_ladder(const struct prime_state *st, size_t hi, size_t lo, int out)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (st->vec == PRIME_VECTOR_AVX512)
+        lanes_ladder_avx512(st->ln, hi, lo, out);
+    else
+        lanes_ladder_avx2(st->ln, hi, lo, out);
+#else
+    (void)st, (void)hi, (void)lo, (void)out;
+    abort(); /* prime_vector_has() is false for both */
+#endif
+}
+
+/* strong_base2_v8() with the AVX-512F (eight lanes) or AVX2 (four lanes)
+ * kernel of lanes.h: the same preparation in digits of 29 or 28 bits, the ladder in
+ * pieces of STOP_EVERY + 1 bits between two looks at `stop`. Strong base-2
+ * tests of st->vn[0..cnt) (1 <= cnt <= the engine's lanes); the lanes from
+ * cnt up test a copy of vn[0]. Same answers as strong_base2(); returns 0, or
+ * -1 when `stop` says so. Needs st->ln and an engine that has it. */
+static int strong_base2_lanes(struct prime_state *st, unsigned cnt, int *res, const struct stop *stop)
+{
+    struct lanes *v = st->ln;
+    const unsigned nl = vec_lanes(st);
+    mpz_t *n = st->vn;
+    mp_bitcnt_t s[LANES_MAX];
+    size_t maxbits = 0, maxd = 0;
+    for (unsigned j = 0; j < nl; j++) {
+        if (j >= cnt)
+            mpz_set(n[j], n[0]);
+        size_t b = mpz_sizeinbase(n[j], 2);
+        s[j] = mpz_scan1(n[j], 1);
+        maxbits = b > maxbits ? b : maxbits;
+        maxd = b - s[j] > maxd ? b - s[j] : maxd;
+    }
+    unsigned dg = lanes_digits(maxbits), wd = lanes_width(maxbits);
+    v->d = dg;
+    v->w = wd;
+    v->lanes = nl;
+    size_t low = maxd > 6 ? maxd - 6 : 0;
+    memset(v->bit, 0, low);
+    for (unsigned j = 0; j < nl; j++) {
+        const mp_limb_t *l = mpz_limbs_read(n[j]);
+        v->k0[j] = -limb_inverse(l[0]) & ((1ull << wd) - 1);
+        digits_set_w(v->n + j, nl, dg, n[j], wd);
+        mpz_fdiv_q_2exp(st->x, n[j], s[j] + low);
+        unsigned long h = mpz_get_ui(st->x);
+        mpz_set_ui(st->x, 1);
+        mpz_mul_2exp(st->x, st->x, h + (unsigned long)wd * dg);
+        mpz_tdiv_r(st->x, st->x, n[j]);
+        digits_set_w(v->x + j, nl, dg, st->x, wd);
+        size_t top = mpz_sizeinbase(n[j], 2) - s[j];
+        for (size_t i = 0; i < low && i < top; i++) {
+            size_t b = i + s[j];
+            v->bit[i] |= (uint8_t)(((l[b / GMP_NUMB_BITS] >> (b % GMP_NUMB_BITS)) & 1) << j);
+        }
+    }
+    for (size_t i = low; i > 0;) {
+        if (stopped(stop))
+            return -1;
+        size_t lo = (i - 1) & ~(size_t)STOP_EVERY;
+        lanes_ladder(st, i, lo, 0);
+        i = lo;
+    }
+    lanes_ladder(st, 0, 0, 1); /* out of Montgomery form: 2^d mod n (at most n) */
+    for (unsigned j = 0; j < cnt; j++) {
+        digits_get_w(st->x, v->x + j, nl, dg, wd);
+        if (mpz_cmp(st->x, n[j]) >= 0)
+            mpz_sub(st->x, st->x, n[j]);
+        mpz_sub_ui(st->nm1, n[j], 1);
+        res[j] = strong_tail(st, n[j], s[j]);
+    }
+    return 0;
+}
+
+/* The batch of st's engine: strong_base2_v8() or strong_base2_lanes(). */
+static int strong_base2_batch(struct prime_state *st, unsigned cnt, int *res, const struct stop *stop)
+{
+    return st->vec == PRIME_VECTOR_IFMA ? strong_base2_v8(st, cnt, res, stop) : strong_base2_lanes(st, cnt, res, stop);
+}
+
 /* val = c R mod n and minus = 2n - val, as digits across the lanes (st->x
  * and st->d as scratch). */
 static void d20_const(struct prime_state *st, const mpz_t n, unsigned long c, uint64_t *val, uint64_t *minus)
@@ -909,7 +1068,7 @@ static int lucas_aes(struct prime_state *st, const mpz_t n, const struct stop *s
         if (j == 0) /* n shares a factor with p^2 - 4: only a tiny n may be that factor */
             return mpz_cmp_ui(n, p * p - 4) <= 0 && n_is_prime(mpz_get_ui(n));
     }
-    if (st->vector && v8_digits(mpz_sizeinbase(n, 2)) == 20)
+    if (st->vec == PRIME_VECTOR_IFMA && v8_digits(mpz_sizeinbase(n, 2)) == 20)
         return lucas_d20(st, n, p, stop);
     struct mont m = mont_of(st, n);
     mp_size_t nn = m.nn;
@@ -1014,6 +1173,21 @@ static unsigned survivors(const uint8_t *s, unsigned w)
     return n;
 }
 
+/* The fewest candidates of `bits` bits worth a batch of st's engine (fewer run
+ * one by one): about what a batch costs in strong_base2() tests, rounded up
+ * (prime_bench --checks: base2_batch_per_base2). */
+static unsigned min_lanes(const struct prime_state *st, size_t bits)
+{
+    switch (st->vec) {
+    case PRIME_VECTOR_IFMA:
+        return V8_MIN_LANES(v8_digits(bits));
+    case PRIME_VECTOR_AVX512:
+        return 4;
+    default:
+        return 3;
+    }
+}
+
 /* The key of an answer at odd offset k: 2k for a probable prime, 2k + 1 when
  * base + 2k is already past max_bits bits. Keys order as offsets do. */
 #define HUNT_NONE UINT32_MAX /* no answer */
@@ -1029,7 +1203,7 @@ static unsigned survivors(const uint8_t *s, unsigned w)
 static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o, unsigned lo, unsigned hi,
                              unsigned max_bits, _Atomic uint32_t *found)
 {
-    unsigned lanes = st->vector && max_bits >= V8_MIN_BITS ? V8_LANES : 1;
+    unsigned lanes = max_bits >= V8_MIN_BITS ? vec_lanes(st) : 1;
     unsigned k = lo;
     for (;;) {
         unsigned ks[V8_LANES], cnt = 0;
@@ -1049,13 +1223,13 @@ static uint32_t test_offsets(struct prime_state *st, const struct prime_state *o
             return past;
         if (found && atomic_load_explicit(found, memory_order_relaxed) < 2 * ks[0])
             return HUNT_NONE;
-        int res[V8_LANES];
+        int res[V8_LANES] = {0}; /* set by a batch; {0} for compilers that cannot see it (arm64: no batch) */
         size_t nbits = mpz_sizeinbase(st->vn[cnt - 1], 2); /* the largest sets the digits */
-        bool batch = lanes > 1 && nbits >= V8_MIN_BITS && cnt >= V8_MIN_LANES(v8_digits(nbits));
+        bool batch = lanes > 1 && nbits >= V8_MIN_BITS && cnt >= min_lanes(st, nbits);
         if (batch) {
             struct stop stop = {found, 2 * ks[0]};
             st->stats.batches++;
-            if (strong_base2_v8(st, cnt, res, &stop) < 0) {
+            if (strong_base2_batch(st, cnt, res, &stop) < 0) {
                 st->stats.stopped++;
                 return HUNT_NONE;
             }
@@ -1092,8 +1266,8 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
 {
     unsigned bits = (unsigned)mpz_sizeinbase(st->start, 2);
     unsigned np = st->tune_primes ? st->tune_primes : sieve_primes_for(bits);
-    if (!st->tune_primes && st->vector && bits >= V8_MIN_BITS)
-        np /= 4; /* a test costs 1/3-1/8 of a scalar one: the balance point moves down (docs/prime.md) */
+    if (!st->tune_primes && st->vec != PRIME_VECTOR_SCALAR && bits >= V8_MIN_BITS)
+        np /= st->vec == PRIME_VECTOR_IFMA ? 4 : 2; /* cheaper tests: the balance point moves down (docs/prime.md) */
     unsigned w = st->tune_window ? st->tune_window : window_for(bits);
     /* Filled on the first sieve call, so a flint-only process never pays. */
     pthread_once(&odd_primes_once, fill_odd_primes);
@@ -1297,7 +1471,7 @@ static uint32_t hunt_window(struct prime_state *st, struct prime_hunt *h, unsign
     h->np = np;
     h->chunks = (np + SIEVE_CHUNK - 1) / SIEVE_CHUNK;
     h->w = w;
-    h->piece = st->vector && max_bits >= V8_MIN_BITS ? PRIME_PIECE_VECTOR : PRIME_PIECE;
+    h->piece = max_bits >= V8_MIN_BITS ? vec_lanes(st) : PRIME_PIECE;
     h->max_bits = max_bits;
     atomic_store_explicit(&h->chunk, 0, memory_order_relaxed);
     atomic_store_explicit(&h->sieved, 0, memory_order_relaxed);
@@ -1433,15 +1607,16 @@ int prime_check(struct prime_state *st, enum prime_check c, const char *hex)
     case PRIME_CHECK_BASE2_GMP:
         return strong_base2_gmp(st, st->cand);
     case PRIME_CHECK_BASE2_VECTOR: {
-        if (!st->v8)
+        unsigned nl = vec_lanes(st);
+        if (nl == 1)
             return -ENOTSUP;
-        /* n in lane (n >> 1) mod 8, so each lane has its turn; n + 2, n + 4, ...
+        /* n in lane (n >> 1) mod lanes, so each lane has its turn; n + 2, n + 4, ...
          * (other sizes, other exponents) in the others */
-        unsigned at = (unsigned)(mpz_getlimbn(st->cand, 0) >> 1) % V8_LANES;
-        int res[V8_LANES];
-        for (unsigned j = 0; j < V8_LANES; j++)
-            mpz_add_ui(st->vn[j], st->cand, 2ul * ((j - at) % V8_LANES));
-        strong_base2_v8(st, V8_LANES, res, NULL);
+        unsigned at = (unsigned)(mpz_getlimbn(st->cand, 0) >> 1) % nl;
+        int res[V8_LANES] = {0};
+        for (unsigned j = 0; j < nl; j++)
+            mpz_add_ui(st->vn[j], st->cand, 2ul * ((j - at) % nl));
+        strong_base2_batch(st, nl, res, NULL);
         return res[at];
     }
     case PRIME_CHECK_LUCAS:

@@ -51,8 +51,8 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * prime_generate_shared() is prime_generate() with each sieve window's work
  * cut into parts that other threads may take through prime_hunt_help() while
  * it runs: first its sieve, in chunks of sieving primes, then its candidate
- * tests, in pieces of PRIME_PIECE sieve survivors (PRIME_PIECE_VECTOR when the
- * caller's state tests eight at a time: prime_state_vector()). The answer is the
+ * tests, in pieces of PRIME_PIECE sieve survivors (a batch, at most
+ * PRIME_PIECE_VECTOR, when the caller's state batches them: prime_state_vector()). The answer is the
  * smallest probable prime of the lowest window that has one: the very prime
  * prime_generate() returns for the same state (the start is drawn the same
  * way, from the caller's state only). A piece above an answer already found
@@ -63,7 +63,7 @@ int prime_generate(struct prime_state *st, enum prime_engine e, unsigned bits, c
  * prime_generate_shared()); any number of threads may help it. The flint
  * engine is not split: it runs serially. */
 #define PRIME_PIECE        1 /* sieve survivors per piece: one test */
-#define PRIME_PIECE_VECTOR 8 /* a batch of eight tests, the serial search's batch */
+#define PRIME_PIECE_VECTOR 8 /* the largest batch (eight lanes), the serial search's batch */
 
 struct prime_hunt;
 
@@ -93,7 +93,7 @@ struct prime_stats {
     uint64_t windows;   /* sieve windows sieved */
     uint64_t survivors; /* offsets of those windows the sieve left unmarked */
     uint64_t tests;     /* strong base-2 tests run on sieve survivors (a batch's every lane) */
-    uint64_t batches;   /* batches of up to eight of those tests run at once (AVX-512 IFMA) */
+    uint64_t batches;   /* batches of up to four or eight of those tests run at once (prime_state_vector()) */
     uint64_t lucas;     /* Lucas tests run (survivors of the base-2 test) */
     uint64_t shared;    /* windows offered to helpers by prime_generate_shared() */
     uint64_t helped;    /* pieces of another thread's hunt tested with this state */
@@ -110,14 +110,41 @@ void prime_state_stats(const struct prime_state *st, struct prime_stats *out);
  * -EINVAL when a value is above its cap. */
 int prime_state_tune(struct prime_state *st, unsigned sieve_primes, unsigned window);
 
-/* Whether the sieve engine of st runs its strong base-2 tests eight at a time
- * (AVX-512 IFMA; the default where the CPU has it, from 200 bits) or one by
- * one (on = false; benchmarks and tests compare the two). Same primes either
- * way. Returns 0, or -ENOTSUP for on = true where the CPU lacks AVX-512 IFMA. */
-int prime_state_vector(struct prime_state *st, bool on);
+/* How the sieve engine runs its strong base-2 tests: one by one (scalar, GMP's
+ * mpn products), or a batch of survivors at once, one per lane of a vector:
+ * eight with AVX-512 IFMA (52-bit digits, vpmadd52), eight with AVX-512F or
+ * four with AVX2 (29- or 28-bit digits, vpmuludq). Same primes with each. Ordered
+ * from the least to the most preferred. */
+enum prime_vector {
+    PRIME_VECTOR_SCALAR, /* one test at a time: every CPU */
+    PRIME_VECTOR_AVX2,   /* four tests at once: AVX2 (Intel since Haswell, AMD since Zen) */
+    PRIME_VECTOR_AVX512, /* eight tests at once: AVX-512F (Intel since Skylake-SP, AMD since Zen 4) */
+    PRIME_VECTOR_IFMA,   /* eight tests at once: AVX-512F and IFMA (Intel since Ice Lake, AMD since Zen 4) */
+};
+#define PRIME_VECTOR_N (PRIME_VECTOR_IFMA + 1)
 
-/* Whether this CPU runs the eight-at-a-time test (AVX-512 F and IFMA). */
-bool prime_vector_supported(void);
+/* The engine's name ("scalar", "avx2", "avx512", "ifma"); never NULL. */
+const char *prime_vector_name(enum prime_vector v);
+
+/* Parses one of prime_vector_name()'s names into *out. Returns 0, or -EINVAL. */
+int prime_vector_parse(const char *name, enum prime_vector *out);
+
+/* Whether this CPU (and this build) runs v; PRIME_VECTOR_SCALAR always. */
+bool prime_vector_has(enum prime_vector v);
+
+/* The most preferred engine this CPU runs (PRIME_VECTOR_SCALAR where none). */
+enum prime_vector prime_vector_best(void);
+
+/* Sets how st's sieve engine runs its base-2 tests (the default is
+ * prime_vector_best(); benchmarks and tests compare them). Batches start at
+ * 200 bits; smaller candidates are tested one by one with every engine.
+ * The AVX2 and AVX-512F engines' vectors are allocated on the first switch to
+ * one (a new state of a CPU whose best is IFMA has none). Returns 0, -ENOTSUP
+ * where this CPU lacks v, or -ENOMEM (st unchanged either way). */
+int prime_state_vector(struct prime_state *st, enum prime_vector v);
+
+/* The engine st's base-2 tests run with. */
+enum prime_vector prime_state_vector_get(const struct prime_state *st);
 
 /* Writes the smallest probable prime greater than start_hex (hexadecimal, no
  * prefix, PRIME_BITS_MIN..PRIME_BITS_MAX bits) as computed by engine e (flint:
@@ -134,8 +161,8 @@ enum prime_check {
     PRIME_CHECK_LUCAS,       /* BPSW's second half: the almost extra strong Lucas test */
     PRIME_CHECK_FLINT_LUCAS, /* FLINT's Lucas test (Selfridge's parameters), which it replaced */
     PRIME_CHECK_BASE2_GMP,   /* the strong base-2 test by mpz_powm, which PRIME_CHECK_BASE2 replaced */
-    PRIME_CHECK_BASE2_VECTOR, /* PRIME_CHECK_BASE2 eight at a time (n in one lane, n + 2, n + 4, ...
-                                 in the others); -ENOTSUP without AVX-512 IFMA */
+    PRIME_CHECK_BASE2_VECTOR, /* PRIME_CHECK_BASE2 by st's engine's batch (n in one lane, n + 2, n + 4,
+                                 ... in the others); -ENOTSUP with the scalar engine */
 };
 
 /* Runs check c on the odd number n written in hex (hexadecimal, no prefix,

@@ -470,6 +470,9 @@ Test(config, choices_are_the_enums_in_order)
         {"--db-sync", "fast", offsetof(struct config, db_sync), CONFIG_SYNC_FAST},
         {"--db-sync", "normal", offsetof(struct config, db_sync), CONFIG_SYNC_NORMAL},
         {"--db-sync", "full", offsetof(struct config, db_sync), CONFIG_SYNC_FULL},
+        {"--prime-vector", "ifma", offsetof(struct config, prime_vector), CONFIG_VECTOR_IFMA},
+        {"--prime-vector", "avx512", offsetof(struct config, prime_vector), CONFIG_VECTOR_AVX512},
+        {"--prime-vector", "avx2", offsetof(struct config, prime_vector), CONFIG_VECTOR_AVX2},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         cr_assert_eq(parse1(&c, cases[i].flag, cases[i].value, err), CONFIG_OK, "%s", err);
@@ -481,8 +484,48 @@ Test(config, choices_are_the_enums_in_order)
     cr_assert_eq(parse1(&c, "--db-sync", "off", err), -EINVAL);
     cr_assert(strstr(err, "fast, normal or full"), "lists the choices: %s", err);
     cr_assert_eq(parse1(&c, "--prime-vector", "eight", err), -EINVAL);
-    cr_assert(strstr(err, "auto, on or off"), "lists the choices: %s", err);
+    cr_assert(strstr(err, "auto, on, off, ifma, avx512 or avx2"), "lists the choices: %s", err);
     cr_assert_eq(parse1(&c, "--prime-vector", "", err), -EINVAL, "an empty choice is none of them");
+}
+
+/* --prime-vector against this CPU: a forced engine runs where the CPU has it
+ * and is refused (with the extension named) where it lacks it; auto and on
+ * run the best it has, on is refused with none; the flint engine runs no
+ * vector engine. */
+Test(config, prime_vector_runs_what_the_cpu_has)
+{
+    struct config c;
+    char why[256];
+    static const struct {
+        const char *value;
+        enum prime_vector v;
+        const char *lacks;
+    } forced[] = {
+        {"off", PRIME_VECTOR_SCALAR, NULL},
+        {"avx2", PRIME_VECTOR_AVX2, "lacks AVX2"},
+        {"avx512", PRIME_VECTOR_AVX512, "lacks AVX-512F"},
+        {"ifma", PRIME_VECTOR_IFMA, "lacks AVX-512 IFMA"},
+    };
+    for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+        cr_assert_eq(parse1(&c, "--prime-vector", forced[i].value, why), CONFIG_OK, "%s", why);
+        const char *r = config_vector_refusal(&c, why, sizeof(why));
+        if (prime_vector_has(forced[i].v)) {
+            cr_assert_null(r, "%s refused: %s", forced[i].value, r);
+            cr_assert_eq(config_vector(&c), forced[i].v, "%s", forced[i].value);
+        } else {
+            cr_assert_not_null(r, "%s accepted where the CPU lacks it", forced[i].value);
+            cr_assert(strstr(r, forced[i].lacks), "%s: %s", forced[i].value, r);
+            cr_assert_eq(config_vector(&c), prime_vector_best());
+        }
+    }
+    cr_assert_eq(parse1(&c, "--prime-vector", "auto", why), CONFIG_OK);
+    cr_assert_null(config_vector_refusal(&c, why, sizeof(why)));
+    cr_assert_eq(config_vector(&c), prime_vector_best());
+    cr_assert_eq(parse1(&c, "--prime-vector", "on", why), CONFIG_OK);
+    cr_assert_eq(config_vector_refusal(&c, why, sizeof(why)) != NULL, prime_vector_best() == PRIME_VECTOR_SCALAR);
+    cr_assert_eq(config_vector(&c), prime_vector_best());
+    cr_assert_eq(parse1(&c, "--prime-engine", "flint", why), CONFIG_OK);
+    cr_assert_eq(config_vector(&c), PRIME_VECTOR_SCALAR);
 }
 
 /* The ready line's settings come from the list: every setting with a key,

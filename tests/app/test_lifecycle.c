@@ -369,26 +369,52 @@ Test(lifecycle, second_server_on_a_port_in_use_exits_2, .fini = fini, .timeout =
 }
 
 /* --prime-vector off runs the scalar engine (as on a CPU without AVX-512
- * IFMA): the ready line says so and /example answers; --prime-vector on
- * either runs eight lanes or, where the CPU lacks IFMA, refuses to start
- * with a message that says why (exit 2, a bad setting). */
-Test(lifecycle, prime_vector_switch, .fini = fini, .timeout = 60)
+ * IFMA): the ready line says so and /example answers. Each forced engine
+ * either runs (the ready line names it, /example answers) or, where the CPU
+ * lacks it, refuses to start with a message that says why; a CPU that runs an engine runs the ones below it (IFMA, then
+ * AVX-512F, then AVX2), and on runs the best of them or refuses. */
+Test(lifecycle, prime_vector_switch, .fini = fini, .timeout = 90)
 {
     up((const char *const[]){"--threads", "1", "--prime-vector", "off", NULL});
-    cr_assert(strstr(srv.err, " prime_vector=off "), "ready line: %s", srv.err);
+    cr_assert(strstr(srv.err, " prime_vector=scalar "), "ready line: %s", srv.err);
     struct harness_resp r;
     cr_assert_eq(harness_request(srv.port, "GET", "/example", NULL, &r, T_IO), 1);
     cr_assert_eq(r.status, 200);
     cr_assert(r.body && strncmp(r.body, "Hello_", 6) == 0, "%s", r.body ? r.body : "");
     harness_resp_free(&r);
     down();
-    struct harness_srv on = {0};
-    int rc = harness_start(&on, (const char *const[]){"--threads", "1", "--prime-vector", "on", NULL}, NULL);
-    if (rc == 0) {
-        cr_assert(strstr(on.err, " prime_vector=on "), "on where the CPU has IFMA: %s", on.err);
-        harness_stop(&on, 5000);
-    } else {
-        cr_assert(strstr(on.err, "lacks AVX-512 IFMA"), "says why it refuses: %s", on.err);
-        harness_stop(&on, 5000);
+    static const char *const forced[] = {"ifma", "avx512", "avx2"}; /* the best first */
+    static const char *const needs[] = {"lacks AVX-512 IFMA", "lacks AVX-512F", "lacks AVX2"};
+    const char *best = NULL;
+    for (size_t i = 0; i < sizeof(forced) / sizeof(forced[0]); i++) {
+        static struct harness_srv v;
+        memset(&v, 0, sizeof(v));
+        int rc = harness_start(&v, (const char *const[]){"--threads", "1", "--prime-vector", forced[i], NULL}, NULL);
+        char want[64];
+        snprintf(want, sizeof(want), " prime_vector=%s ", forced[i]);
+        if (rc == 0) {
+            cr_assert(strstr(v.err, want), "%s where the CPU has it: %s", forced[i], v.err);
+            cr_assert_eq(harness_request(v.port, "GET", "/example", NULL, &r, T_IO), 1);
+            cr_assert_eq(r.status, 200, "%s: status %d", forced[i], r.status);
+            harness_resp_free(&r);
+            best = best ? best : forced[i];
+            harness_stop(&v, 5000);
+        } else {
+            cr_assert_null(best, "%s runs but %s does not", best, forced[i]);
+            cr_assert(strstr(v.err, needs[i]), "%s: says why it refuses: %s", forced[i], v.err);
+            harness_stop(&v, 5000);
+        }
     }
+    static struct harness_srv on;
+    int rc = harness_start(&on, (const char *const[]){"--threads", "1", "--prime-vector", "on", NULL}, NULL);
+    if (best) {
+        char want[64];
+        snprintf(want, sizeof(want), " prime_vector=%s ", best);
+        cr_assert_eq(rc, 0, "on where the CPU has %s: %s", best, on.err);
+        cr_assert(strstr(on.err, want), "on runs the best, %s: %s", best, on.err);
+    } else {
+        cr_assert_neq(rc, 0);
+        cr_assert(strstr(on.err, "lacks AVX2, AVX-512F and AVX-512 IFMA"), "says why it refuses: %s", on.err);
+    }
+    harness_stop(&on, 5000);
 }

@@ -98,14 +98,24 @@ bool prime_hunt_help(struct prime_state *st, struct prime_hunt *h)
     return false;
 }
 
-bool prime_vector_supported(void)
+bool prime_vector_has(enum prime_vector v)
 {
-    return false;
+    return v == PRIME_VECTOR_SCALAR;
 }
 
-int prime_state_vector(struct prime_state *st, bool on)
+enum prime_vector prime_vector_best(void)
 {
-    return on ? -ENOTSUP : 0;
+    return PRIME_VECTOR_SCALAR;
+}
+
+const char *prime_vector_name(enum prime_vector v)
+{
+    return v == PRIME_VECTOR_SCALAR ? "scalar" : "unknown";
+}
+
+int prime_state_vector(struct prime_state *st, enum prime_vector v)
+{
+    return v == PRIME_VECTOR_SCALAR ? 0 : -ENOTSUP;
 }
 
 static bool is_lhex(char c)

@@ -17,12 +17,28 @@
 #include "fmpz.h"
 #pragma GCC diagnostic pop
 
+#include "lanes.h"
 #include "prime.h"
 
 #define HEXCAP (PRIME_BITS_MAX / 4 + 8)
 
+/* This file builds two executables (tests/prime/meson.build). test_prime, the unit suite, runs
+ * every test, those over the batching engines with IFMA's; test_prime_engines
+ * (PRIME_TEST_ENGINES) runs only the latter, with AVX2's and AVX-512F's batches, and the
+ * cross-check of every engine over thousands of seeds: suite prime, which ./check's default
+ * stage runs and its sanitizer stage does not (minutes under ASan). The AVX2 and AVX-512F
+ * kernels' own tests stay in the unit suite. */
+#ifdef PRIME_TEST_ENGINES
+static const enum prime_vector batching[] = {PRIME_VECTOR_AVX2, PRIME_VECTOR_AVX512};
+#else
+static const enum prime_vector batching[] = {PRIME_VECTOR_IFMA};
+#endif
+#define N_BATCHING (sizeof(batching) / sizeof(batching[0]))
+
+#ifndef PRIME_TEST_ENGINES
 static const enum prime_engine engines[] = {PRIME_ENGINE_FLINT, PRIME_ENGINE_SIEVE};
 static const unsigned sizes[] = {64, 65, 127, 128, 500, 1000, 2048};
+#endif
 
 static void fini(void)
 {
@@ -46,6 +62,7 @@ static void check_prime_hex(const char *hex, unsigned bits, const char *what)
     fmpz_clear(p);
 }
 
+#ifndef PRIME_TEST_ENGINES
 Test(prime, parses_engine_names, .fini = fini)
 {
     enum prime_engine e = PRIME_ENGINE_SIEVE;
@@ -504,20 +521,24 @@ Test(prime, shared_search_alone_and_flint, .fini = fini)
     prime_hunt_destroy(h);
 }
 
+#endif
 /* Its pieces are the serial search's batches: run alone, the shared search
  * tests exactly the candidates the serial one does, in as many batches of
- * eight (pieces cut by offsets split batches at their edges). */
+ * four or eight (pieces cut by offsets split batches at their edges), with
+ * each batching engine the CPU has. */
 Test(prime, shared_search_pieces_are_the_serial_batches, .fini = fini)
 {
-    struct prime_state *probe = prime_state_create(1);
-    int on = prime_state_vector(probe, true);
-    prime_state_destroy(probe);
-    if (on != 0)
-        cr_skip_test("no AVX-512 IFMA on this CPU");
+    unsigned ran = 0;
+    for (size_t e = 0; e < N_BATCHING; e++) {
+    if (!prime_vector_has(batching[e]))
+        continue;
+    ran++;
     struct prime_hunt *h = prime_hunt_create();
     struct prime_state *a = prime_state_create(41), *b = prime_state_create(41);
+    cr_assert_eq(prime_state_vector(a, batching[e]), 0);
+    cr_assert_eq(prime_state_vector(b, batching[e]), 0);
     char want[HEXCAP], got[HEXCAP];
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 20; i++) {
         cr_assert_eq(prime_generate(a, PRIME_ENGINE_SIEVE, 1000, want, sizeof(want)), 1000);
         cr_assert_eq(prime_generate_shared(b, h, PRIME_ENGINE_SIEVE, 1000, got, sizeof(got)), 1000);
         cr_assert_str_eq(got, want);
@@ -525,17 +546,21 @@ Test(prime, shared_search_pieces_are_the_serial_batches, .fini = fini)
     struct prime_stats sa, sb;
     prime_state_stats(a, &sa);
     prime_state_stats(b, &sb);
-    cr_assert_gt(sa.batches, 40);
+    cr_assert_gt(sa.batches, 20);
     cr_assert_eq(sb.shared, sb.windows);
-    cr_assert_eq(sb.batches, sa.batches, "batches: shared %llu, serial %llu", (unsigned long long)sb.batches,
-                 (unsigned long long)sa.batches);
+    cr_assert_eq(sb.batches, sa.batches, "%s batches: shared %llu, serial %llu", prime_vector_name(batching[e]),
+                 (unsigned long long)sb.batches, (unsigned long long)sa.batches);
     cr_assert_eq(sb.tests, sa.tests);
     cr_assert_eq(sb.survivors, sa.survivors);
     prime_state_destroy(a);
     prime_state_destroy(b);
     prime_hunt_destroy(h);
+    }
+    if (!ran)
+        cr_skip_test("no batching engine on this CPU");
 }
 
+#ifndef PRIME_TEST_ENGINES
 /* ---- the primality checks one by one: prime_check() ----------------------- */
 
 static int check_ul(struct prime_state *st, enum prime_check c, unsigned long n)
@@ -642,7 +667,13 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
     char hn[PRIME_BITS_MAX / 4 + 2];
     static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 1035, 1036, 2048, PRIME_BITS_MAX + 4};
     unsigned passed = 0;
-    bool vector = prime_vector_supported(); /* and the eight-lane test (20 digits up to 1035 bits) */
+    /* and each batching engine's test (IFMA: 20 digits up to 1035 bits, unrolled) */
+    struct prime_state *vs[N_BATCHING] = {0};
+    for (size_t e = 0; e < N_BATCHING; e++)
+        if (prime_vector_has(batching[e])) {
+            vs[e] = prime_state_create(4);
+            cr_assert_eq(prime_state_vector(vs[e], batching[e]), 0);
+        }
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
         for (int k = 0; k < 40; k++) {
             mpz_urandomb(n, rs, bits[i]);
@@ -655,8 +686,10 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
             mpz_get_str(hn, 16, n);
             int b2 = prime_check(st, PRIME_CHECK_BASE2, hn);
             cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_GMP, hn), "%u bits: %s", bits[i], hn);
-            if (vector)
-                cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), "%u bits: %s", bits[i], hn);
+            for (size_t e = 0; e < N_BATCHING; e++) /* 28-bit digits above 2048 bits: the kernels' tests */
+                if (vs[e] && (batching[e] == PRIME_VECTOR_IFMA || bits[i] <= 2048))
+                    cr_assert_eq(b2, prime_check(vs[e], PRIME_CHECK_BASE2_VECTOR, hn), "%s, %u bits: %s",
+                                 prime_vector_name(batching[e]), bits[i], hn);
             cr_assert_eq(b2, mpz_probab_prime_p(n, 25) > 0, "%u bits: %s", bits[i], hn);
             passed += b2;
         }
@@ -670,13 +703,17 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
         mpz_get_str(hn, 16, n);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "2^%u - 1", mersenne[i]);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_GMP, hn), 1, "2^%u - 1", mersenne[i]);
-        if (vector)
-            cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "2^%u - 1", mersenne[i]);
+        for (size_t e = 0; e < N_BATCHING; e++)
+            if (vs[e])
+                cr_assert_eq(prime_check(vs[e], PRIME_CHECK_BASE2_VECTOR, hn), 1, "%s: 2^%u - 1",
+                             prime_vector_name(batching[e]), mersenne[i]);
         cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hn), 0, "2^%u - 1", mersenne[i]);
     }
     mpz_clear(n);
     gmp_randclear(rs);
     prime_state_destroy(st);
+    for (size_t e = 0; e < N_BATCHING; e++)
+        prime_state_destroy(vs[e]);
 }
 
 Test(prime, check_rejects_bad_input, .fini = fini)
@@ -699,24 +736,24 @@ Test(prime, check_rejects_bad_input, .fini = fini)
     prime_state_destroy(st);
 }
 
-/* The eight-lane base-2 test (AVX-512 IFMA) against the one-lane test on
- * every odd number below 2^14 (the strong base-2 pseudoprimes 2047, 3277,
- * 4033, 4681, 8321 among them) and on 2^k + 1 (s = k: the longest tail, the
- * shortest exponent, beside neighbours with long ones) from one limb to the
- * largest size, and on primes m 2^k + 1 after a 4096-bit number filled the
- * lanes' limbs; random numbers and
- * pseudoprimes of many sizes: base2_agrees_with_mpz_powm_at_many_limbs. */
-Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
+#endif
+/* A batching engine's base-2 test (four or eight lanes) against the one-lane
+ * test on every odd number below 2^14 (the strong base-2 pseudoprimes 2047,
+ * 3277, 4033, 4681, 8321 among them) and on 2^k + 1 (s = k: the longest
+ * tail, the shortest exponent, beside neighbours with long ones) from one
+ * limb to the largest size, and on primes m 2^k + 1 after a 4096-bit number
+ * filled the lanes' limbs; random numbers and pseudoprimes of many sizes:
+ * base2_agrees_with_mpz_powm_at_many_limbs. */
+static void batch_base2_agrees(enum prime_vector v)
 {
-    if (!prime_vector_supported())
-        cr_skip_test("no AVX-512 IFMA on this CPU");
     struct prime_state *st = prime_state_create(4);
+    cr_assert_eq(prime_state_vector(st, v), 0);
     char hn[PRIME_BITS_MAX / 4 + 2];
     unsigned passed = 0;
     for (unsigned long n = 3; n < (1ul << 14); n += 2) {
         snprintf(hn, sizeof(hn), "%lx", n);
         int want = prime_check(st, PRIME_CHECK_BASE2, hn);
-        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), want, "n = %lu", n);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), want, "%s: n = %lu", prime_vector_name(v), n);
         passed += want;
     }
     cr_assert_eq(passed, 1900 + 5, "%u pass (1899 odd primes and 5 pseudoprimes below 2^14, and 3)", passed);
@@ -731,7 +768,7 @@ Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
         mpz_setbit(n, k);
         mpz_get_str(hn, 16, n);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), prime_check(st, PRIME_CHECK_BASE2, hn),
-                     "2^%u + 1", k);
+                     "%s: 2^%u + 1", prime_vector_name(v), k);
     }
     /* primes m 2^k + 1 (m odd, 40 bits: a short d = m, s = k) beside neighbours
      * whose d has ~k + 40 bits: a wrong bit of the short exponent above its
@@ -748,67 +785,195 @@ Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
         } while (!mpz_probab_prime_p(n, 25));
         mpz_get_str(hn, 16, n);
         cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2, hn), 1, "%s", hn);
-        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "%lu 2^%u + 1", m - 2, ks[i]);
+        cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, hn), 1, "%s: %lu 2^%u + 1", prime_vector_name(v),
+                     m - 2, ks[i]);
     }
     mpz_clear(n);
     prime_state_destroy(st);
 }
 
-/* The sieve engine with its base-2 tests eight at a time and one at a time:
- * the same primes (with their own automatic sieves, and with one tuning),
- * and with one tuning the same tests consulted (a batch's lanes after the
- * answer do not count); only the batched one runs batches. */
-Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
+#ifndef PRIME_TEST_ENGINES
+Test(prime, vector_base2_agrees_with_the_scalar_test, .fini = fini)
 {
-    struct prime_state *probe = prime_state_create(1);
-    int on = prime_state_vector(probe, true);
-    cr_assert_eq(on, prime_vector_supported() ? 0 : -ENOTSUP);
-    cr_assert_eq(prime_state_vector(probe, false), 0);
-    prime_state_destroy(probe);
-    if (!prime_vector_supported())
+    if (!prime_vector_has(PRIME_VECTOR_IFMA))
         cr_skip_test("no AVX-512 IFMA on this CPU");
-    static const unsigned bits[] = {200, 256, 512, 1000, 2048};
-    char a[HEXCAP], b[HEXCAP];
-    for (size_t t = 0; t < 2 * sizeof(bits) / sizeof(bits[0]); t++) {
-        size_t i = t / 2;
-        bool tuned = t % 2; /* the vector engine sieves with fewer primes by default */
-        struct prime_state *v = prime_state_create(41 + i), *s = prime_state_create(41 + i);
-        cr_assert_eq(prime_state_vector(s, false), 0);
-        if (tuned) {
-            cr_assert_eq(prime_state_tune(v, 2048, 0), 0);
-            cr_assert_eq(prime_state_tune(s, 2048, 0), 0);
-        }
-        int n = bits[i] >= 2048 ? 2 : 6;
-        for (int k = 0; k < n; k++) {
-            cr_assert_eq(prime_generate(v, PRIME_ENGINE_SIEVE, bits[i], a, sizeof(a)), (int)bits[i]);
-            cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits[i], b, sizeof(b)), (int)bits[i]);
-            cr_assert_str_eq(a, b, "%u bits, prime %d", bits[i], k);
-            check_prime_hex(a, bits[i], "vector");
-        }
-        struct prime_stats sv, ss;
-        prime_state_stats(v, &sv);
-        prime_state_stats(s, &ss);
-        if (tuned) {
-            cr_assert_eq(sv.tests, ss.tests, "%u bits", bits[i]);
-            cr_assert_eq(sv.lucas, ss.lucas, "%u bits", bits[i]);
-        }
-        cr_assert_gt(sv.batches, 0, "%u bits: no batch", bits[i]);
-        cr_assert_eq(ss.batches, 0);
-        prime_state_destroy(v);
-        prime_state_destroy(s);
-    }
+    batch_base2_agrees(PRIME_VECTOR_IFMA);
 }
 
+#endif
+#ifdef PRIME_TEST_ENGINES
+Test(prime, avx512_base2_agrees_with_the_scalar_test, .fini = fini)
+{
+    if (!prime_vector_has(PRIME_VECTOR_AVX512))
+        cr_skip_test("no AVX-512F on this CPU");
+    batch_base2_agrees(PRIME_VECTOR_AVX512);
+}
+
+Test(prime, avx2_base2_agrees_with_the_scalar_test, .fini = fini)
+{
+    if (!prime_vector_has(PRIME_VECTOR_AVX2))
+        cr_skip_test("no AVX2 on this CPU");
+    batch_base2_agrees(PRIME_VECTOR_AVX2);
+}
+
+#endif
+#ifndef PRIME_TEST_ENGINES
+/* The engines' names, and which the CPU has: scalar always, the best one is
+ * had, the order of preference (IFMA > AVX-512F > AVX2 > scalar) follows the
+ * extensions (AVX-512F without AVX2 is no CPU), and a state refuses one the
+ * CPU lacks and keeps its engine. */
+Test(prime, vector_engines_are_named_and_probed, .fini = fini)
+{
+    static const char *const names[PRIME_VECTOR_N] = {"scalar", "avx2", "avx512", "ifma"};
+    for (int v = 0; v < PRIME_VECTOR_N; v++) {
+        enum prime_vector got = PRIME_VECTOR_N;
+        cr_assert_str_eq(prime_vector_name((enum prime_vector)v), names[v]);
+        cr_assert_eq(prime_vector_parse(names[v], &got), 0);
+        cr_assert_eq(got, (enum prime_vector)v);
+    }
+    enum prime_vector got;
+    static const char *const bad[] = {"", "on", "off", "auto", "AVX2", "avx", NULL};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(prime_vector_parse(bad[i], &got), -EINVAL, "%s", bad[i] ? bad[i] : "NULL");
+    cr_assert(prime_vector_has(PRIME_VECTOR_SCALAR));
+    cr_assert_not(prime_vector_has(PRIME_VECTOR_N));
+    enum prime_vector best = prime_vector_best();
+    cr_assert(prime_vector_has(best));
+    for (int v = best + 1; v < PRIME_VECTOR_N; v++)
+        cr_assert_not(prime_vector_has((enum prime_vector)v), "%s above the best", names[v]);
+    if (prime_vector_has(PRIME_VECTOR_IFMA))
+        cr_assert(prime_vector_has(PRIME_VECTOR_AVX512));
+    if (prime_vector_has(PRIME_VECTOR_AVX512))
+        cr_assert(prime_vector_has(PRIME_VECTOR_AVX2));
+    struct prime_state *st = prime_state_create(1);
+    cr_assert_eq(prime_state_vector_get(st), best, "a new state runs the best engine");
+    for (int v = 0; v < PRIME_VECTOR_N; v++) {
+        int r = prime_state_vector(st, (enum prime_vector)v);
+        cr_assert_eq(r, prime_vector_has((enum prime_vector)v) ? 0 : -ENOTSUP, "%s", names[v]);
+        if (r == 0)
+            cr_assert_eq(prime_state_vector_get(st), (enum prime_vector)v);
+    }
+    cr_assert_eq(prime_state_vector(st, PRIME_VECTOR_SCALAR), 0);
+    cr_assert_eq(prime_check(st, PRIME_CHECK_BASE2_VECTOR, "7"), -ENOTSUP, "the scalar engine has no batch");
+    prime_state_destroy(st);
+}
+
+#endif
+/* The sieve engine with its base-2 tests in batches (each batching engine
+ * the CPU has) and one at a time: the same primes (with their own automatic
+ * sieves, and with one tuning), and with one tuning the same tests consulted
+ * (a batch's lanes after the answer do not count); only the batched one
+ * runs batches. */
+Test(prime, vector_and_scalar_engines_find_the_same_primes, .fini = fini)
+{
+    static const unsigned bits[] = {200, 256, 512, 1000, 2048};
+    char a[HEXCAP], b[HEXCAP];
+    unsigned ran = 0;
+    for (size_t e = 0; e < N_BATCHING; e++) {
+        if (!prime_vector_has(batching[e]))
+            continue;
+        ran++;
+        const char *name = prime_vector_name(batching[e]);
+        for (size_t t = 0; t < 2 * sizeof(bits) / sizeof(bits[0]); t++) {
+            size_t i = t / 2;
+            bool tuned = t % 2; /* the vector engines sieve with fewer primes by default */
+            struct prime_state *v = prime_state_create(41 + i), *s = prime_state_create(41 + i);
+            cr_assert_eq(prime_state_vector(v, batching[e]), 0);
+            cr_assert_eq(prime_state_vector(s, PRIME_VECTOR_SCALAR), 0);
+            if (tuned) {
+                cr_assert_eq(prime_state_tune(v, 2048, 0), 0);
+                cr_assert_eq(prime_state_tune(s, 2048, 0), 0);
+            }
+            int n = bits[i] >= 2048 ? 2 : 6;
+            for (int k = 0; k < n; k++) {
+                cr_assert_eq(prime_generate(v, PRIME_ENGINE_SIEVE, bits[i], a, sizeof(a)), (int)bits[i]);
+                cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits[i], b, sizeof(b)), (int)bits[i]);
+                cr_assert_str_eq(a, b, "%s, %u bits, prime %d", name, bits[i], k);
+                check_prime_hex(a, bits[i], name);
+            }
+            struct prime_stats sv, ss;
+            prime_state_stats(v, &sv);
+            prime_state_stats(s, &ss);
+            if (tuned) {
+                cr_assert_eq(sv.tests, ss.tests, "%s, %u bits", name, bits[i]);
+                cr_assert_eq(sv.lucas, ss.lucas, "%s, %u bits", name, bits[i]);
+            }
+            cr_assert_gt(sv.batches, 0, "%s, %u bits: no batch", name, bits[i]);
+            cr_assert_eq(ss.batches, 0);
+            prime_state_destroy(v);
+            prime_state_destroy(s);
+        }
+    }
+    if (!ran)
+        cr_skip_test("no batching engine on this CPU");
+}
+
+#ifdef PRIME_TEST_ENGINES
+/* The cross-check: for each of thousands of seeds, every engine the CPU has
+ * gives the scalar engine's prime from the same random state. The sizes run
+ * over 200-327 bits (batches start at 200; 8 to 12 digits of 28 bits, 4 to
+ * 7 of 52) so that the seeds stay cheap, and every 128th seed makes a
+ * 1000-bit prime, the default size (IFMA's unrolled product). */
+Test(prime, every_engine_gives_the_scalar_primes_for_thousands_of_seeds, .fini = fini, .timeout = 100)
+{
+    enum { SEEDS = 2000 };
+    static const enum prime_vector all[] = {PRIME_VECTOR_AVX2, PRIME_VECTOR_AVX512, PRIME_VECTOR_IFMA};
+    enum { N_ALL = sizeof(all) / sizeof(all[0]) };
+    struct prime_state *s = prime_state_create(1), *v[N_ALL] = {0};
+    unsigned nv = 0;
+    for (size_t e = 0; e < N_ALL; e++)
+        if (prime_vector_has(all[e])) {
+            v[e] = prime_state_create(1);
+            cr_assert_eq(prime_state_vector(v[e], all[e]), 0);
+            nv++;
+        }
+    if (!nv)
+        cr_skip_test("no batching engine on this CPU");
+    cr_assert_eq(prime_state_vector(s, PRIME_VECTOR_SCALAR), 0);
+    char want[HEXCAP], got[HEXCAP];
+    uint64_t batches[N_ALL] = {0};
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        unsigned bits = seed % 128 == 0 ? 1000 : 200 + (unsigned)(seed * 37 % 128);
+        /* a fresh state per seed: prime_state_create() is cheap, the Twister seeds on the first prime */
+        prime_state_destroy(s);
+        s = prime_state_create(seed);
+        cr_assert_eq(prime_state_vector(s, PRIME_VECTOR_SCALAR), 0);
+        cr_assert_eq(prime_generate(s, PRIME_ENGINE_SIEVE, bits, want, sizeof(want)), (int)bits);
+        for (size_t e = 0; e < N_ALL; e++) {
+            if (!v[e])
+                continue;
+            prime_state_destroy(v[e]);
+            v[e] = prime_state_create(seed);
+            cr_assert_eq(prime_state_vector(v[e], all[e]), 0);
+            cr_assert_eq(prime_generate(v[e], PRIME_ENGINE_SIEVE, bits, got, sizeof(got)), (int)bits);
+            struct prime_stats st;
+            prime_state_stats(v[e], &st);
+            batches[e] += st.batches;
+            cr_assert_str_eq(got, want, "%s, seed %llu, %u bits", prime_vector_name(all[e]),
+                             (unsigned long long)seed, bits);
+        }
+    }
+    for (size_t e = 0; e < N_ALL; e++)
+        if (v[e]) {
+            cr_assert_gt(batches[e], SEEDS, "%s ran %llu batches", prime_vector_name(all[e]),
+                         (unsigned long long)batches[e]);
+            prime_state_destroy(v[e]);
+        }
+    prime_state_destroy(s);
+}
+
+#endif
+#ifndef PRIME_TEST_ENGINES
 /* The Lucas ladder on the vector unit (20 digits: 984-1035 bits) against
- * the scalar one (a second state with prime_state_vector(st, false)): primes
+ * the scalar one (a second state with prime_state_vector(st, PRIME_VECTOR_SCALAR)): primes
  * (s from 1 up: p = m 2^k - 1), products of two primes, squares, and the odd
  * numbers after each. */
 Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
 {
-    if (!prime_vector_supported())
+    if (!prime_vector_has(PRIME_VECTOR_IFMA))
         cr_skip_test("no AVX-512 IFMA on this CPU");
     struct prime_state *v = prime_state_create(6), *s = prime_state_create(6);
-    cr_assert_eq(prime_state_vector(s, false), 0);
+    cr_assert_eq(prime_state_vector(s, PRIME_VECTOR_SCALAR), 0);
     gmp_randstate_t rs;
     gmp_randinit_default(rs);
     gmp_randseed_ui(rs, 29);
@@ -854,3 +1019,146 @@ Test(prime, vector_lucas_agrees_with_the_scalar_ladder, .fini = fini)
     prime_state_destroy(v);
     prime_state_destroy(s);
 }
+
+#endif
+#ifndef PRIME_TEST_ENGINES
+/* ---- the AVX-512F and AVX2 kernels alone (lanes.h; x86-64 only) ---------- */
+#if defined(__x86_64__)
+
+/* Lane l of the d digits of w bits at a (stride lanes) = v, or into v. */
+static void lanes_put(uint64_t *a, unsigned lanes, unsigned l, unsigned d, unsigned w, const mpz_t v)
+{
+    mpz_t t;
+    mpz_init_set(t, v);
+    for (unsigned j = 0; j < d; j++) {
+        a[j * lanes + l] = mpz_getlimbn(t, 0) & ((1ull << w) - 1);
+        mpz_fdiv_q_2exp(t, t, w);
+    }
+    cr_assert_eq(mpz_sgn(t), 0, "a value wider than %u digits", d);
+    mpz_clear(t);
+}
+
+static void lanes_take(mpz_t v, const uint64_t *a, unsigned lanes, unsigned l, unsigned d, unsigned w)
+{
+    mpz_set_ui(v, 0);
+    for (unsigned j = d; j-- > 0;) {
+        cr_assert_leq(a[j * lanes + l], (1ull << w) - 1, "digit %u of lane %u not normalised", j, l);
+        mpz_mul_2exp(v, v, w);
+        mpz_add_ui(v, v, a[j * lanes + l]);
+    }
+}
+
+typedef void ladder_fn(struct lanes *v, size_t hi, size_t lo, int out);
+
+/* One kernel against mpz_powm: each lane its own odd modulus n (random, all
+ * ones, 2^k - 1 and 2^k + 1 at the digit edges (29 bits up to 1793, 28
+ * above), the largest a digit
+ * count allows: 16 n just under R), its own random exponent e of up to 200
+ * bits (the ladder over ebits bits, shorter exponents with zero bits on
+ * top) and a start x = 2^h R mod n (h < 64): after the ladder and the step
+ * out of Montgomery form, lane l holds 2^(h 2^ebits + e) mod n (or n for 0),
+ * digits normalised. The ladder runs in two pieces, as prime.c runs it. */
+static void kernel_agrees_with_mpz_powm(ladder_fn *ladder, unsigned lanes)
+{
+    static struct lanes v; /* ~28 KiB: off the stack */
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, 63);
+    mpz_t n[LANES_MAX], want, got, e, r;
+    for (unsigned l = 0; l < LANES_MAX; l++)
+        mpz_init(n[l]);
+    mpz_inits(want, got, e, r, NULL);
+    static const unsigned kbits[] = {64,   195,  196,  197,  202,  203,  231,  232,  1000,
+                                     1001, 1792, 1793, 1794, 1795, 2048, 2071, 2072, 4101};
+    unsigned checked = 0;
+    for (size_t si = 0; si < sizeof(kbits) / sizeof(kbits[0]); si++) {
+        unsigned bits = kbits[si], d = lanes_digits(bits), w = lanes_width(bits);
+        for (int round = 0; round < (bits > 2048 ? 2 : 6); round++) {
+            size_t ebits = 1 + (size_t)(round * 37 + bits) % 200;
+            unsigned long h[LANES_MAX];
+            memset(&v, 0, sizeof(v));
+            v.d = d;
+            v.w = w;
+            v.lanes = lanes;
+            for (unsigned l = 0; l < lanes; l++) {
+                switch ((round * lanes + l) % 5) {
+                case 0: /* 2^bits - 1: every digit all ones */
+                    mpz_set_ui(n[l], 0);
+                    mpz_setbit(n[l], bits);
+                    mpz_sub_ui(n[l], n[l], 1);
+                    break;
+                case 1: /* 2^(bits - 1) + 1 */
+                    mpz_set_ui(n[l], 1);
+                    mpz_setbit(n[l], bits - 1);
+                    break;
+                case 2: /* the largest n the digits allow: 16 n < R */
+                    mpz_set_ui(n[l], 0);
+                    mpz_setbit(n[l], (mp_bitcnt_t)w * d - 4);
+                    mpz_sub_ui(n[l], n[l], 1 + 2 * (unsigned long)l);
+                    break;
+                default: /* random, of `bits` bits */
+                    mpz_urandomb(n[l], rs, bits);
+                    mpz_setbit(n[l], bits - 1);
+                    mpz_setbit(n[l], 0);
+                }
+                mpz_t ninv, rw;
+                mpz_inits(ninv, rw, NULL);
+                mpz_set_ui(rw, 1);
+                mpz_mul_2exp(rw, rw, w);
+                cr_assert(mpz_invert(ninv, n[l], rw));
+                mpz_sub(ninv, rw, ninv);
+                v.k0[l] = mpz_get_ui(ninv) & ((1ull << w) - 1);
+                mpz_clears(ninv, rw, NULL);
+                lanes_put(v.n, lanes, l, d, w, n[l]);
+                h[l] = (unsigned long)(l * 13 + round) % 64;
+                mpz_set_ui(r, 1);
+                mpz_mul_2exp(r, r, h[l] + (unsigned long)w * d);
+                mpz_mod(r, r, n[l]);
+                lanes_put(v.x, lanes, l, d, w, r);
+            }
+            for (size_t i = 0; i < ebits; i++)
+                v.bit[i] = (uint8_t)gmp_urandomm_ui(rs, 1u << lanes);
+            size_t mid = ebits / 2;
+            ladder(&v, ebits, mid, 0);
+            ladder(&v, mid, 0, 0);
+            ladder(&v, 0, 0, 1);
+            for (unsigned l = 0; l < lanes; l++) {
+                mpz_set_ui(e, h[l]);
+                mpz_mul_2exp(e, e, ebits);
+                for (size_t i = 0; i < ebits; i++)
+                    if (v.bit[i] >> l & 1)
+                        mpz_setbit(e, i);
+                mpz_set_ui(r, 2);
+                mpz_powm(want, r, e, n[l]);
+                lanes_take(got, v.x, lanes, l, d, w);
+                cr_assert_leq(mpz_cmp(got, n[l]), 0, "lane %u, %u bits: the result above n", l, bits);
+                if (mpz_cmp(got, n[l]) == 0)
+                    mpz_set_ui(got, 0);
+                cr_assert_eq(mpz_cmp(got, want), 0, "lanes %u, lane %u, %u bits, exponent of %zu bits", lanes, l,
+                             bits, ebits);
+                checked++;
+            }
+        }
+    }
+    cr_assert_gt(checked, 100);
+    for (unsigned l = 0; l < LANES_MAX; l++)
+        mpz_clear(n[l]);
+    mpz_clears(want, got, e, r, NULL);
+    gmp_randclear(rs);
+}
+
+Test(prime, avx512_kernel_agrees_with_mpz_powm, .fini = fini)
+{
+    if (!prime_vector_has(PRIME_VECTOR_AVX512))
+        cr_skip_test("no AVX-512F on this CPU");
+    kernel_agrees_with_mpz_powm(lanes_ladder_avx512, 8);
+}
+
+Test(prime, avx2_kernel_agrees_with_mpz_powm, .fini = fini)
+{
+    if (!prime_vector_has(PRIME_VECTOR_AVX2))
+        cr_skip_test("no AVX2 on this CPU");
+    kernel_agrees_with_mpz_powm(lanes_ladder_avx2, 4);
+}
+#endif /* __x86_64__ */
+#endif

@@ -56,6 +56,8 @@ def parse(text, features=""):
     if not features:
         # the primed rows' notes say what the CPU has (primed --version's "prime vector" line)
         said = set(re.findall(r"\(this CPU (has|lacks) AVX-512 IFMA\)", text))
+        said |= {"has" if "ifma" in runs.split() else "lacks"
+                 for runs in re.findall(r"\(this CPU runs: ([a-z0-9 ]+)", text)}
         features = {"has": "AVX-512 IFMA", "lacks": "no AVX-512 IFMA"}[said.pop()] if len(said) == 1 else ""
     d = {"id": run_id(date), "date": date, "features": features}
     m = re.search(r"^Machine: (.*?); kernel (.*?); commit (\w+)\.", text, re.M)
