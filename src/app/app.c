@@ -353,7 +353,7 @@ static int app_init(struct worker *w)
                                   .catalog = w->id == 0 ? a->catalog : NULL, .io = &w->io,
                                   .now_ms = &w->pool.now_ms, .worker = w->id, .owner = (uint8_t)owner,
                                   .up = &a->pg_up, .timeout_ms = cfg->db_timeout_ms, .health = &a->pg_health,
-                                  .pooler_tx = cfg->db_pooler_tx};
+                                  .pooler_tx = cfg->db_pooler_tx, .host = a->pg_target};
         if (pgstore_create(&aw->pg, &po, w->init_why, sizeof(w->init_why)))
             return -EINVAL;
         aw->env.store_up = &a->pg_up;

@@ -60,6 +60,8 @@ struct app {
     char revision_hdr[160];     /* "K-Revision: ...\r\n" or "" */
     struct store *store;        /* the SQLite event store, owned; NULL without it (or with PostgreSQL) */
     const char *pg;             /* --db's PostgreSQL conninfo, or NULL: each worker connects (pgstore.h) */
+    struct url pg_url;          /* --db's host name, when one is looked up (pgstore_host) */
+    struct resolver_target *pg_target; /* in resolver, or NULL: libpq looks nothing up */
     _Atomic int pg_up;          /* workers whose PostgreSQL connection is ready */
     struct store_health pg_health; /* PostgreSQL's failures (SQLite's: store_health_of) */
     char store_name[256];       /* --db without its password, for the ready line and error bodies */

@@ -25,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
 #include "log.h"
 #include "slots.h"
@@ -145,6 +148,42 @@ bool pgstore_is_conninfo(const char *db)
 {
     return strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0 ||
            (strchr(db, '=') != NULL && db[0] != '/' && db[0] != '.');
+}
+
+/* A conninfo keyword's value, else the environment variable libpq reads
+ * for it, else NULL. */
+static const char *conn_word(const PQconninfoOption *o, const char *key, const char *env)
+{
+    for (; o && o->keyword; o++)
+        if (strcmp(o->keyword, key) == 0 && o->val && o->val[0])
+            return o->val;
+    const char *e = getenv(env);
+    return e && e[0] ? e : NULL;
+}
+
+int pgstore_host(const char *conninfo, struct url *out)
+{
+    PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+    if (!opts)
+        return -EINVAL;
+    const char *host = conn_word(opts, "host", "PGHOST");
+    const char *port = conn_word(opts, "port", "PGPORT");
+    unsigned char probe[sizeof(struct in6_addr)];
+    /* nothing to look up: a socket directory (or libpq's default one), an
+     * address, an address given (hostaddr), several hosts (libpq tries each) */
+    int r = host && host[0] != '/' && host[0] != '@' && !strchr(host, ',') && strlen(host) <= URL_HOST_MAX &&
+            !conn_word(opts, "hostaddr", "PGHOSTADDR") && inet_pton(AF_INET, host, probe) != 1 &&
+            inet_pton(AF_INET6, host, probe) != 1 && (!port || !strchr(port, ','));
+    if (r) {
+        memset(out, 0, sizeof(*out));
+        snprintf(out->host, sizeof(out->host), "%s", host);
+        snprintf(out->authority, sizeof(out->authority), "%s", host);
+        long n = port ? strtol(port, NULL, 10) : 5432;
+        out->port = (uint16_t)(n > 0 && n < 65536 ? n : 5432);
+        snprintf(out->path, sizeof(out->path), "/");
+    }
+    PQconninfoFree(opts);
+    return r;
 }
 
 void pgstore_redact(const char *db, char *out, size_t cap)
@@ -725,6 +764,8 @@ static void connect_step(struct pgstore *p)
         char why[200], state[6];
         const char *m = PQerrorMessage(p->conn);
         snprintf(why, sizeof(why), "cannot connect: %.*s", (int)strcspn(m, "\n"), m);
+        if (p->o.host)
+            resolver_stale(p->o.host); /* the address may have moved: look the name up again */
         disconnect(p, why, pgstore_error_kind(pgstore_connect_sqlstate(m, state), m, -ENOTCONN));
         break;
     }
@@ -747,9 +788,33 @@ static void start_connect(struct pgstore *p)
     snprintf(interval, sizeof(interval), "%u", b.interval_s);
     snprintf(count, sizeof(count), "%u", b.count);
     snprintf(user_to, sizeof(user_to), "%u", b.user_timeout_ms);
-    const char *const keys[] = {"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
-                                "tcp_user_timeout", "dbname", NULL};
-    const char *const vals[] = {"1", idle, interval, count, user_to, p->conninfo, NULL};
+    /* the host's address from the resolver thread: libpq connects to
+     * hostaddr and keeps the name for authentication and TLS, so the worker
+     * never waits on DNS (a dead resolver would stall /healthz with it) */
+    char addr[NI_MAXHOST] = "";
+    if (p->o.host) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+        if (!resolver_get(p->o.host, &ss, &len) ||
+            getnameinfo((struct sockaddr *)&ss, len, addr, sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0) {
+            char why[128], msg[256];
+            resolver_why(p->o.host, why, sizeof(why));
+            snprintf(msg, sizeof(msg), "cannot connect: %.100s not resolved (%.80s)", p->o.host->url->host, why);
+            disconnect(p, msg, -ENXIO);
+            return;
+        }
+    }
+    const char *keys[8] = {"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                           "tcp_user_timeout"};
+    const char *vals[8] = {"1", idle, interval, count, user_to};
+    int n = 5;
+    if (addr[0]) {
+        keys[n] = "hostaddr";
+        vals[n++] = addr;
+    }
+    keys[n] = "dbname"; /* --db, expanded: its words win over the ones above */
+    vals[n++] = p->conninfo;
+    keys[n] = vals[n] = NULL;
     p->conn = PQconnectStartParams(keys, vals, 1);
     if (!p->conn || PQstatus(p->conn) == CONNECTION_BAD) {
         const char *m = p->conn ? PQerrorMessage(p->conn) : "out of memory";

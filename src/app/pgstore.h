@@ -37,7 +37,9 @@
 
 #include "catalog.h"
 #include "io.h"
+#include "resolver.h"
 #include "store.h"
+#include "url.h"
 
 #define PGSTORE_BATCH_MAX    512  /* events in one transaction */
 #define PGSTORE_QUEUE_MAX    8192 /* events waiting per worker before submits refuse (-EAGAIN) */
@@ -59,7 +61,18 @@ struct pgstore_opts {
     _Atomic int *up;               /* counts the process's connected stores (not owned), or NULL */
     unsigned timeout_ms;           /* --db-timeout: a connect, set-up or batch in flight longer is dropped */
     struct store_health *health;   /* the process's (not owned; last_err written), or NULL */
+    /* the database host's name, looked up by the resolver thread (pgstore_host): each connect
+     * hands libpq the address (hostaddr), so no getaddrinfo runs on the worker; NULL: libpq
+     * needs no lookup (a numeric address, a socket directory) or the conninfo names several hosts */
+    struct resolver_target *host;
 };
+
+/* Whether conninfo names one database host by a DNS name, with no hostaddr:
+ * then out->host and out->port (5432 unless given) are set and the caller
+ * has the name resolved off the workers (pgstore_opts.host). Returns 1, 0
+ * (nothing to resolve), or -EINVAL (it does not parse). After
+ * pgstore_load(). */
+int pgstore_host(const char *conninfo, struct url *out);
 
 /* Loads libpq (libpq.so.5, with dlopen: primed does not link it). Once,
  * before the workers start. Returns 0, or -EINVAL with a one-line reason. */

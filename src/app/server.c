@@ -197,6 +197,10 @@ static void open_store(struct server *s)
         if (pgstore_load(perr, sizeof(perr)))
             die(1, "--db %s: %s", a->store_name, perr);
         a->pg = cfg->db;
+        /* its host's name is looked up on the resolver thread, never on a
+         * worker (libpq would, in each connect); not at start-up either */
+        if (pgstore_host(cfg->db, &a->pg_url) == 1 && !(a->pg_target = resolver_add_later(&a->resolver, &a->pg_url)))
+            die(1, "--db %s: no resolver slot left for its host", a->store_name);
         return;
     }
 #else
@@ -260,9 +264,9 @@ static void app_start(struct server *s)
             log_msg("cannot resolve %s (%s): calls to it fail with 502 until it resolves; retrying every %d ms",
                     t->url->host, t->err, RESOLVER_RETRY_MS);
     }
+    open_store(s);
     if (resolver_start(&a->resolver))
         die(1, "cannot start the resolver thread");
-    open_store(s);
     /* the products: the built-in set or --catalog's, through the store's
      * tables when it is built in (what is served is what they hold) */
     a->catalog = calloc(1, sizeof(*a->catalog));

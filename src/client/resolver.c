@@ -32,6 +32,7 @@ static void lookup(struct resolver_target *t)
     snprintf(port, sizeof(port), "%u", t->url->port);
     int rc = getaddrinfo(t->url->host, port, &hints, &res);
     pthread_mutex_lock(&t->mu);
+    t->looked = true;
     if (rc == 0 && res && res->ai_addrlen <= sizeof(t->addr)) {
         memcpy(&t->addr, res->ai_addr, res->ai_addrlen);
         t->len = res->ai_addrlen;
@@ -56,6 +57,17 @@ struct resolver_target *resolver_add(struct resolver *r, const struct url *url)
     return t;
 }
 
+struct resolver_target *resolver_add_later(struct resolver *r, const struct url *url)
+{
+    if (r->n >= RESOLVER_MAX)
+        return NULL;
+    struct resolver_target *t = &r->targets[r->n++];
+    t->url = url;
+    pthread_mutex_init(&t->mu, NULL);
+    snprintf(t->err, sizeof(t->err), "not looked up yet");
+    return t;
+}
+
 static void *resolver_main(void *arg)
 {
     struct resolver *r = arg;
@@ -63,7 +75,8 @@ static void *resolver_main(void *arg)
     uint64_t now = clock_mono_ms();
     for (unsigned i = 0; i < r->n; i++) {
         last[i] = now;
-        next[i] = now + (r->targets[i].resolved ? RESOLVER_REFRESH_MS : RESOLVER_RETRY_MS);
+        const struct resolver_target *t = &r->targets[i];
+        next[i] = t->resolved ? now + RESOLVER_REFRESH_MS : t->looked ? now + RESOLVER_RETRY_MS : now;
     }
     pthread_mutex_lock(&r->mu);
     while (!r->stop) {
@@ -131,6 +144,13 @@ bool resolver_get(struct resolver_target *t, struct sockaddr_storage *out, sockl
     }
     pthread_mutex_unlock(&t->mu);
     return ok;
+}
+
+void resolver_why(struct resolver_target *t, char *out, size_t cap)
+{
+    pthread_mutex_lock(&t->mu);
+    snprintf(out, cap, "%s", t->resolved ? "" : t->err);
+    pthread_mutex_unlock(&t->mu);
 }
 
 void resolver_stale(struct resolver_target *t)

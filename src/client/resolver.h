@@ -17,7 +17,7 @@
 
 #include "url.h"
 
-#define RESOLVER_MAX        4
+#define RESOLVER_MAX        5 /* callme, the collector, catalog, inventory, the database */
 #define RESOLVER_RETRY_MS   1000  /* an unresolved or stale name: tried again after this */
 #define RESOLVER_REFRESH_MS 30000 /* a resolved one: looked up again after this */
 
@@ -28,6 +28,7 @@ struct resolver_target {
     socklen_t len;
     bool resolved;
     char err[128];      /* why the last lookup failed, "" when it did not */
+    bool looked;        /* a lookup ran (resolver_add_later's: not yet) */
     _Atomic bool stale; /* set by a worker, cleared by the resolver thread */
 };
 
@@ -47,6 +48,9 @@ void resolver_init(struct resolver *r);
  * while fewer than RESOLVER_MAX were added, else NULL); resolved or not,
  * its err says. */
 struct resolver_target *resolver_add(struct resolver *r, const struct url *url);
+/* Adds url without looking it up: the resolver thread does, on its first
+ * pass (start-up never waits on this name's DNS). Same returns. */
+struct resolver_target *resolver_add_later(struct resolver *r, const struct url *url);
 /* Starts the thread that keeps the targets fresh. Returns 0 or -errno. */
 int resolver_start(struct resolver *r);
 /* Stops and joins it, destroys the targets. */
@@ -55,6 +59,8 @@ void resolver_fini(struct resolver *r);
 /* Copies the target's address and port into *out. Returns false when the
  * name is not resolved (yet). */
 bool resolver_get(struct resolver_target *t, struct sockaddr_storage *out, socklen_t *len);
+/* Why the target is not resolved ("" once it is), into out (cap bytes). */
+void resolver_why(struct resolver_target *t, char *out, size_t cap);
 /* Asks for a new lookup soon (a connect to the address failed). */
 void resolver_stale(struct resolver_target *t);
 
