@@ -232,7 +232,8 @@ def service_of(a):
                         stable_window_s=a.stable_window, panic_window_pct=a.panic_window_pct,
                         panic_threshold=a.panic_threshold_pct / 100.0, max_scale_up_rate=a.max_scale_up_rate,
                         max_scale_down_rate=a.max_scale_down_rate, scale_down_delay_s=a.scale_down_delay,
-                        scale_to_zero_grace_s=a.scale_to_zero_grace, activation_scale=a.activation_scale)
+                        scale_to_zero_grace_s=a.scale_to_zero_grace, activation_scale=a.activation_scale,
+                        queue_proxy_cpu_ms=a.queue_proxy_cpu_ms)
 
 
 def load_of(a):
@@ -654,6 +655,8 @@ def add_model_args(ap):
     g.add_argument("--scale-down-delay", type=duration, default=d["scale_down_delay_s"])
     g.add_argument("--scale-to-zero-grace", type=duration, default=d["scale_to_zero_grace_period_s"])
     g.add_argument("--activation-scale", type=int, default=1)
+    g.add_argument("--queue-proxy-cpu-ms", type=float, default=0.0,
+                   help="queue-proxy's CPU per request, ms of one core, added to each request's work (default 0)")
     g = ap.add_argument_group("the load")
     g.add_argument("--stage", type=duration, default=120.0, help="each k6 stage's length (default 2m, as primed.js)")
     g.add_argument("--think", type=duration, default=0.0, help="users' mean think time (default 0, as primed.js)")

@@ -169,7 +169,8 @@ WHY = {
                 "stays at the first stage's and the wait grows with the users",
     "latency": "the same cause: with the rate held at the first stage's, Little's law gives each user's request "
                "the users / rate, longer than the seed's",
-    "failures": "the model answers every request (the queues are unbounded, nothing times out); the seed's "
+    "failures": "the model refuses a request only past a full queue (queue-proxy's 10 x containerConcurrency, "
+                "the activator's 10000), which 200 users never fill, and nothing times out; the seed's "
                 "failures are errors the model has no cause for",
     "scale-out": "in the model every user's request is inside a pod, so both JVMs show the sidecar the same "
                  "concurrency and cross the target at the same moment (with one pod, Knative panics as soon as "
