@@ -221,6 +221,7 @@ class Sim:
         self.work = target.sampler(self.rng)
         self.events, self.seq, self.now = [], 0, 0.0
         self.pods, self.next_pid = [], 0
+        self._ready = None                    # the ready pods in pod order; None: to be listed again
         self.queue = deque()                  # the activator's buffer
         self.reqs = []
         self.spec = service.decider_spec()
@@ -300,14 +301,14 @@ class Sim:
         r.work = r.rem = self.work() + self.sv.queue_proxy_cpu_ms / 1e3
         self.reqs.append(r)
         self.in_system += 1
-        if not any(p.state == "ready" for p in self.pods):
+        if not self.ready():
             r.cold = True
             if not self.live() and not self.poked:
                 # at zero the activator reports its first request at once and the autoscaler
                 # decides without waiting for its tick (the multiscaler's poke)
                 self.poked = True
                 self.at(self.now, "poke")
-        ready = [p for p in self.pods if p.state == "ready"]
+        ready = self.ready()
         if self.activator_in_path or not ready:
             p = None if self.queue else self.pick()     # first come, first served
             if p is not None:
@@ -362,7 +363,7 @@ class Sim:
         one chosen to the next with a free slot; or (no cap) the less loaded of two drawn at
         random. None when no ready pod has a free slot. A pod's load is what the activator
         sent it and is not yet answered (in its slots or queue-proxy's queue)."""
-        ready = [p for p in self.pods if p.state == "ready"]
+        ready = self.ready()
         if not ready:
             return None
         if self.policy == "p2c":
@@ -463,6 +464,7 @@ class Sim:
         self.pods.append(p)
         if ready_now:
             p.state = "ready"
+            self._ready = None
         else:
             self.at(p.ready_at, "ready", p)
 
@@ -474,7 +476,14 @@ class Sim:
         if p.state != "starting":
             return
         p.state, p.became_ready = "ready", True
+        self._ready = None
         self.refill(p)
+
+    def ready(self):
+        """The ready pods, in pod order (listed again only after a pod became or stopped being ready)."""
+        if self._ready is None:
+            self._ready = [p for p in self.pods if p.state == "ready"]
+        return self._ready
 
     def live(self):
         return [p for p in self.pods if p.state in ("starting", "ready")]
@@ -491,6 +500,7 @@ class Sim:
                     p.state, p.ended = "gone", max(self.now, p.created)
                 else:
                     p.state = "draining"
+                    self._ready = None
                     if not p.inflight and not p.qp_queue:
                         p.state, p.ended = "gone", self.now
 
@@ -554,14 +564,17 @@ def pct(sorted_xs, q):
     return sorted_xs[k]
 
 
-def summarize(sim, bucket_s=10.0):
-    """The figures of one run: overall, per latency bucket (by arrival) and per second."""
-    done = [r for r in sim.reqs if r.end is not None and r.status == 200]
+def summarize(sim, bucket_s=10.0, since=0.0):
+    """The figures of one run: overall, per latency bucket (by arrival) and per second. since:
+    count only what arrived, started and was billed from then on (a warm-up left out)."""
+    reqs = [r for r in sim.reqs if r.t >= since] if since else sim.reqs
+    done = [r for r in reqs if r.end is not None and r.status == 200]
+    refused = sum(1 for r in reqs if r.status == 503)
     lat = sorted(r.end - r.t for r in done)
     cold = sorted(r.start - r.t for r in done if r.cold)
     buf = sorted(r.start - r.t for r in done if r.buffered)
-    pod_s = sum((p.ended if p.ended is not None else sim.end) - p.created for p in sim.pods
-                if (p.ended if p.ended is not None else sim.end) > p.created)
+    pod_s = sum((p.ended if p.ended is not None else sim.end) - max(p.created, since) for p in sim.pods
+                if (p.ended if p.ended is not None else sim.end) > max(p.created, since))
     series = []
     if done:
         by = {}
@@ -573,8 +586,8 @@ def summarize(sim, bucket_s=10.0):
     decs = sim.decisions
     return {
         "target": sim.tg.name,
-        "requests": len(sim.reqs), "answered": len(done), "errors_503": sim.rejected,
-        "lost": len(sim.reqs) - len(done) - sim.rejected,
+        "requests": len(reqs), "answered": len(done), "errors_503": refused,
+        "lost": len(reqs) - len(done) - refused,
         "duration_s": sim.load.duration,
         # answered within the load's duration, per second of it (as wrk and openloop count)
         "throughput_rps": sum(1 for r in done if r.end <= sim.load.duration) / max(sim.load.duration, 1e-9),
@@ -583,7 +596,7 @@ def summarize(sim, bucket_s=10.0):
         "mean_ms": 1e3 * sum(lat) / len(lat) if lat else None,
         "max_pods": max([len(sim.live())] + [d["applied"] for d in decs]) if decs else len(sim.live()),
         "max_ready": max([t[1] for t in sim.timeline] or [0]),
-        "pod_starts": sum(1 for p in sim.pods if p.cold and p.became_ready),
+        "pod_starts": sum(1 for p in sim.pods if p.cold and p.became_ready and p.ready_at >= since),
         "pods_created": sum(1 for p in sim.pods if p.cold),
         "cold_requests": len(cold),
         "cold_wait_p50_ms": 1e3 * pct(cold, 50) if cold else None,
