@@ -38,6 +38,7 @@ import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/prim
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import kpa  # noqa: E402
 from primedlab import ksim  # noqa: E402
+from primedlab import ksweep  # noqa: E402
 
 PUBLISHED = os.path.join(HERE, "ksim", "published.json")
 
@@ -170,12 +171,43 @@ def inputs_from_lab_page(path):
             if sizes:
                 t["image_mib"] = round(sum(float(v) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[u] for v, u in sizes), 1)
         tg.append(t)
+    scalar = scalar_class(tg, text)
+    if scalar:
+        tg.append(scalar)
     return {"source": "%s ('primed comparison lab: %s %s:%s UTC'%s): RPS (best /example req/s, 1 worker on "
                       "1 CPU), BOOT UP (first /healthz 200, median of 10), first /example median, sieve median/mean "
                       "%s/%s us" % (os.path.relpath(path, os.path.dirname(HERE)), m.group(1), m.group(2), m.group(3),
                                     ", commit " + commit_m.group(1) if commit_m else "", sieve.group(1), sieve.group(2)),
             "run": run, "fields": INPUT_FIELDS, "excluded": {"nginx": "serves a fixed body on /example, no prime: not the same work"},
             "targets": tg}
+
+
+# The CPU classes the manifests answer for: the image the manifests deploy, measured with the
+# eight-lane engine (a CPU with AVX-512 IFMA), and the same image on a CPU without it: the scalar
+# engine's service times (the lab's primed-scalar row) with the image's start-up and size.
+IFMA, SCALAR = "ctr-static", "ctr-static-scalar"
+CLASSES = ksweep.CLASS_LABELS
+
+
+def scalar_class(targets, text):
+    """The scalar class's target (SCALAR) from a lab page's rows: primed-scalar's capacity, its
+    median/mean from the physical-limit line's scalar engine, ctr-static's start-up and image;
+    None when the page lacks either row."""
+    by = {t["name"]: t for t in targets}
+    if "primed-scalar" not in by or IFMA not in by:
+        return None
+    sc, im = by["primed-scalar"], by[IFMA]
+    m = re.search(r"scalar: median ([0-9.]+), mean ([0-9.]+)", text)
+    ratio = float(m.group(1)) / float(m.group(2)) if m else sc["service_ms_median"] / sc["service_ms_mean"]
+    t = dict(im)
+    t.update({"name": SCALAR, "capacity_rps_1cpu": sc["capacity_rps_1cpu"], "service_ms_mean": sc["service_ms_mean"],
+              "service_ms_median": round(sc["service_ms_mean"] * ratio, 3),
+              "note": "%s's image and start-up, primed-scalar's service time (the scalar engine's median/mean): "
+                      "the image on a CPU without AVX-512 IFMA" % IFMA})
+    t.pop("first_answer_ms", None)
+    if "first_answer_ms" in im and "first_answer_ms" in sc:
+        t["first_answer_ms"] = round(im["startup_ms"] + max(0.0, sc["first_answer_ms"] - sc["startup_ms"]), 3)
+    return t
 
 
 INPUT_FIELDS = {
@@ -232,7 +264,8 @@ def service_of(a):
                         stable_window_s=a.stable_window, panic_window_pct=a.panic_window_pct,
                         panic_threshold=a.panic_threshold_pct / 100.0, max_scale_up_rate=a.max_scale_up_rate,
                         max_scale_down_rate=a.max_scale_down_rate, scale_down_delay_s=a.scale_down_delay,
-                        scale_to_zero_grace_s=a.scale_to_zero_grace, activation_scale=a.activation_scale)
+                        scale_to_zero_grace_s=a.scale_to_zero_grace, activation_scale=a.activation_scale,
+                        queue_proxy_cpu_ms=a.queue_proxy_cpu_ms)
 
 
 def load_of(a):
@@ -301,15 +334,17 @@ def table(rows, sv, load_desc, doc_source, seed):
              sv.initial_scale, sv.pod_cpus, sv.scheduling_delay_s, sv.stable_window_s, sv.panic_window_pct,
              100 * sv.panic_threshold, sv.max_scale_up_rate, sv.max_scale_down_rate, sv.scale_down_delay_s,
              sv.target_burst_capacity, seed), "",
-         "| target | requests | answered req/s | p50 ms | p95 ms | p99 ms | max pods | pod starts | cold-start requests "
+         "| target | requests | answered req/s | 503s | p50 ms | p95 ms | p99 ms | max pods | pod starts | cold-start requests "
          "| cold wait p50 ms | cold wait max ms | activator-buffered | buffered wait p95 ms | CPU-s billed |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        L.append("| %s | %d | %.1f | %s | %s | %s | %d | %d | %d | %s | %s | %d | %s | %.0f |" % (
-            r["target"], r["requests"], r["throughput_rps"], fmt(r["p50_ms"]), fmt(r["p95_ms"]), fmt(r["p99_ms"]),
+        L.append("| %s | %d | %.1f | %d | %s | %s | %s | %d | %d | %d | %s | %s | %d | %s | %.0f |" % (
+            r["target"], r["requests"], r["throughput_rps"], r["errors_503"], fmt(r["p50_ms"]), fmt(r["p95_ms"]),
+            fmt(r["p99_ms"]),
             r["max_ready"], r["pod_starts"], r["cold_requests"], fmt(r["cold_wait_p50_ms"]),
             fmt(r["cold_wait_max_ms"]), r["buffered_requests"], fmt(r["buffered_wait_p95_ms"]), r["cpu_seconds"]))
-    L += ["", "max pods: most ready pods at once; pod starts: pods the autoscaler started that became ready; "
+    L += ["", "503s: refused by a full queue (queue-proxy's 10 x containerConcurrency, the activator's 10000); "
+          "max pods: most ready pods at once; pod starts: pods the autoscaler started that became ready; "
           "cold-start requests: arrived while no pod was ready (their wait is the cold wait); activator-buffered: "
           "waited for a free containerConcurrency slot in the activator; CPU-s billed: pod-seconds (scheduled to "
           "stopped) x CPUs a pod. A model's output, not a measurement: docs/autoscaling.md says what it assumes."]
@@ -397,36 +432,50 @@ def ints(s):
         raise argparse.ArgumentTypeError("comma-separated whole numbers: %r" % s)
 
 
+def floats(s):
+    try:
+        return [float(x) for x in s.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("comma-separated numbers: %r" % s)
+
+
 def cmd_sweep(a):
     from primedlab import ksweep
     doc = read_inputs(a.inputs)
-    if a.jobs < 1 or a.stage <= 0:
-        sys.exit("knative-sim sweep: --jobs must be at least 1 and --stage longer than 0")
-    if any(x < 1 for x in (a.grid_targets or [])) or any(x < 0 for x in (a.grid_cc or [])):
-        sys.exit("knative-sim sweep: targets are at least 1, containerConcurrency at least 0")
-    names = a.images or (list(ksweep.IMAGES) + ksweep.jvm_rows([t["name"] for t in doc["targets"]]))
+    if a.jobs < 1:
+        sys.exit("knative-sim sweep: --jobs must be at least 1")
+    names = a.classes or list(ksweep.CLASSES)
     targets = sorted(targets_of(doc, names), key=lambda t: names.index(t.name))
-    pairs = ksweep.grid(a.grid_targets or ksweep.TARGETS, a.grid_cc or ksweep.CONCURRENCIES)
-    n = [0]
+    cpus = a.pod_cpus or ksweep.POD_CPUS
+    factors, utils = a.target_factors or ksweep.TARGET_FACTORS, a.utilizations or ksweep.UTILIZATIONS
+    if any(x <= 0 for x in factors) or any(not 0 < x <= 1 for x in utils) or any(x < 1 for x in cpus):
+        sys.exit("knative-sim sweep: target factors > 0, utilisations in (0, 1], pod CPUs at least 1")
+    scenarios = ksweep.SCENARIOS
+    if a.scenarios:
+        bad = set(a.scenarios) - set(ksweep.SCENARIOS)
+        if bad:
+            sys.exit("knative-sim sweep: no scenario %s (%s)" % (", ".join(sorted(bad)), ", ".join(ksweep.SCENARIOS)))
+        scenarios = {k: v for k, v in ksweep.SCENARIOS.items() if k in a.scenarios}
+
+    def grid_of(n):
+        return ksweep.grid(n, factors, utils, a.caps)
+    total = sum(len(grid_of(n)) for n in cpus) * len(targets)
+    done = [0]
 
     def progress(r):
-        n[0] += 1
+        done[0] += 1
         if a.verbose:
-            print("knative-sim sweep: %d/%d %s %s target %d cc %d: p95 %.1f ms, %.0f CPU-s" % (
-                n[0], total, r["image"], r["load"], r["target"], r["cc"], r["p95_ms"], r["cpu_seconds"]),
-                file=sys.stderr, flush=True)
-    loads = ksweep.LOADS
-    if a.loads:
-        bad = set(a.loads) - set(ksweep.LOADS)
-        if bad:
-            sys.exit("knative-sim sweep: no load %s (%s)" % (", ".join(sorted(bad)), ", ".join(ksweep.LOADS)))
-        loads = {k: v for k, v in ksweep.LOADS.items() if k in a.loads}
-    total = len(targets) * len(pairs) * len(loads)
-    rows = ksweep.sweep(targets, pairs, loads=loads, stage_s=a.stage, seed=a.seed, jobs=a.jobs, progress=progress)
-    out = {"run": doc.get("run", "?"), "inputs": doc.get("source", "?"), "seed": a.seed, "stage_s": a.stage,
-           "loads": loads, "service": ksweep.base_service().__dict__,
-           "grid": {"targets": sorted({p[0] for p in pairs}), "container_concurrency": sorted({p[1] for p in pairs})},
-           "images": [t.name for t in targets], "rows": rows}
+            print("knative-sim sweep: %d/%d %s %d CPU target %g util %g cc %d: %s, %s per million" % (
+                done[0], total, r["class"], r["pod_cpus"], r["target"], r["util"], r["cc"],
+                "failed " + r["failed"] if r["failed"] else "passed", r["cost_per_million"]), file=sys.stderr, flush=True)
+    rows = ksweep.sweep(targets, cpus, grid_of, seed=a.seed, slo_ms=a.slo_ms, scenarios=scenarios, jobs=a.jobs,
+                        progress=progress)
+    out = {"run": doc.get("run", "?"), "inputs": doc.get("source", "?"), "seed": a.seed, "slo_ms": a.slo_ms,
+           "scenarios": scenarios, "warmup_s": ksweep.WARMUP_S, "steady_s": ksweep.STEADY_S,
+           "max_scale": ksweep.MAX_SCALE, "classes": [t.name for t in targets], "pod_cpus": cpus,
+           "grid": {"target_factors": factors, "utilizations": utils,
+                    "caps": {str(n): a.caps or ksweep.caps_for(n) for n in cpus}},
+           "rows": rows}
     text = json.dumps(out, indent=1, sort_keys=True) + "\n"
     if a.out:
         with open(a.out, "w") as f:
@@ -476,17 +525,27 @@ def cmd_seed000(a):
     return 0
 
 
+def settings_text(st):
+    from primedlab import kmanifest
+    return "target %s, %d %%, containerConcurrency %d, scale 0..%d, %d CPU%s a pod" % (
+        kmanifest.num(st["target"]), round(100 * st["util"]), st["cc"], st["max_scale"], st["cpus"],
+        "s" if st["cpus"] > 1 else "")
+
+
 def cmd_cold(a):
     from primedlab import kcold
     from primedlab import ksweep
     doc = read_inputs(a.inputs)
-    names = a.images or (list(ksweep.IMAGES) + ksweep.jvm_rows([t["name"] for t in doc["targets"]]))
+    from primedlab import kmanifest
+    names = a.images or (list(ksweep.CLASSES) + [t["name"] for t in doc["targets"] if t["name"].startswith("java")])
     targets = sorted(targets_of(doc, names, start_parts=True), key=lambda t: names.index(t.name))
-    recs = {}
-    if os.path.exists(SWEEP):
-        recs = recommendations(load_sweep(SWEEP), 250.0)
+    # the classes run with what their manifest carries: the base (scalar), the IFMA overlay
+    have = kmanifest.carried(os.path.dirname(HERE))
+    recs = {kmanifest.SCALAR: have[kmanifest.BASE], kmanifest.IFMA: have.get(kmanifest.IFMA_OVERLAY, have[kmanifest.BASE])}
     res = [(t.name, kcold.scenarios(t, seed=a.seed, pull_mib_s=a.pull_mib_s, settings={
-        "target": recs[t.name]["target"], "container_concurrency": recs[t.name]["cc"]} if t.name in recs else None))
+        "target": recs[t.name]["target"], "container_concurrency": recs[t.name]["cc"],
+        "utilization": recs[t.name]["util"], "pod_cpus": recs[t.name]["cpus"],
+        "max_scale": recs[t.name]["max_scale"]} if t.name in recs else None))
         for t in targets]
     run = doc.get("run", "?")
     parts = kcold.parts_table(targets, pull_mib_s=a.pull_mib_s)
@@ -495,11 +554,14 @@ def cmd_cold(a):
     note = ("Inputs: the lab run %s (process start, first answer, image size: for the containers their "
             "image and a `podman run` to the first /healthz 200; the JVM rows were measured without a "
             "container, so theirs is an exec and the JDK with the program); scheduling is the model's "
-            "default, the first pull assumes %g MiB/s. Each image's Service: %s; scale 0..10, 2 CPUs a pod. "
+            "default, the first pull assumes %g MiB/s. Each image's Service: %s. "
             "Requests at %g req/s (Poisson, seed %d) for 60 s from zero pods; after idle: 30 s of them, %g s of "
             "nothing, 30 s again. A model's output.\n" % (
-                run, a.pull_mib_s, "its recommended target and containerConcurrency (the sweep, objective 250 ms)"
-                if recs else "knative/base/service.yaml's target and containerConcurrency", kcold.RATE, a.seed,
+                run, a.pull_mib_s, "for %s, knative/base/service.yaml's settings (%s); for %s, the IFMA overlay's (%s); "
+                "for the JVM rows, Knative's defaults with the base's shape before the sweep (target 11, "
+                "containerConcurrency 16, 100 %%, scale 0..10, 2 CPUs)" % (
+                    kmanifest.SCALAR, settings_text(recs[kmanifest.SCALAR]), kmanifest.IFMA,
+                    settings_text(recs[kmanifest.IFMA])), kcold.RATE, a.seed,
                 kcold.IDLE_S))
     whole = ("### The parts of a cold start\n\n" + parts + "\n### Requests that waited for one\n\n" + from_zero +
              "\n### A burst past the panic threshold\n\nOne ready pod at 30 % of its capacity for 30 s, 4 times "
@@ -525,40 +587,68 @@ def load_sweep(path):
             path or SWEEP, e))
 
 
-def recommendations(sw, slo_ms):
+def answers(sw, slo_ms):
+    """{(class, pod CPUs): row or None} of a sweep, or exit when a winner lies on the grid's edge."""
     from primedlab import ksweep
-    return {im: ksweep.recommend(sw["rows"], im, slo_ms)[0] for im in sw["images"]}
+    try:
+        return ksweep.answers_or_none(sw, slo_ms)
+    except ksweep.EdgeError as e:
+        sys.exit("knative-sim: %s" % e)
 
 
-def sweep_chart(sw, outdir, slo_ms):
-    """sweep.png: per image, the settings no other beats on both p95 and CPU-seconds (users who never
-    pause), p95 against CPU-seconds billed; the objective as a vertical line."""
-    from primedlab import ksweep
+def manifest_settings(sw, slo_ms):
+    """What the manifests must carry: kmanifest.wanted() of the sweep's answers."""
+    from primedlab import kmanifest
+    ans = answers(sw, slo_ms)
+    if all(ans.get((kmanifest.SCALAR, n)) is None for n in sw["pod_cpus"]):
+        sys.exit("knative-sim: no pod size has an answer for the scalar class: nothing safe to ship")
+    return kmanifest.wanted(ans, sw["max_scale"]), ans
+
+
+CHART_RPS, CHART_S = 1500.0, 240.0     # the answer chart's load: Poisson, as the issue that asked for it ran
+OLD = {"target": 100.0, "util": 1.0, "cc": 100, "cpus": 2, "max_scale": 10}   # the manifests' before the arrivals sweep
+
+
+def answer_chart(doc, outdir, want, seed=1):
+    """pods-answer.png: CPUs held (ready pods x pod CPUs) and p95 per 10 s of ctr-static at
+    CHART_RPS for CHART_S, with the settings the manifests carried before (OLD) and the IFMA
+    overlay's answer; None without gnuplot."""
+    from primedlab import kmanifest
     if not shutil.which("gnuplot"):
         print("knative-sim: gnuplot not installed (profiles/deps @bench): no chart", file=sys.stderr)
         return None
-    os.makedirs(outdir, exist_ok=True)
     import tempfile
-    tmp = tempfile.mkdtemp(prefix="ksweep-")
-    plots = []
-    for i, im in enumerate(sw["images"]):
-        f = os.path.join(tmp, "%d.tsv" % i)
-        with open(f, "w") as out:
-            for r in ksweep.pareto(sw["rows"], im):
-                out.write("%g\t%g\t%d/%d\n" % (r["p95_ms"], r["cpu_seconds"], r["target"], r["cc"]))
-        plots.append('"%s" using 1:2 with linespoints lw 2 pt 7 ps 0.7 lc rgb "%s" title "%s"' % (f, color(i), im))
-    png = os.path.join(outdir, "sweep.png")
-    gp = ['set terminal pngcairo size 1000,650 font "DejaVu Sans,10" noenhanced',
-          'set output "%s"' % png,
-          'set title "CPU-seconds billed against p95, the best settings per image (target/containerConcurrency '
-          'labelled on one)\\nusers who never pause (the seed\'s k6 stages), model; inputs: lab run %s, '
-          'seed %d"' % (sw["run"], sw["seed"]),
-          'set key outside right', 'set grid', 'set logscale x', 'set xlabel "p95 latency (ms)"',
-          'set ylabel "CPU-seconds billed (pods x 2 CPUs)"', 'set yrange [0:*]',
-          'set arrow from %g, graph 0 to %g, graph 1 nohead dt 2 lc rgb "#888888"' % (slo_ms, slo_ms),
-          'set label "objective %g ms" at %g, graph 0.5 offset 0.5,0 tc rgb "#555555"' % (slo_ms, slo_ms),
-          'plot ' + ", ".join(plots) + ', "%s" using 1:2:3 with labels offset 0,1 font ",8" notitle' % (
-              os.path.join(tmp, "%d.tsv" % next((i for i, im in enumerate(sw["images"]) if im.startswith("ctr-")), 0)))]
+    tmp = tempfile.mkdtemp(prefix="kanswer-")
+    tg = targets_of(doc, [IFMA])[0]
+    w = want[kmanifest.IFMA_OVERLAY]
+    runs = [("target 100, cc 100, 100 %, 2 CPUs (before)", OLD),
+            ("target %s, cc %d, %d %%, %d CPUs (the IFMA answer)" % (kmanifest.num(w["target"]), w["cc"],
+                                                                    round(100 * w["util"]), w["cpus"]), w)]
+    plots_p, plots_l = [], []
+    for i, (label, st) in enumerate(runs):
+        sv = ksim.Service(container_concurrency=st["cc"], target=st["target"], utilization=st["util"],
+                          max_scale=st["max_scale"], pod_cpus=st["cpus"])
+        sim = ksim.Sim(tg, sv, ksim.Load(segments=[(CHART_S, CHART_RPS)]), seed=seed).run()
+        r = ksim.summarize(sim)
+        fp, fl = os.path.join(tmp, "p%d.tsv" % i), os.path.join(tmp, "l%d.tsv" % i)
+        with open(fp, "w") as f:
+            for t, ready, *_ in sim.timeline:
+                f.write("%g\t%d\n" % (t, ready * st["cpus"]))
+        with open(fl, "w") as f:
+            for t, n, p50, p95, p99 in r["latency_series"]:
+                f.write("%g\t%.2f\n" % (t, 1e3 * p95))
+        label += ": p95 %.0f ms, %d pod starts" % (r["p95_ms"], r["pod_starts"])
+        plots_p.append('"%s" using 1:2 with steps lw 2 lc rgb "%s" title "%s"' % (fp, color(i), label))
+        plots_l.append('"%s" using 1:2 with linespoints lw 2 pt 7 ps 0.5 lc rgb "%s" title "%s"' % (fl, color(i), label))
+    os.makedirs(outdir, exist_ok=True)
+    png = os.path.join(outdir, "pods-answer.png")
+    gp = ['set terminal pngcairo size 1100,800 font "DejaVu Sans,10" noenhanced', 'set output "%s"' % png,
+          'set multiplot layout 2,1 title "ctr-static (AVX-512 IFMA) at %g req/s, Poisson, %g s: a model, not a '
+          'measurement\\ninputs: lab run %s | commit %s | seed %d"' % (CHART_RPS, CHART_S, doc.get("run"), commit(), seed),
+          'set key below', 'set grid', 'set xlabel "time (s)"', 'set ylabel "CPUs held (ready pods x CPUs)"',
+          'set yrange [0:*]', 'plot ' + ", ".join(plots_p),
+          'set ylabel "p95 latency (ms, 10 s buckets)"', 'set logscale y', 'set yrange [*:*]', 'plot ' + ", ".join(plots_l),
+          'unset multiplot']
     p = subprocess.run(["gnuplot"], input="\n".join(gp) + "\n", text=True, capture_output=True)
     shutil.rmtree(tmp, ignore_errors=True)
     if p.returncode != 0:
@@ -573,40 +663,59 @@ def run_date(run):
 
 
 def cmd_publish(a):
-    """The sweep's chart, tables and the manifests' annotations."""
+    """The sweep's answer table, grids and chart, and the manifests' settings."""
     from primedlab import kmanifest
     from primedlab import ksweep
     sw = load_sweep(a.sweep)
+    doc = read_inputs(None)
     run = sw["run"]
-    outdir = os.path.join(os.path.dirname(HERE), "docs", "autoscaling", run)
-    png = sweep_chart(sw, outdir, a.slo_ms) if a.write else None
-    recs = recommendations(sw, a.slo_ms)
-    rec_md = ksweep.recommendations_table(sw["rows"], sw["images"], a.slo_ms)
-    rec_md += ("\nThe fewest CPU-seconds whose p95 meets %g ms with the seed's users who never pause (\"(misses)\": "
-               "none does, the lowest p95), then the same settings when users think 1 s, and what the sweep recommends "
-               "for those users. The manifests carry the first. From "
-               "benchmarks/ksim/sweep.json: the lab run %s's inputs, targets %s, containerConcurrency %s (0: no "
-               "cap), stages of %g s, seed %d. A model's output.\n" % (
-                   a.slo_ms, run_date(run), ", ".join(map(str, sw["grid"]["targets"])),
-                   ", ".join(map(str, sw["grid"]["container_concurrency"])), sw["stage_s"], sw["seed"]))
-    curves = []
-    for im in sw["images"]:
-        curves.append("#### %s\n\nUsers who never pause (p95 ms / CPU-seconds billed):\n\n%s\nUsers who think 1 s:\n\n%s"
-                      % (im, ksweep.curve_table(sw["rows"], im, "seed"), ksweep.curve_table(sw["rows"], im, "think-1s")))
-    if png:
-        print("chart: %s" % png)
+    want, ans = manifest_settings(sw, a.slo_ms)
+    n = want[kmanifest.BASE]["cpus"]
+    table = ksweep.answers_table(sw, ans, CLASSES, shipped=(kmanifest.SCALAR, n))
+    sc = ksweep.SCENARIOS        # tests/bench/knative-sweep holds the published sweep's to these
+    note = ("The cheapest setting per million answered requests (CPU-seconds billed: pod CPUs x each pod's life, "
+            "scheduled to stopped) whose p95 meets %g ms with no 503 in every scenario: Poisson arrivals at a third of "
+            "one pod's capacity, 1.5 and 5 pods' (each after a %g s ramp from zero that is not counted, then %g s), "
+            "a step from one pod's capacity to four, a burst of one pod's capacity from zero pods, a ramp from 0.3 to "
+            "5 pods' capacity over %g s, and the seed's k6 users (stages of %g s; a gate, not a price: users who wait "
+            "for their answer send what the pods answer). A pod's capacity: its CPUs / the mean service time. The "
+            "grid per pod size: targets %s x its CPUs, target utilisation %s %%, containerConcurrency 1, the pod's "
+            "CPUs and none; scale 0..%d, initial 1, Knative's config-autoscaler defaults (target-burst-capacity 211). "
+            "Inputs: the lab run %s (%s: ctr-static's row, measured with the eight-lane engine; %s: primed-scalar's "
+            "service time with ctr-static's start-up). \"(shipped)\": the pod size the manifests carry, whose "
+            "scalar answer costs least per request; knative/base/service.yaml carries its scalar answer (safe on "
+            "every CPU), knative/overlays/ifma the IFMA one. Seed %d. A model's output: "
+            "`benchmarks/knative-sim sweep` then `publish --write`.\n" % (
+                a.slo_ms, sw["warmup_s"], sw["steady_s"], sc["ramp"][1][2], sc["k6-users"][1],
+                ", ".join(ksweep.fmt_num(x) for x in sw["grid"]["target_factors"]),
+                ", ".join("%d" % round(100 * u) for u in sw["grid"]["utilizations"]), sw["max_scale"],
+                run_date(run), CLASSES[kmanifest.IFMA].split(" (")[0], CLASSES[kmanifest.SCALAR].split(" (")[0],
+                sw["seed"]))
+    detail = []
+    for (c, k), r in sorted(ans.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        if r is None:
+            continue
+        detail.append("#### %s, %d CPU%s: target %s, %d %%, containerConcurrency %s\n\n%s" % (
+            c, k, "s" if k > 1 else "", ksweep.fmt_num(r["target"]), round(100 * r["util"]), r["cc"],
+            ksweep.scenario_table(r)))
+    grids = ["#### %s, %d CPU%s\n\n%s" % (c, k, "s" if k > 1 else "", ksweep.grid_table(sw["rows"], c, k))
+             for k in sw["pod_cpus"] for c in sw["classes"]]
     if not a.write:
-        sys.stdout.write(rec_md + "\n" + "\n".join(curves))
+        sys.stdout.write(table + "\n" + note + "\n" + "\n".join(detail) + "\n" + "\n".join(grids))
         return 0
-    rel = os.path.relpath(png, os.path.join(os.path.dirname(HERE), "docs")) if png else None
+    outdir = os.path.join(os.path.dirname(HERE), "docs", "autoscaling", run)
+    png = answer_chart(doc, outdir, want, seed=sw["seed"])
+    rel_k = os.path.relpath(png, os.path.join(os.path.dirname(HERE), "docs")) if png else None
+    chart_md = ("\n![CPUs held and p95 over time: the settings before against the IFMA answer](%s)\n" % rel_k
+                if rel_k else "")
+    write_block(page("knative.md"), "answer", a.sweep or SWEEP, table + "\n" + note + chart_md)
     write_block(page("autoscaling.md"), "sweep-recommended", a.sweep or SWEEP,
-                rec_md + ("\n![CPU-seconds against p95 per image](%s)\n" % rel if rel else ""))
-    write_block(page("autoscaling.md"), "sweep-grid", a.sweep or SWEEP, "\n".join(curves))
-    write_block(page("knative.md"), "recommended", a.sweep or SWEEP, rec_md)
-    why = "lab run %s, p95 objective %g ms" % (run_date(run), a.slo_ms)
-    changed = kmanifest.rewrite(os.path.dirname(HERE), {im: (r["target"], r["cc"]) for im, r in recs.items()}, why)
+                table + "\n" + note + "\n" + "\n".join(detail))
+    write_block(page("autoscaling.md"), "sweep-grid", a.sweep or SWEEP, "\n".join(grids))
+    why = "lab run %s, p95 objective %g ms, %d-CPU pods" % (run_date(run), a.slo_ms, n)
+    changed = kmanifest.rewrite(os.path.dirname(HERE), want, why)
     # the saturation alert follows the base's cap
-    changed += kmanifest.rewrite_rules(os.path.dirname(HERE), kmanifest.base_values(os.path.dirname(HERE))[2])
+    changed += kmanifest.rewrite_rules(os.path.dirname(HERE), want[kmanifest.BASE]["cc"])
     for c in changed:
         print("knative-sim: %s rewritten" % c, file=sys.stderr)
     return 0
@@ -614,9 +723,8 @@ def cmd_publish(a):
 
 def cmd_annotate_check(a):
     from primedlab import kmanifest
-    sw = load_sweep(a.sweep)
-    recs = recommendations(sw, a.slo_ms)
-    errs = kmanifest.differences(os.path.dirname(HERE), {im: (r["target"], r["cc"]) for im, r in recs.items()})
+    want, _ = manifest_settings(load_sweep(a.sweep), a.slo_ms)
+    errs = kmanifest.differences(os.path.dirname(HERE), want)
     for e in errs:
         print("knative-sim: %s" % e, file=sys.stderr)
     return 1 if errs else 0
@@ -628,18 +736,22 @@ def add_model_args(ap):
     g = ap.add_argument_group("the Service (defaults: knative/base/service.yaml)")
     from primedlab import kmanifest
     try:
-        _, bt, bc = kmanifest.base_values(os.path.dirname(HERE))
-    except (OSError, KeyError, ValueError) as e:
+        b = kmanifest.base_settings(os.path.dirname(HERE))
+    except (OSError, KeyError, ValueError, TypeError) as e:
         sys.exit("knative-sim: %s: %s" % (kmanifest.BASE, e))
-    g.add_argument("--target", type=float, default=bt,
-                   help="autoscaling.knative.dev/target (default the base's, %g)" % bt)
-    g.add_argument("--container-concurrency", type=int, default=bc,
-                   help="containerConcurrency (default the base's, %d; 0 = unlimited)" % bc)
-    g.add_argument("--utilization", type=float, default=1.0, help="target utilisation as a fraction (default 1.0 = 100 %%)")
-    g.add_argument("--min-scale", type=int, default=0)
-    g.add_argument("--max-scale", type=int, default=10, help="0 = unbounded (default 10)")
-    g.add_argument("--initial-pods", type=int, default=1, help="ready pods at t=0 (default 1 = initial-scale)")
-    g.add_argument("--pod-cpus", type=int, default=2, help="CPUs a pod requests and serves with (default 2)")
+    g.add_argument("--target", type=float, default=b["target"],
+                   help="autoscaling.knative.dev/target (default the base's, %g)" % b["target"])
+    g.add_argument("--container-concurrency", type=int, default=b["cc"],
+                   help="containerConcurrency (default the base's, %d; 0 = unlimited)" % b["cc"])
+    g.add_argument("--utilization", type=float, default=b["util"],
+                   help="target utilisation as a fraction (default the base's, %g)" % b["util"])
+    g.add_argument("--min-scale", type=int, default=b["min_scale"], help="(default the base's, %d)" % b["min_scale"])
+    g.add_argument("--max-scale", type=int, default=b["max_scale"],
+                   help="0 = unbounded (default the base's, %d)" % b["max_scale"])
+    g.add_argument("--initial-pods", type=int, default=b["initial_scale"],
+                   help="ready pods at t=0 (default the base's initial-scale, %d)" % b["initial_scale"])
+    g.add_argument("--pod-cpus", type=int, default=b["cpus"],
+                   help="CPUs a pod requests and serves with (default the base's CPU limit, %d)" % b["cpus"])
     g.add_argument("--scheduling-delay", type=duration, default=1.0,
                    help="pod created -> container starting: scheduling, image present (default 1s)")
     g.add_argument("--container-start-ms", type=float, default=0.0,
@@ -654,6 +766,8 @@ def add_model_args(ap):
     g.add_argument("--scale-down-delay", type=duration, default=d["scale_down_delay_s"])
     g.add_argument("--scale-to-zero-grace", type=duration, default=d["scale_to_zero_grace_period_s"])
     g.add_argument("--activation-scale", type=int, default=1)
+    g.add_argument("--queue-proxy-cpu-ms", type=float, default=0.0,
+                   help="queue-proxy's CPU per request, ms of one core, added to each request's work (default 0)")
     g = ap.add_argument_group("the load")
     g.add_argument("--stage", type=duration, default=120.0, help="each k6 stage's length (default 2m, as primed.js)")
     g.add_argument("--think", type=duration, default=0.0, help="users' mean think time (default 0, as primed.js)")
@@ -672,25 +786,30 @@ def main():
     r = sub.add_parser("run", help="the seed's scenario for every target")
     r.add_argument("--inputs", help="inputs JSON (default benchmarks/ksim/published.json)")
     r.add_argument("--from-results", metavar="DIR", help="a lab results directory instead")
-    r.add_argument("--targets", type=lambda s: s.split(","), help="comma-separated target names (default all)")
+    r.add_argument("--targets", type=lambda s: s.split(","),
+                   help="comma-separated target names of the inputs (default all); the CPU classes the manifests "
+                        "answer for: %s" % "; ".join("%s = %s" % kv for kv in CLASSES.items()))
     r.add_argument("--out", metavar="DIR", help="write summary.md/.json, per-target TSVs and pods-latency.png here")
     add_model_args(r)
     i = sub.add_parser("inputs", help="print the inputs JSON of a lab results directory")
     g = i.add_mutually_exclusive_group(required=True)
     g.add_argument("--from-results", metavar="DIR", help="a lab results directory (benchmarks/run --out)")
     g.add_argument("--from-lab", metavar="PAGE", help="a published lab page (docs/lab/*-lab-run.md)")
-    w = sub.add_parser("sweep", help="every image x (target, containerConcurrency) x load, as JSON")
+    w = sub.add_parser("sweep", help="every CPU class x pod size x (target, utilisation, cap) under the scenarios, as JSON")
     w.add_argument("--inputs", help="inputs JSON (default benchmarks/ksim/published.json)")
-    w.add_argument("--images", type=lambda s: s.split(","),
-                   help="comma-separated target names (default the container images and the JVM rows)")
-    w.add_argument("--grid-targets", type=ints, help="targets swept (default 1,2,5,10,20,30,50,70,100)")
-    w.add_argument("--grid-cc", type=ints, help="containerConcurrency values swept (default 0,10,50,100)")
-    w.add_argument("--stage", type=duration, default=120.0, help="each k6 stage's length (default 2m)")
-    w.add_argument("--loads", type=lambda s: s.split(","), help="comma-separated: seed, think-1s (default both)")
+    w.add_argument("--classes", type=lambda s: s.split(","),
+                   help="comma-separated target names (default the CPU classes: ctr-static, ctr-static-scalar)")
+    w.add_argument("--pod-cpus", type=ints, help="pod sizes swept, CPUs (default 1,2,4)")
+    w.add_argument("--target-factors", type=floats,
+                   help="targets swept, times the pod's CPUs (default 0.5,0.75,1,1.5,2)")
+    w.add_argument("--utilizations", type=floats, help="target utilisations swept, fractions (default 0.6,0.8,1)")
+    w.add_argument("--caps", type=ints, help="containerConcurrency values swept (default 1, CPUs, 2 x CPUs, 0 = none)")
+    w.add_argument("--scenarios", type=lambda s: s.split(","), help="comma-separated scenario names (default all)")
+    w.add_argument("--slo-ms", type=float, default=250.0, help="the p95 objective (default 250)")
     w.add_argument("--seed", type=int, default=1)
     w.add_argument("--jobs", type=int, default=1, help="processes (the result does not depend on it)")
     w.add_argument("--out", metavar="FILE", help="write the JSON here (default stdout)")
-    w.add_argument("-v", "--verbose", action="store_true", help="one line per run on stderr")
+    w.add_argument("-v", "--verbose", action="store_true", help="one line per setting on stderr")
     z = sub.add_parser("seed000", help="seed 000's cluster figures against the model's prediction")
     z.add_argument("--inputs", help="inputs JSON (default benchmarks/ksim/published.json)")
     z.add_argument("--write", action="store_true", help="rewrite docs/autoscaling.md's seed000 block")

@@ -15,6 +15,19 @@ an ephemeral port, and:
 The load generator shares the machine with the server: run it on a quiet machine (the measurement
 lock and quiet guard of benchmarks/lib/primedlab/quiet.py apply) and pin as the lab does when comparing.
 Figures go to docs/autoscaling.md ("The single-pod check").
+
+--breaker CC puts a real concurrency breaker in front of primed, as queue-proxy is in front of a
+pod: HAProxy (Debian's haproxy package) with `maxconn CC` on the server and `maxqueue 10 x CC`,
+which answers 503 past that queue, as queue-proxy's breaker does (pkg/queue/breaker.go); wrk and
+openloop then talk to HAProxy, and the model gets containerConcurrency CC with the activator out
+of the path (target-burst-capacity 0), so both refuse past 10 x CC waiting. Add rates above 100 %
+(--rates 50,80,120,150) to compare the 503s past saturation. --pin puts primed on the first
+--threads CPUs and HAProxy and the load generators on the last CPU (taskset); the table's header
+says what it cost: HAProxy's CPU seconds over the runs.
+
+The real-run check, in one command on a quiet machine with 2 CPUs or more:
+  benchmarks/knative-single-pod --threads 1 --breaker 1 --pin --rates 50,80,95,130
+  benchmarks/knative-single-pod --threads 2 --breaker 2 --pin --rates 50,80,95,130   (3 CPUs or more)
 """
 import argparse
 import datetime
@@ -43,8 +56,9 @@ def openloop_bin(path):
     wrkrun.die("benchmarks/openloop is not built (ninja -C build benchmarks/openloop), or pass --openloop")
 
 
-def openloop(exe, url, rate, secs):
-    p = subprocess.run([exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout", "30", url],
+def openloop(exe, url, rate, secs, cpu=None):
+    pre = ["taskset", "-c", str(cpu)] if cpu is not None else []
+    p = subprocess.run(pre + [exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout", "30", url],
                        capture_output=True, text=True, timeout=secs + 60)
     m = re.search(r"^OPENLOOP (.*)$", p.stdout, re.M)
     if p.returncode != 0 or not m:
@@ -52,13 +66,86 @@ def openloop(exe, url, rate, secs):
     return {k: float(v) for k, v in (x.split("=", 1) for x in m.group(1).split())}
 
 
-def model(tg, threads, closed=None, rate=None, secs=10.0, seed=1):
-    sv = ksim.Service(container_concurrency=0, pod_cpus=threads, scheduling_delay_s=0.0)
+def model(tg, threads, closed=None, rate=None, secs=10.0, seed=1, breaker=0):
+    # with a breaker: queue-proxy's (cc slots, 10 x cc waiting, 503 past them) straight in front
+    # of the pod, the activator out of the path (target-burst-capacity 0), as HAProxy here
+    sv = ksim.Service(container_concurrency=breaker, target=max(1, breaker), pod_cpus=threads, scheduling_delay_s=0.0,
+                      target_burst_capacity=0.0 if breaker else ksim.Service.target_burst_capacity)
     if closed:
         load = ksim.Load(stages=[(1e-6, closed), (secs, closed)])
     else:
         load = ksim.Load(segments=[(secs, rate)], uniform=True)
     return ksim.summarize(ksim.single_pod(tg, sv, load, seed=seed))
+
+
+HAPROXY_CFG = """global
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 120s
+    timeout server 120s
+    timeout queue 120s
+frontend fe
+    bind 127.0.0.1:%(port)d
+    default_backend be
+backend be
+    server primed 127.0.0.1:%(upstream)d maxconn %(cc)d maxqueue %(queue)d
+"""
+
+
+class Breaker:
+    """HAProxy in front of primed: maxconn cc, maxqueue 10 x cc (503 past it). A context manager;
+    url() is where the load goes."""
+
+    def __init__(self, upstream_port, cc, cpu=None):
+        import shutil
+        import socket
+        import tempfile
+        if not shutil.which("haproxy"):
+            wrkrun.die("--breaker needs HAProxy: apt-get install haproxy")
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            self.port = sk.getsockname()[1]
+        self.dir = tempfile.mkdtemp(prefix="breaker-")
+        cfg = os.path.join(self.dir, "haproxy.cfg")
+        with open(cfg, "w") as f:
+            f.write(HAPROXY_CFG % {"port": self.port, "upstream": upstream_port, "cc": cc, "queue": 10 * cc})
+        cmd = ["haproxy", "-db", "-f", cfg]
+        if cpu is not None:
+            cmd = ["taskset", "-c", str(cpu)] + cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        import time
+        for _ in range(100):
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.close()
+        wrkrun.die("haproxy did not listen on 127.0.0.1:%d" % self.port)
+
+    def url(self, path="/example"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def cpu_s(self):
+        """HAProxy's CPU seconds so far (utime + stime, /proc)."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def close(self):
+        import shutil
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def diff(model_v, meas_v):
@@ -80,6 +167,10 @@ def main():
     ap.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
     ap.add_argument("--calibrate", type=int, default=10, help="seconds of the wrk -c1 run (default 10)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--breaker", type=int, default=0, metavar="CC",
+                    help="HAProxy in front with maxconn CC and maxqueue 10 x CC, as queue-proxy (default 0: none)")
+    ap.add_argument("--pin", action="store_true",
+                    help="primed on CPUs 0..threads-1, HAProxy and the load on the last CPU (taskset)")
     ap.add_argument("--quiet-wait", type=float, default=60.0,
                     help="seconds to wait for a quiet machine before measuring anyway (default 60)")
     a = ap.parse_args()
@@ -92,39 +183,57 @@ def main():
     fracs = [float(x) for x in a.rates.split(",") if x]
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
     rows = []
-    with wrkrun.Server(exe, env, a.server_args.split()) as srv:
-        wrkrun.wrk(srv.url(), 2, 1)                                      # warm-up, not reported
-        cal = wrkrun.wrk(srv.url(), 1, a.calibrate)
+    ncpu = os.cpu_count() or 1
+    if a.pin and ncpu <= a.threads:
+        wrkrun.die("--pin needs more CPUs than --threads (%d here)" % ncpu)
+    load_cpu = ncpu - 1 if a.pin else None
+    import contextlib
+    with wrkrun.Server(exe, env, a.server_args.split()) as srv, contextlib.ExitStack() as stack:
+        if a.pin:
+            subprocess.run(["taskset", "-a", "-p", "-c", "0-%d" % (a.threads - 1), str(srv.proc.pid)],
+                           check=True, capture_output=True)
+        cal = wrkrun.wrk(srv.url(), 1, a.calibrate)      # calibrated on primed alone, no breaker
+        brk = stack.enter_context(Breaker(srv.port, a.breaker, load_cpu)) if a.breaker else None
+        url = brk.url() if brk else srv.url()
+        wrkrun.wrk(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
         tg = ksim.Target(name="primed here", service_ms_mean=mean_ms,
                          service_ms_median=p50_ms)
         cap = a.threads * 1e3 / mean_ms
         for c in levels:
-            m = wrkrun.wrk(srv.url(), c, a.duration)
-            p = model(tg, a.threads, closed=c, secs=a.duration, seed=a.seed)
-            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p))
+            m = wrkrun.wrk(url, c, a.duration)
+            p = model(tg, a.threads, closed=c, secs=a.duration, seed=a.seed, breaker=a.breaker)
+            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p, None))
         for f in fracs:
             rate = cap * f / 100.0
-            m = openloop(ol, srv.url(), rate, a.duration)
-            p = model(tg, a.threads, rate=rate, secs=a.duration, seed=a.seed)
+            m = openloop(ol, url, rate, a.duration, load_cpu)
+            p = model(tg, a.threads, rate=rate, secs=a.duration, seed=a.seed, breaker=a.breaker)
             rows.append(("openloop %g%% (%.1f/s)" % (f, rate), m["p50_us"] / 1e3, m["p95_us"] / 1e3,
-                         m["achieved_rps"], p))
+                         m["achieved_rps"], p, int(m.get("non2xx", 0))))
         ready = srv.ready_line
+        breaker_cpu = brk.cpu_s() if brk else None
     print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {wrkrun.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0]).removesuffix('.py')] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
     print(f"#   {ready}")
     print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms -> the model's "
           f"service time per request (lognormal, that median and mean), capacity {a.threads} / mean = {cap:.1f} req/s")
-    print(f"# model: benchmarks/lib/primedlab/ksim.py, one pod of {a.threads} worker(s), FIFO, no cap, seed {a.seed}")
+    if a.breaker:
+        print(f"# breaker: HAProxy maxconn {a.breaker} maxqueue {10 * a.breaker} (503 past it), "
+              f"{'on CPU %d with the load' % load_cpu if a.pin else 'unpinned'}; its CPU over the runs: "
+              f"{breaker_cpu:.2f} s")
+    print(f"# pinning: {'primed on CPUs 0-%d, the load on CPU %d' % (a.threads - 1, load_cpu) if a.pin else 'none'}")
+    print(f"# model: benchmarks/lib/primedlab/ksim.py, one pod of {a.threads} worker(s), FIFO, "
+          f"{'containerConcurrency %d, queue-proxy queue %d, activator out of the path' % (a.breaker, 10 * a.breaker) if a.breaker else 'no cap'}, seed {a.seed}")
     print()
     print("| load | measured p50 ms | model p50 ms | diff | measured p95 ms | model p95 ms | diff "
-          "| measured req/s | model req/s | diff |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, m50, m95, mx, p in rows:
-        print("| %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %.1f | %.1f | %s |" % (
+          "| measured req/s | model req/s | diff | measured 503s | model 503s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, m50, m95, mx, p, e503 in rows:
+        print("| %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %.1f | %.1f | %s | %s | %d |" % (
             name, m50, p["p50_ms"], diff(p["p50_ms"], m50), m95, p["p95_ms"], diff(p["p95_ms"], m95),
-            mx, p["throughput_rps"], diff(p["throughput_rps"], mx)))
+            mx, p["throughput_rps"], diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503,
+            p["errors_503"]))
     print()
     print("diff = (model - measured) / measured. The check (issue 37): within 15 % at p50 and p95 below "
           "saturation (the open-loop rows and the levels below the capacity's knee).")

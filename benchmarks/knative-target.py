@@ -252,28 +252,37 @@ def sweep_rows(name):
         return None
     with open(path) as f:
         sw = json.load(f)
-    return (sw["rows"], sw) if name in sw.get("images", []) else None
+    return (sw["rows"], sw) if name in sw.get("classes", []) else None
 
 
 def from_sweep(a, name, rows, sw):
-    """--model-only for an image of the published sweep: its recommendation for --slo-ms, read
-    from the sweep's rows (benchmarks/knative-sim sweep; docs/autoscaling.md)."""
+    """--model-only for a CPU class of the published sweep: its answer per pod size for --slo-ms,
+    read from the sweep's rows (benchmarks/knative-sim sweep; docs/autoscaling.md). At another
+    objective than the sweep's own, only the settings the sweep ran through every scenario count."""
     from primedlab import ksweep
-    r, meets = ksweep.recommend(rows, name, a.slo_ms)
-    mine = sorted((x for x in rows if x["image"] == name and x["load"] == "seed"),
-                  key=lambda x: (x["cc"] or 10 ** 6, x["target"]))
     print(f"# knative-target --model-only {name}: the published sweep (benchmarks/ksim/sweep.json, lab run "
-          f"{sw['run']}, seed {sw['seed']}): the seed's k6 users who never pause, stages of {sw['stage_s']:g} s")
-    print(f"  {'target':>6} {'cc':>5} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max pods':>8} {'CPU-s':>8}")
-    for x in mine:
-        print(f"  {x['target']:>6} {x['cc'] if x['cc'] else 'none':>5} {x['p50_ms']:>8.1f} {x['p95_ms']:>8.1f} "
-              f"{x['p99_ms']:>8.1f} {x['max_ready']:>8} {x['cpu_seconds']:>8.0f}")
-    print(f"  the model recommends target {r['target']}, containerConcurrency {r['cc']}: "
-          + (f"the fewest CPU-seconds ({r['cpu_seconds']:.0f}) with p95 {r['p95_ms']:.1f} ms <= {a.slo_ms:g} ms"
-             if meets else f"no setting meets p95 <= {a.slo_ms:g} ms; the lowest p95 ({r['p95_ms']:.1f} ms)"))
-    print(f"MODEL target={r['target']} containerConcurrency={r['cc']} p95_ms={r['p95_ms']:.1f} "
-          f"cpu_s={r['cpu_seconds']:.0f} max_pods={r['max_ready']} meets_slo={'yes' if meets else 'no'}")
-    return 0
+          f"{sw['run']}, seed {sw['seed']}): arrivals and the seed's users, objective p95 <= {a.slo_ms:g} ms "
+          f"with no 503")
+    rc = 0
+    for n in sw["pod_cpus"]:
+        try:
+            r = ksweep.recommend(rows, name, n, a.slo_ms, sw.get("scenarios"))
+        except ksweep.EdgeError as e:
+            print(f"  {e}")
+            print(f"MODEL pod_cpus={n} edge=yes")
+            rc = 1
+            continue
+        except ValueError as e:
+            print(f"  {e}")
+            print(f"MODEL pod_cpus={n} none")
+            continue
+        p95, where = ksweep.worst_p95(r)
+        print(f"  {n} CPU(s) a pod: target {ksweep.fmt_num(r['target'])}, utilisation {round(100 * r['util'])} %, "
+              f"containerConcurrency {r['cc']}: {r['cost_per_million']:.0f} CPU-s per million requests, p95 "
+              f"{p95:.1f} ms at worst ({where})")
+        print(f"MODEL pod_cpus={n} target={ksweep.fmt_num(r['target'])} utilization={r['util']:g} "
+              f"containerConcurrency={r['cc']} p95_ms={p95:.1f} cost_per_million={r['cost_per_million']:.0f}")
+    return rc
 
 
 def model_only(a):

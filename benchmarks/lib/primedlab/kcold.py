@@ -45,10 +45,10 @@ def _run(sim):
 
 def scenarios(tg, seed=1, pull_mib_s=PULL_MIB_S, settings=None):
     """The scenarios' summaries for one image: {name: ksim.summarize()} plus the load each ran.
-    settings: {"target", "container_concurrency"} of the image's Service (default the base's)."""
-    cap = 2 * 1e3 / tg.service_ms_mean            # one pod of 2 CPUs, requests/s
-    out = {}
+    settings: Service fields of the image's Service (default the base's shape before the sweep)."""
     settings = settings or {}
+    cap = settings.get("pod_cpus", 2) * 1e3 / tg.service_ms_mean     # one pod, requests/s
+    out = {}
 
     def svc(**kw):
         return service(**{**settings, **kw})
@@ -73,7 +73,8 @@ def fmt(x, spec="%.0f"):
 
 def parts_table(targets, sv=None, pull_mib_s=PULL_MIB_S):
     sv = sv or service()
-    L = ["| image | scheduling ms | image pull ms (MiB) | process start ms | first answer ms | JIT warm-up "
+    L = ["| image | scheduling ms (assumed) | image pull ms (MiB; assumed rate) | process start ms (measured) "
+         "| first answer ms (measured) | JIT warm-up "
          "| ready to serve, image present ms | ... first pull ms |", "|---|---|---|---|---|---|---|---|"]
     for tg in targets:
         p = parts(tg, sv, pull_mib_s)

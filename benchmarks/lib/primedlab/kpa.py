@@ -22,7 +22,7 @@ DEFAULTS = {
     "target_utilization": 0.7,                      # defaultTargetUtilization (both fractions)
     "max_scale_up_rate": 1000.0,                    # MaxScaleUpRate
     "max_scale_down_rate": 2.0,                     # MaxScaleDownRate
-    "target_burst_capacity": 200.0,                 # TargetBurstCapacity
+    "target_burst_capacity": 211.0,                 # TargetBurstCapacity (211 since v1.4; was 200)
     "panic_window_percentage": 10.0,                # PanicWindowPercentage (of the stable window)
     "panic_threshold": 2.0,                         # PanicThresholdPercentage 200 -> ratio 2
     "stable_window_s": 60.0,                        # StableWindow 60 s

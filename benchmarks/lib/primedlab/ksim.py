@@ -1,16 +1,20 @@
 """benchmarks/lib/primedlab/ksim.py - a Knative revision under load, simulated: pods, the metric path, the KPA.
 
 Owns: a discrete-event simulation of one Knative Service: users (closed loop, k6's ramping VUs,
-with think time) or an arrival rate (open loop: constant, step, spike), the activator that holds
-requests while no pod has a free slot, pods with containerConcurrency slots serving with a
-service-time distribution (FIFO over the pod's cores like primed's workers, or processor sharing
-like a thread-per-request JVM), start-up (scheduling delay + container start + boot to the first
-200), the metric path (time-weighted concurrency per second, stable and panic window averages),
-a decision of benchmarks/lib/primedlab/kpa.py every 2 s and the KPA reconciler's bounds (min/max scale,
-scale-to-zero after the grace period), and what it all cost (pod-seconds x requested CPU).
-Invariants: deterministic for a seed (one random.Random, events ordered by time then sequence);
-every request that arrives is answered (none is dropped: the activator's queue is unbounded);
-a pod that is scaled away drains its requests before it stops being billed.
+with think time) or an arrival rate (open loop: constant, step, spike, ramp), Knative's data plane
+as knative/serving has it (the activator in the path only while the excess burst capacity is
+negative, with its load-balancing policy per containerConcurrency; otherwise the ingress's
+round-robin straight to the pods; queue-proxy's breaker in each pod: containerConcurrency slots,
+a queue of 10 x containerConcurrency, 503 past it), pods serving with a service-time
+distribution (FIFO over the pod's cores like primed's workers, or processor sharing like a
+thread-per-request JVM), start-up (scheduling delay + container start + boot to the first 200),
+the metric path (time-weighted concurrency per second, stable and panic window averages), a
+decision of benchmarks/lib/primedlab/kpa.py every 2 s and the KPA reconciler's bounds (min/max
+scale, scale-to-zero after the grace period), and what it all cost (pod-seconds x requested CPU).
+Invariants: deterministic for a seed (one random.Random for the load and the service times, one
+for routing, events ordered by time then sequence); every request that arrives is answered or
+refused with a 503 (a full queue-proxy queue, or the activator's queue of 10000); a pod that is
+scaled away drains its requests before it stops being billed.
 Standard library only; no I/O.
 """
 
@@ -24,6 +28,22 @@ from primedlab import kpa
 
 SCRAPE_S = 1.0          # queue-proxy reports, the autoscaler scrapes: once a second (BucketSize)
 DRAIN_LIMIT_S = 300.0   # after the load, the time left to answer what is in flight
+# queue-proxy's breaker (pkg/queue/sharedmain/main.go, BreakerParams): containerConcurrency slots
+# and a queue of 10 x containerConcurrency; past it pkg/queue/breaker.go's Maybe() fails with
+# ErrRequestQueueFull and queue-proxy answers 503. containerConcurrency 0: no breaker.
+QP_QUEUE_FACTOR = 10
+# the activator's own breaker per revision (pkg/activator/net/throttler.go, breakerQueueDepth)
+ACTIVATOR_QUEUE = 10000
+
+
+def lb_policy(cc):
+    """The activator's load-balancing policy for a containerConcurrency, as
+    pkg/activator/net/throttler.go's newRevisionThrottler chooses it (the policies in
+    pkg/activator/net/lb_policy.go): "p2c" (power of two choices, an infinite breaker) for 0,
+    "first" (first available) for 1..3, "rr" (round robin) above."""
+    if cc == 0:
+        return "p2c"
+    return "first" if cc <= 3 else "rr"
 
 
 @dataclass
@@ -87,6 +107,9 @@ class Service:
     scale_down_delay_s: float = kpa.DEFAULTS["scale_down_delay_s"]
     scale_to_zero_grace_s: float = kpa.DEFAULTS["scale_to_zero_grace_period_s"]
     activation_scale: int = 1
+    # queue-proxy's CPU per request, ms of one core, added to each request's work on the pod's
+    # CPUs (a queue-proxy sharing the pod's CPUs; 0: not counted)
+    queue_proxy_cpu_ms: float = 0.0
 
     def decider_spec(self):
         tv, total = kpa.resolve_target(self.container_concurrency, self.target, self.utilization)
@@ -141,23 +164,27 @@ def seed_load(stage_s=120.0, think_s=0.0):
 
 
 def open_load(kind, args, uniform=False):
-    """constant RATE DURATION | step RATE1 RATE2 AT DURATION | spike BASE PEAK AT LENGTH DURATION."""
+    """constant RATE DURATION | step RATE1 RATE2 AT DURATION | spike BASE PEAK AT LENGTH DURATION |
+    ramp RATE1 RATE2 DURATION (the rate changed linearly, one-second steps)."""
     a = [float(x) for x in args]
     if kind == "constant":
         seg = [(a[1], a[0])]
+    elif kind == "ramp":
+        n = max(1, int(math.ceil(a[2])))
+        seg = [(a[2] / n, a[0] + (a[1] - a[0]) * (k + 0.5) / n) for k in range(n)]
     elif kind == "step":
         seg = [(a[2], a[0]), (a[3] - a[2], a[1])]
     elif kind == "spike":
         seg = [(a[2], a[0]), (a[3], a[1]), (a[4] - a[2] - a[3], a[0])]
     else:
-        raise ValueError("open-loop kind: constant, step or spike")
+        raise ValueError("open-loop kind: constant, step, spike or ramp")
     if any(d < 0 for d, _ in seg):
         raise ValueError("open-loop times out of order: %r" % (args,))
     return Load(segments=seg, uniform=uniform)
 
 
 class Req:
-    __slots__ = ("t", "user", "start", "end", "pod", "cold", "buffered", "work", "rem")
+    __slots__ = ("t", "user", "start", "end", "pod", "cold", "buffered", "work", "rem", "status")
 
     def __init__(self, t, user):
         self.t, self.user = t, user
@@ -166,6 +193,7 @@ class Req:
         self.cold = False         # arrived while no pod was ready: waits for a start-up
         self.buffered = False     # waited in the activator for a free slot
         self.work = self.rem = 0.0
+        self.status = 200         # 503: refused by a full queue (queue-proxy's or the activator's)
 
 
 class Pod:
@@ -173,7 +201,8 @@ class Pod:
         self.id, self.created, self.ready_at = pid, created, ready_at
         self.cores, self.ps = cores, ps
         self.state = "starting"   # starting | ready | draining | gone
-        self.inflight = []        # admitted requests (queue-proxy's count)
+        self.inflight = []        # requests holding one of queue-proxy's containerConcurrency slots
+        self.qp_queue = deque()   # waiting in queue-proxy's breaker for a slot (at most 10 x cc)
         self.waiting = deque()    # fifo: admitted, waiting for a worker
         self.busy = 0             # fifo: workers running
         self.version = 0          # ps: invalidates a scheduled completion
@@ -188,13 +217,22 @@ class Sim:
     def __init__(self, target, service, load, seed=1, initial_pods=None):
         self.tg, self.sv, self.load = target, service, load
         self.rng = random.Random(seed)
+        self.route_rng = random.Random(seed + 7919)   # the activator's power of two choices
         self.work = target.sampler(self.rng)
         self.events, self.seq, self.now = [], 0, 0.0
         self.pods, self.next_pid = [], 0
+        self._ready = None                    # the ready pods in pod order; None: to be listed again
         self.queue = deque()                  # the activator's buffer
         self.reqs = []
         self.spec = service.decider_spec()
         self.cc = service.container_concurrency or 10 ** 9
+        self.policy = lb_policy(service.container_concurrency)
+        # a revision starts with the activator in its path (the SKS in proxy mode); each decision
+        # then puts it in or takes it out by the sign of the excess burst capacity
+        self.activator_in_path = True
+        self.rr = 0                           # the activator's round-robin position
+        self.ingress_rr = 0                   # the ingress's, while the activator is out
+        self.rejected = 0
         n0 = service.initial_scale if initial_pods is None else initial_pods
         for _ in range(n0):
             self.start_pod(ready_now=True)
@@ -260,22 +298,47 @@ class Sim:
 
     def arrive(self, t, user):
         r = Req(t, user)
-        r.work = r.rem = self.work()
+        r.work = r.rem = self.work() + self.sv.queue_proxy_cpu_ms / 1e3
         self.reqs.append(r)
         self.in_system += 1
-        if not any(p.state == "ready" for p in self.pods):
+        if not self.ready():
             r.cold = True
             if not self.live() and not self.poked:
                 # at zero the activator reports its first request at once and the autoscaler
                 # decides without waiting for its tick (the multiscaler's poke)
                 self.poked = True
                 self.at(self.now, "poke")
-        p = None if self.queue else self.pick()     # first come, first served
-        if p is None:
-            r.buffered = True
-            self.queue.append(r)
+        ready = self.ready()
+        if self.activator_in_path or not ready:
+            p = None if self.queue else self.pick()     # first come, first served
+            if p is not None:
+                self.admit(p, r)
+            elif len(self.queue) >= ACTIVATOR_QUEUE:
+                self.refuse(r)
+            else:
+                r.buffered = True
+                self.queue.append(r)
         else:
+            # the ingress sends it straight to a pod, round robin, blind to the pod's load
+            p = ready[self.ingress_rr % len(ready)]
+            self.ingress_rr += 1
+            self.to_queue_proxy(p, r)
+
+    def to_queue_proxy(self, p, r):
+        """A request reaches pod p's queue-proxy: a free slot admits it, else it waits in the
+        breaker's queue, else (10 x cc already waiting) it is refused with a 503."""
+        if len(p.inflight) < self.cc:
             self.admit(p, r)
+        elif len(p.qp_queue) < QP_QUEUE_FACTOR * self.cc:
+            r.pod = p
+            p.qp_queue.append(r)
+        else:
+            self.refuse(r)
+
+    def refuse(self, r):
+        r.status = 503
+        self.rejected += 1
+        self.answered(r)
 
     def answered(self, r):
         r.end = self.now
@@ -295,14 +358,29 @@ class Sim:
 
     # --- routing and pods --------------------------------------------------------------------
     def pick(self):
-        """The activator's choice: the ready pod with the fewest requests in flight that has a
-        free slot (lowest id on a tie), or None."""
-        best = None
-        for p in self.pods:
-            if p.state == "ready" and len(p.inflight) < self.cc:
-                if best is None or len(p.inflight) < len(best.inflight):
-                    best = p
-        return best
+        """The activator's choice among the ready pods (in pod order, as its sorted trackers) by
+        its policy (lb_policy()): the first with a free slot; round robin from after the last
+        one chosen to the next with a free slot; or (no cap) the less loaded of two drawn at
+        random. None when no ready pod has a free slot. A pod's load is what the activator
+        sent it and is not yet answered (in its slots or queue-proxy's queue)."""
+        ready = self.ready()
+        if not ready:
+            return None
+        if self.policy == "p2c":
+            if len(ready) == 1:
+                return ready[0]
+            a, b = self.route_rng.sample(ready, 2)
+            return b if len(b.inflight) + len(b.qp_queue) < len(a.inflight) + len(a.qp_queue) else a
+        free = [len(p.inflight) + len(p.qp_queue) < self.cc for p in ready]
+        if self.policy == "first":
+            return next((p for p, f in zip(ready, free) if f), None)
+        n = len(ready)
+        for k in range(n):
+            i = (self.rr + k) % n
+            if free[i]:
+                self.rr = i + 1
+                return ready[i]
+        return None
 
     def admit(self, p, r):
         r.pod = p
@@ -362,13 +440,16 @@ class Sim:
         self.answered(r)
 
     def refill(self, p):
-        """A slot freed: the activator sends its oldest request to the least-loaded pod."""
+        """A slot of p freed: queue-proxy's queue takes it first; then the activator sends its
+        oldest requests where its policy finds a free slot."""
+        while p.qp_queue and len(p.inflight) < self.cc:
+            self.admit(p, p.qp_queue.popleft())
         while self.queue:
             q = self.pick()
             if q is None:
                 break
             self.admit(q, self.queue.popleft())
-        if p.state == "draining" and not p.inflight:
+        if p.state == "draining" and not p.inflight and not p.qp_queue:
             p.state, p.ended = "gone", self.now
 
     def start_pod(self, ready_now=False):
@@ -383,6 +464,7 @@ class Sim:
         self.pods.append(p)
         if ready_now:
             p.state = "ready"
+            self._ready = None
         else:
             self.at(p.ready_at, "ready", p)
 
@@ -394,7 +476,14 @@ class Sim:
         if p.state != "starting":
             return
         p.state, p.became_ready = "ready", True
+        self._ready = None
         self.refill(p)
+
+    def ready(self):
+        """The ready pods, in pod order (listed again only after a pod became or stopped being ready)."""
+        if self._ready is None:
+            self._ready = [p for p in self.pods if p.state == "ready"]
+        return self._ready
 
     def live(self):
         return [p for p in self.pods if p.state in ("starting", "ready")]
@@ -405,13 +494,14 @@ class Sim:
             self.start_pod()
         if n < len(live):
             # Kubernetes removes pods that are not ready first, then the least busy
-            order = sorted(live, key=lambda p: (p.state == "ready", len(p.inflight), -p.id))
+            order = sorted(live, key=lambda p: (p.state == "ready", len(p.inflight) + len(p.qp_queue), -p.id))
             for p in order[:len(live) - n]:
                 if p.state == "starting":
                     p.state, p.ended = "gone", max(self.now, p.created)
                 else:
                     p.state = "draining"
-                    if not p.inflight:
+                    self._ready = None
+                    if not p.inflight and not p.qp_queue:
                         p.state, p.ended = "gone", self.now
 
     # --- metrics and decisions ----------------------------------------------------------------
@@ -457,6 +547,10 @@ class Sim:
                 n = 1 if self.live() else 0
         else:
             self.zero_since = None
+        if ebc is not None:
+            # the SKS's mode (pkg/reconciler/autoscaling/kpa/kpa.go): proxy (activator in the
+            # path) while the excess burst capacity is negative, serve when it is not
+            self.activator_in_path = ebc < 0
         self.decisions.append({"t": self.now, "ready": ready, "stable": stable, "panic": panic,
                                "decider": want, "ebc": ebc, "applied": n, "panic_mode": self.decider.in_panic()})
         self.scale_to(n)
@@ -470,14 +564,17 @@ def pct(sorted_xs, q):
     return sorted_xs[k]
 
 
-def summarize(sim, bucket_s=10.0):
-    """The figures of one run: overall, per latency bucket (by arrival) and per second."""
-    done = [r for r in sim.reqs if r.end is not None]
+def summarize(sim, bucket_s=10.0, since=0.0):
+    """The figures of one run: overall, per latency bucket (by arrival) and per second. since:
+    count only what arrived, started and was billed from then on (a warm-up left out)."""
+    reqs = [r for r in sim.reqs if r.t >= since] if since else sim.reqs
+    done = [r for r in reqs if r.end is not None and r.status == 200]
+    refused = sum(1 for r in reqs if r.status == 503)
     lat = sorted(r.end - r.t for r in done)
     cold = sorted(r.start - r.t for r in done if r.cold)
     buf = sorted(r.start - r.t for r in done if r.buffered)
-    pod_s = sum((p.ended if p.ended is not None else sim.end) - p.created for p in sim.pods
-                if (p.ended if p.ended is not None else sim.end) > p.created)
+    pod_s = sum((p.ended if p.ended is not None else sim.end) - max(p.created, since) for p in sim.pods
+                if (p.ended if p.ended is not None else sim.end) > max(p.created, since))
     series = []
     if done:
         by = {}
@@ -489,7 +586,8 @@ def summarize(sim, bucket_s=10.0):
     decs = sim.decisions
     return {
         "target": sim.tg.name,
-        "requests": len(sim.reqs), "answered": len(done), "lost": len(sim.reqs) - len(done),
+        "requests": len(reqs), "answered": len(done), "errors_503": refused,
+        "lost": len(reqs) - len(done) - refused,
         "duration_s": sim.load.duration,
         # answered within the load's duration, per second of it (as wrk and openloop count)
         "throughput_rps": sum(1 for r in done if r.end <= sim.load.duration) / max(sim.load.duration, 1e-9),
@@ -498,7 +596,7 @@ def summarize(sim, bucket_s=10.0):
         "mean_ms": 1e3 * sum(lat) / len(lat) if lat else None,
         "max_pods": max([len(sim.live())] + [d["applied"] for d in decs]) if decs else len(sim.live()),
         "max_ready": max([t[1] for t in sim.timeline] or [0]),
-        "pod_starts": sum(1 for p in sim.pods if p.cold and p.became_ready),
+        "pod_starts": sum(1 for p in sim.pods if p.cold and p.became_ready and p.ready_at >= since),
         "pods_created": sum(1 for p in sim.pods if p.cold),
         "cold_requests": len(cold),
         "cold_wait_p50_ms": 1e3 * pct(cold, 50) if cold else None,
@@ -506,6 +604,8 @@ def summarize(sim, bucket_s=10.0):
         "buffered_requests": len(buf),
         "buffered_wait_p95_ms": 1e3 * pct(buf, 95) if buf else None,
         "pod_seconds": pod_s, "cpu_seconds": pod_s * sim.sv.pod_cpus,
+        # the cost a team pays per unit of work: CPU-seconds billed per million answered requests
+        "cpu_s_per_million": 1e6 * pod_s * sim.sv.pod_cpus / len(done) if done else None,
         "panic_ticks": sum(1 for d in decs if d["panic_mode"]), "ticks": len(decs),
         "activator_in_path_ticks": sum(1 for d in decs if d["ebc"] is not None and d["ebc"] < 0),
         "latency_series": series,

@@ -1,12 +1,19 @@
-"""benchmarks/lib/primedlab/ksweep.py - the target sweep: what each autoscaling setting costs and buys, per image.
+"""benchmarks/lib/primedlab/ksweep.py - the target sweep: the autoscaling settings a team can set, per CPU class and pod size.
 
-Owns: the grid of (target, containerConcurrency) swept, the loads it is swept under (the seed's k6
-users who never pause; the same users thinking 1 s between requests), running the model over the
-grid for each published image (in parallel, each run with its own seed so the result does not
-depend on the order or the number of processes), the recommendation for a p95 objective (the
-fewest CPU-seconds billed whose p95 meets it) and the tables of both.
-Invariants: a sweep's rows are a pure function of the inputs, the grid, the loads and the seed;
-the recommendation reads only those rows.
+Owns: the grid swept (fractional targets, target utilisation 60-100 %, containerConcurrency caps
+from 1 to none), the scenarios it is swept under (arrivals: Poisson from a third of one pod's
+capacity to five pods', a step, a burst from zero, a slow ramp; and the seed's k6 users as one
+more), running the model over the grid for each CPU class (the image's service times with the
+eight-lane engine and with the scalar one) and pod size (1, 2, 4 CPUs), the cost of a setting
+(CPU-seconds billed per million answered requests), the recommendation (the cheapest per request
+whose p95 meets the objective with no 503 in every scenario) and the check that it does not lie
+on the grid's edge.
+Invariants: a sweep's rows are a pure function of the inputs, the grid, the scenarios and the
+seed (each run seeded alone, so neither the order nor the number of processes matters); the
+recommendation reads only those rows. A setting that fails a scenario is not run on the rest
+(it cannot be recommended): its row says which scenario it failed. The closed loop (the seed's
+users) is run only on the settings that passed every arrival scenario, cheapest first, until one
+passes it too: it gates the answer, it does not price it.
 Never: writes files or pages (benchmarks/knative-sim does), knows manifests (kmanifest.py does).
 """
 
@@ -15,124 +22,295 @@ from multiprocessing import Pool
 
 from primedlab import ksim
 
-TARGETS = [1, 2, 5, 10, 20, 30, 50, 70, 100]
-CONCURRENCIES = [0, 10, 50, 100]          # containerConcurrency; 0 = no cap
-LOADS = {"seed": 0.0, "think-1s": 1.0}    # name -> users' mean think time, seconds
-IMAGES = ("ctr-static", "ctr-distroless", "ctr-slim")    # the published images (JVM rows: jvm_rows())
+# A pod's targets are these times its CPUs (1-CPU pods: 0.5 .. 1.5; 4-CPU pods: 2 .. 6): a
+# CPU-bound pod holds about one request per busy CPU, so the grid is centred there and the edge
+# check (recommend()) says when it is not wide enough.
+TARGET_FACTORS = [0.5, 0.75, 1, 1.5]
+UTILIZATIONS = [0.6, 0.8, 1.0]
+POD_CPUS = [1, 2, 4]
+# the CPU classes: the image the manifests deploy measured with the eight-lane engine, and the same
+# image with the scalar engine's service time (benchmarks/knative-sim inputs: scalar_class())
+CLASS_LABELS = {"ctr-static": "AVX-512 IFMA (the eight-lane engine)",
+                "ctr-static-scalar": "any x86-64 CPU (the scalar engine)"}
+CLASSES = tuple(CLASS_LABELS)
 SLO_MS = 250.0                            # the p95 objective benchmarks/k6/primed.js holds a run to
+# The sweep's max-scale (and the manifests'): the pods five pods' capacity needs at 60 % utilisation
+# (9), with a third more. A revision's first panic asks for max-scale pods at once (the
+# activator's backlog counts as concurrency), so max-scale is also what a burst bills and starts.
+MAX_SCALE = 12
 
 
-def grid(targets=TARGETS, concurrencies=CONCURRENCIES):
-    """(target, containerConcurrency) pairs: a target above a finite cap resolves to the cap
-    (Knative caps it), so those pairs are left out as repeats."""
-    return [(t, cc) for cc in concurrencies for t in targets if cc == 0 or t <= cc]
+# The scenarios, in the order they are run (the ones that reject most settings soonest first):
+# name -> (kind, arguments in pod capacities (req/s of one pod) and seconds, initial pods).
+# "steady": Poisson at a rate reached by a WARMUP_S ramp from zero that is not counted (steady
+# traffic, not a step from nothing: the step and the burst are scenarios of their own).
+# "closed" is the seed's k6 users (no think time), stage length in seconds.
+WARMUP_S = 30.0
+STEADY_S = 45.0
+SCENARIOS = {
+    "burst-from-zero": ("open", [(60.0, 1.0)], 0),
+    "step": ("open", [(30.0, 1.0), (45.0, 4.0)], 1),
+    "poisson-5": ("steady", 5.0, 1),
+    "ramp": ("ramp", (0.3, 5.0, 90.0), 1),
+    "poisson-1.5": ("steady", 1.5, 1),
+    "poisson-0.33": ("steady", 1.0 / 3.0, 1),
+    "k6-users": ("closed", 30.0, 1),
+}
 
 
-def jvm_rows(names):
-    """The JVM rows among the inputs' target names, in their order."""
-    return [n for n in names if n.startswith("java")]
+def is_open(name, scenarios=None):
+    return (scenarios or SCENARIOS)[name][0] != "closed"
 
 
-def base_service():
-    """knative/base/service.yaml's Service but for the two values swept: 100 % utilisation, scale
-    0..10, initial 1, 2 CPUs a pod, 1 s scheduling."""
-    return ksim.Service(utilization=1.0, min_scale=0, max_scale=10, initial_scale=1, pod_cpus=2,
-                        scheduling_delay_s=1.0)
+def targets_for(pod_cpus, factors=TARGET_FACTORS):
+    return [f * pod_cpus for f in factors]
 
 
-def _one(job):
-    tg, load_name, think, target, cc, stage_s, seed = job
-    sv = ksim.Service(**{**base_service().__dict__, "container_concurrency": cc, "target": target})
-    r = ksim.summarize(ksim.Sim(tg, sv, ksim.seed_load(stage_s, think), seed=seed).run())
-    keep = ("p50_ms", "p95_ms", "p99_ms", "mean_ms", "cpu_seconds", "max_ready", "pod_starts", "requests",
-            "buffered_requests", "throughput_rps")
-    return dict({"image": tg.name, "load": load_name, "target": target, "cc": cc},
-                **{k: (round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in keep})
+def caps_for(pod_cpus):
+    """containerConcurrency values swept: 1, the pod's CPUs and none (0)."""
+    return sorted({1, pod_cpus}) + [0]
 
 
-def sweep(targets, pairs=None, loads=None, stage_s=120.0, seed=1, jobs=1, progress=None):
-    """Every image x load x pair, simulated; rows in a fixed order (image, load, cc, target)."""
-    pairs = pairs or grid()
-    loads = loads or LOADS
-    work = [(tg, ln, th, t, cc, stage_s, seed) for tg in targets for ln, th in loads.items() for t, cc in pairs]
-    # the costly runs (many pods, users who never pause) first, so that the pool ends together
-    order = sorted(range(len(work)), key=lambda i: (work[i][2] > 0, work[i][3]))
+def grid(pod_cpus, factors=TARGET_FACTORS, utils=UTILIZATIONS, caps=None):
+    """(target, utilisation, containerConcurrency) triples for a pod size; a target above a finite
+    cap resolves to the cap (Knative caps it), so those are left out as repeats."""
+    return [(t, u, cc) for cc in (caps or caps_for(pod_cpus)) for t in targets_for(pod_cpus, factors) for u in utils
+            if cc == 0 or t <= cc]
+
+
+def pod_capacity(tg, pod_cpus):
+    """Requests/s one pod serves at full load: its CPUs over the mean service time."""
+    return pod_cpus * 1e3 / tg.service_ms_mean
+
+
+def load_of(name, tg, pod_cpus, scenarios=None):
+    kind, args, _ = (scenarios or SCENARIOS)[name]
+    cap = pod_capacity(tg, pod_cpus)
+    if kind == "open":
+        return ksim.Load(segments=[(d, f * cap) for d, f in args])
+    if kind == "ramp":
+        lo, hi, d = args
+        return ksim.open_load("ramp", [lo * cap, hi * cap, d])
+    if kind == "steady":
+        up = ksim.open_load("ramp", [0.0, args * cap, WARMUP_S])
+        return ksim.Load(segments=up.segments + [(STEADY_S, args * cap)])
+    return ksim.seed_load(args, 0.0)
+
+
+def service(target, util, cc, pod_cpus):
+    """The Service a setting makes: knative/base/service.yaml's shape (scale 0..MAX_SCALE, initial 1,
+    1 s scheduling) with this target, utilisation, cap and pod size."""
+    return ksim.Service(container_concurrency=cc, target=target, utilization=util, min_scale=0,
+                        max_scale=MAX_SCALE, initial_scale=1, pod_cpus=pod_cpus, scheduling_delay_s=1.0)
+
+
+KEEP = ("p50_ms", "p95_ms", "p99_ms", "errors_503", "lost", "pod_starts", "max_ready", "cpu_seconds", "answered",
+        "requests")
+
+
+def run_one(tg, name, target, util, cc, pod_cpus, seed, scenarios=None):
+    """One scenario for one setting: the summary's figures kept in a sweep row."""
+    sc = scenarios or SCENARIOS
+    sv = service(target, util, cc, pod_cpus)
+    r = ksim.summarize(ksim.Sim(tg, sv, load_of(name, tg, pod_cpus, sc), seed=seed, initial_pods=sc[name][2]).run(),
+                       since=WARMUP_S if sc[name][0] == "steady" else 0.0)
+    return {k: (round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in KEEP}
+
+
+def passes(s, slo_ms):
+    return s["p95_ms"] is not None and s["p95_ms"] <= slo_ms and s["errors_503"] == 0 and s["lost"] == 0
+
+
+def _setting(job):
+    """Every scenario for one setting, in order, stopping at the first it fails."""
+    tg, pod_cpus, target, util, cc, seed, slo_ms, scenarios = job
+    row = {"class": tg.name, "pod_cpus": pod_cpus, "target": target, "util": util, "cc": cc, "scenarios": {},
+           "failed": None}
+    for name in scenarios:
+        if not is_open(name, scenarios):
+            continue
+        s = run_one(tg, name, target, util, cc, pod_cpus, seed, scenarios)
+        row["scenarios"][name] = s
+        if not passes(s, slo_ms):
+            row["failed"] = name
+            break
+    row["cost_per_million"] = cost(row, scenarios)
+    return row
+
+
+def cost(row, scenarios=None):
+    """CPU-seconds billed per million answered requests over the open-loop scenarios the row ran
+    (the closed loop's users send what the pods answer, so it is a gate, not a price); None when
+    it answered none."""
+    sc = [s for n, s in row["scenarios"].items() if is_open(n, scenarios)]
+    answered = sum(s["answered"] for s in sc)
+    return round(1e6 * sum(s["cpu_seconds"] for s in sc) / answered, 1) if answered else None
+
+
+def sweep(targets, pod_cpus=POD_CPUS, grid_of=grid, seed=1, slo_ms=SLO_MS, scenarios=None, jobs=1, progress=None):
+    """Every class x pod size x setting of grid_of(pod size); rows in a fixed order (class, pod
+    size, cap, target, utilisation)."""
+    scenarios = scenarios or SCENARIOS
+    work = [(tg, n, t, u, cc, seed, slo_ms, scenarios) for tg in targets for n in pod_cpus
+            for t, u, cc in grid_of(n)]
     out = [None] * len(work)
+    # the costly runs (big pods of the fast class) first, so that the pool ends together
+    order = sorted(range(len(work)), key=lambda i: -work[i][1] / work[i][0].service_ms_mean)
     if jobs > 1:
         with Pool(jobs) as p:
-            for k, r in zip(order, p.imap(_one, [work[i] for i in order])):
+            for k, r in zip(order, p.imap(_setting, [work[i] for i in order])):
                 out[k] = r
                 if progress:
                     progress(r)
     else:
         for k in order:
-            out[k] = _one(work[k])
+            out[k] = _setting(work[k])
             if progress:
                 progress(out[k])
-    return out
+    return gate_closed(out, targets, pod_cpus, seed, slo_ms, scenarios, progress)
 
 
-def recommend(rows, image, slo_ms=SLO_MS, load="seed"):
-    """The row of image under load that bills the fewest whole CPU-seconds with p95 <= slo_ms (ties:
-    the larger target, a finite cap before none (it bounds a pod's queue), the larger cap, the lower
-    p95: settings that bill the same and differ only in the cap differ in p95 by the simulation's
-    grain); when none meets it, the lowest p95. Returns (row, meets)."""
-    mine = [r for r in rows if r["image"] == image and r["load"] == load and r["p95_ms"] is not None]
+def gate_closed(rows, targets, pod_cpus, seed=1, slo_ms=SLO_MS, scenarios=None, progress=None):
+    """The closed-loop scenarios on the rows that passed every arrival scenario, per class and pod
+    size in rank() order, until one passes them too; rows (updated in place) returned."""
+    scenarios = scenarios or SCENARIOS
+    closed = [n for n in scenarios if not is_open(n, scenarios)]
+    by = {t.name: t for t in targets}
+    for cls in by:
+        for n in pod_cpus:
+            cands = sorted((r for r in rows if r["class"] == cls and r["pod_cpus"] == n and r["failed"] is None),
+                           key=rank)
+            for r in cands:
+                for name in closed:
+                    s = run_one(by[cls], name, r["target"], r["util"], r["cc"], n, seed, scenarios)
+                    r["scenarios"][name] = s
+                    if not passes(s, slo_ms):
+                        r["failed"] = name
+                        break
+                if progress:
+                    progress(r)
+                if r["failed"] is None:
+                    break
+    return rows
+
+
+def rank(r):
+    """The order the recommendation prefers: the lowest cost per million, then the higher
+    utilisation (target x utilisation is what the autoscaler aims at: of two settings with the
+    same product, the one whose target is nearer what a pod holds), the larger target, a finite
+    cap before none, the smaller cap."""
+    return (r["cost_per_million"], -r["util"], -r["target"], r["cc"] == 0, r["cc"])
+
+
+class EdgeError(ValueError):
+    """The winner lies on the grid's edge: the grid does not show that a setting beyond it is worse."""
+
+
+def recommend(rows, cls, pod_cpus, slo_ms=SLO_MS, scenarios=None):
+    """The row of cls and pod_cpus that passed every scenario (p95 <= slo_ms, no 503, none lost)
+    at the lowest cost per million answered requests (ties: rank()). Raises ValueError when no row
+    passes or a scenario is closed loop only, EdgeError when the winner's target is the grid's
+    smallest or largest or its utilisation the smallest (the cap's range is whole: 1 to none)."""
+    mine = [r for r in rows if r["class"] == cls and r["pod_cpus"] == pod_cpus]
     if not mine:
-        raise ValueError("no sweep rows for %s under %s" % (image, load))
-    ok = [r for r in mine if r["p95_ms"] <= slo_ms]
-    if ok:
-        # whole CPU-seconds: a fraction of one is the simulation's grain, not a difference in cost
-        return min(ok, key=lambda r: (round(r["cpu_seconds"]), -r["target"], r["cc"] == 0, -r["cc"], r["p95_ms"])), True
-    return min(mine, key=lambda r: (r["p95_ms"], r["cpu_seconds"])), False
+        raise ValueError("no sweep rows for %s on %d-CPU pods" % (cls, pod_cpus))
+    names = set().union(*(r["scenarios"] for r in mine))
+    if not any(is_open(n, scenarios) for n in names):
+        raise ValueError("%s, %d CPUs: only closed-loop scenarios: users who wait for their answer send what "
+                         "the pods answer, whatever the setting; arrivals are the question" % (cls, pod_cpus))
+    want = set(scenarios or SCENARIOS)
+    ok = [r for r in mine if r["failed"] is None and r["cost_per_million"] is not None and
+          want <= set(r["scenarios"]) and all(passes(s, slo_ms) for s in r["scenarios"].values())]
+    if not ok:
+        raise ValueError("%s, %d CPUs: no setting meets p95 <= %g ms with no 503 in every scenario" % (
+            cls, pod_cpus, slo_ms))
+    best = min(ok, key=rank)
+    ts, us = sorted({r["target"] for r in mine}), sorted({r["util"] for r in mine})
+    if best["target"] in (ts[0], ts[-1]) or best["util"] == us[0]:
+        raise EdgeError("%s, %d CPUs: the winner (target %g, utilisation %g %%, cap %d) lies on the grid's edge "
+                        "(targets %g..%g, utilisation from %g %%): widen the grid" % (
+                            cls, pod_cpus, best["target"], 100 * best["util"], best["cc"], ts[0], ts[-1],
+                            100 * us[0]))
+    return best
 
 
-def recommendations_table(rows, images, slo_ms=SLO_MS):
-    """Markdown: per image, the recommended annotations under the seed's load and what they buy,
-    what the same choice does when users think 1 s, and the recommendation for those users."""
-    L = ["| image | target | containerConcurrency | p95 ms | CPU-s billed | most pods | same, users think 1 s: "
-         "p95 ms / CPU-s | users think 1 s: target / cc, p95 ms / CPU-s |", "|---|---|---|---|---|---|---|---|"]
-    for im in images:
-        r, meets = recommend(rows, im, slo_ms)
-        th = [x for x in rows if x["image"] == im and x["load"] == "think-1s" and x["target"] == r["target"]
-              and x["cc"] == r["cc"]]
-        t1 = th[0] if th else None
-        try:
-            k, kmeets = recommend(rows, im, slo_ms, load="think-1s")
-            own = "%d / %d, %.1f%s / %.0f" % (k["target"], k["cc"], k["p95_ms"], "" if kmeets else " (misses)",
-                                             k["cpu_seconds"])
-        except ValueError:
-            own = "n/a"
-        L.append("| %s | %d | %s | %.1f%s | %.0f | %d | %s | %s |" % (
-            im, r["target"], r["cc"], r["p95_ms"], "" if meets else " (misses)", r["cpu_seconds"], r["max_ready"],
-            "%.1f / %.0f" % (t1["p95_ms"], t1["cpu_seconds"]) if t1 else "n/a", own))
-    return "\n".join(L) + "\n"
+def worst_p95(row):
+    """The highest p95 of a row's scenarios, ms, and the scenario."""
+    name = max(row["scenarios"], key=lambda n: row["scenarios"][n]["p95_ms"] or 0.0)
+    return row["scenarios"][name]["p95_ms"], name
 
 
-def curve_table(rows, image, load="seed"):
-    """Markdown: one image's grid under one load, CPU-seconds and p95 per target (rows) and cap
-    (columns: 'p95 ms / CPU-s')."""
-    ccs = sorted({r["cc"] for r in rows if r["image"] == image and r["load"] == load}, key=lambda c: c or 10 ** 6)
-    ts = sorted({r["target"] for r in rows if r["image"] == image and r["load"] == load})
-    by = {(r["target"], r["cc"]): r for r in rows if r["image"] == image and r["load"] == load}
-    L = ["| target | " + " | ".join("cc %s: p95 ms / CPU-s" % (c if c else "0 (none)") for c in ccs) + " |",
-         "|---|" + "---|" * len(ccs)]
-    for t in ts:
-        cells = []
-        for c in ccs:
-            r = by.get((t, c))
-            cells.append("%.1f / %.0f" % (r["p95_ms"], r["cpu_seconds"]) if r else "")
-        L.append("| %d | %s |" % (t, " | ".join(cells)))
-    return "\n".join(L) + "\n"
+def answers(sw, slo_ms=SLO_MS):
+    """{(class, pod_cpus): recommended row} of a sweep document."""
+    return {(c, n): recommend(sw["rows"], c, n, slo_ms, sw.get("scenarios")) for c in sw["classes"]
+            for n in sw["pod_cpus"]}
 
 
-def pareto(rows, image, load="seed"):
-    """The rows no other row beats on both p95 and CPU-seconds, by p95: the curve a team picks from."""
-    mine = sorted((r for r in rows if r["image"] == image and r["load"] == load),
-                  key=lambda r: (r["p95_ms"], r["cpu_seconds"]))
-    out, best = [], math.inf
-    for r in mine:
-        if r["cpu_seconds"] < best:
-            out.append(r)
-            best = r["cpu_seconds"]
+def answers_or_none(sw, slo_ms=SLO_MS):
+    """{(class, pod_cpus): recommended row, or None where no setting meets the objective}; an
+    EdgeError (a winner on the grid's edge) is raised, not hidden."""
+    out = {}
+    for c in sw["classes"]:
+        for n in sw["pod_cpus"]:
+            try:
+                out[(c, n)] = recommend(sw["rows"], c, n, slo_ms, sw.get("scenarios"))
+            except EdgeError:
+                raise
+            except ValueError:
+                out[(c, n)] = None
     return out
+
+
+def fmt_num(x):
+    return ("%.2f" % x).rstrip("0").rstrip(".")
+
+
+def answers_table(sw, answers, labels, shipped=None):
+    """Markdown: pod size x CPU class -> target, utilisation, cap, the p95 of its worst scenario,
+    the most pod starts of a scenario, CPU-seconds billed per million answered requests."""
+    L = ["| pod | CPU class | target | target utilisation | containerConcurrency | p95 ms (worst scenario) | "
+         "most pod starts | CPU-s billed per million requests |", "|---|---|---|---|---|---|---|---|"]
+    for n in sw["pod_cpus"]:
+        for c in sw["classes"]:
+            r = answers.get((c, n))
+            mark = " (shipped)" if shipped and shipped == (c, n) else ""
+            if r is None:
+                L.append("| %d CPU%s | %s | none meets %g ms with no 503 | | | | | |" % (
+                    n, "s" if n > 1 else "", labels.get(c, c), sw["slo_ms"]))
+                continue
+            p95, where = worst_p95(r)
+            L.append("| %d CPU%s%s | %s | %s | %d %% | %s | %.1f (%s) | %d | %.0f |" % (
+                n, "s" if n > 1 else "", mark, labels.get(c, c), fmt_num(r["target"]), round(100 * r["util"]),
+                r["cc"] if r["cc"] else "0 (none)", p95, where, max(s["pod_starts"] for s in r["scenarios"].values()),
+                r["cost_per_million"]))
+    return "\n".join(L) + "\n"
+
+
+def scenario_table(row):
+    """Markdown: one recommended setting, scenario by scenario."""
+    L = ["| scenario | requests | p50 ms | p95 ms | p99 ms | 503s | pod starts | most pods | CPU-s billed |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for name, s in sorted(row["scenarios"].items()):
+        L.append("| %s | %d | %.1f | %.1f | %.1f | %d | %d | %d | %.0f |" % (
+            name, s["requests"], s["p50_ms"], s["p95_ms"], s["p99_ms"], s["errors_503"], s["pod_starts"],
+            s["max_ready"], s["cpu_seconds"]))
+    return "\n".join(L) + "\n"
+
+
+def grid_table(rows, cls, pod_cpus):
+    """Markdown: every setting of one class and pod size: its cost per million, or the scenario
+    it failed (p95 over the objective, a 503 or a request lost) with that scenario's p95 and 503s."""
+    mine = sorted((r for r in rows if r["class"] == cls and r["pod_cpus"] == pod_cpus),
+                  key=lambda r: (r["cc"] == 0, r["cc"], r["target"], r["util"]))
+    L = ["| target | utilisation | containerConcurrency | CPU-s per million | failed |", "|---|---|---|---|---|"]
+    for r in mine:
+        f = r["failed"]
+        why = ""
+        if f:
+            s = r["scenarios"][f]
+            why = "%s: p95 %s ms, %d 503s" % (f, "%.0f" % s["p95_ms"] if s["p95_ms"] is not None else "n/a",
+                                              s["errors_503"])
+        L.append("| %s | %d %% | %s | %s | %s |" % (
+            fmt_num(r["target"]), round(100 * r["util"]), r["cc"] if r["cc"] else "0 (none)",
+            "%.0f" % r["cost_per_million"] if r["cost_per_million"] is not None and not f else "", why))
+    return "\n".join(L) + "\n"
