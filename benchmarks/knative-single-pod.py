@@ -17,8 +17,9 @@ lock and quiet guard of benchmarks/lib/primedlab/quiet.py apply) and pin as the 
 Figures go to docs/autoscaling.md ("The single-pod check").
 
 --breaker CC puts a real concurrency breaker in front of primed, as queue-proxy is in front of a
-pod: HAProxy (Debian's haproxy package) with `maxconn CC` on the server and `maxqueue 10 x CC`,
-which answers 503 past that queue, as queue-proxy's breaker does (pkg/queue/breaker.go); wrk and
+pod: HAProxy (Debian's haproxy package) with `maxconn CC` on the server and a 503 for a request
+that finds 10 x CC waiting (`queue()`; HAProxy's `maxqueue` would not refuse: it hands the excess
+to the backend's queue), as queue-proxy's breaker does (pkg/queue/breaker.go); wrk and
 openloop then talk to HAProxy, and the model gets containerConcurrency CC with the activator out
 of the path (target-burst-capacity 0), so both refuse past 10 x CC waiting. Add rates above 100 %
 (--rates 50,80,120,150) to compare the 503s past saturation. --pin puts primed on the first
@@ -90,13 +91,17 @@ frontend fe
     bind 127.0.0.1:%(port)d
     default_backend be
 backend be
-    server primed 127.0.0.1:%(upstream)d maxconn %(cc)d maxqueue %(queue)d
+    # queue-proxy's breaker: cc requests in flight, a queue of 10 x cc, 503 past it. HAProxy's
+    # maxqueue would send the excess to the backend's own queue (unbounded but for its timeout),
+    # so the queue's length is refused here instead (queue() is this backend's waiting count).
+    http-request return status 503 content-type text/plain string "overload" if { queue() ge %(queue)d }
+    server primed 127.0.0.1:%(upstream)d maxconn %(cc)d
 """
 
 
 class Breaker:
-    """HAProxy in front of primed: maxconn cc, maxqueue 10 x cc (503 past it). A context manager;
-    url() is where the load goes."""
+    """HAProxy in front of primed: maxconn cc, and 503 for a request that finds 10 x cc waiting.
+    A context manager; url() is where the load goes."""
 
     def __init__(self, upstream_port, cc, cpu=None):
         import shutil
@@ -168,7 +173,8 @@ def main():
     ap.add_argument("--calibrate", type=int, default=10, help="seconds of the wrk -c1 run (default 10)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--breaker", type=int, default=0, metavar="CC",
-                    help="HAProxy in front with maxconn CC and maxqueue 10 x CC, as queue-proxy (default 0: none)")
+                    help="HAProxy in front with maxconn CC and a queue of 10 x CC (503 past it), as queue-proxy "
+                         "(default 0: none)")
     ap.add_argument("--pin", action="store_true",
                     help="primed on CPUs 0..threads-1, HAProxy and the load on the last CPU (taskset)")
     ap.add_argument("--quiet-wait", type=float, default=60.0,
@@ -219,7 +225,7 @@ def main():
     print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms -> the model's "
           f"service time per request (lognormal, that median and mean), capacity {a.threads} / mean = {cap:.1f} req/s")
     if a.breaker:
-        print(f"# breaker: HAProxy maxconn {a.breaker} maxqueue {10 * a.breaker} (503 past it), "
+        print(f"# breaker: HAProxy maxconn {a.breaker}, queue {10 * a.breaker} (503 past it), "
               f"{'on CPU %d with the load' % load_cpu if a.pin else 'unpinned'}; its CPU over the runs: "
               f"{breaker_cpu:.2f} s")
     print(f"# pinning: {'primed on CPUs 0-%d, the load on CPU %d' % (a.threads - 1, load_cpu) if a.pin else 'none'}")
