@@ -228,8 +228,12 @@ class Sim:
         self.cc = service.container_concurrency or 10 ** 9
         self.policy = lb_policy(service.container_concurrency)
         # a revision starts with the activator in its path (the SKS in proxy mode); each decision
-        # then puts it in or takes it out by the sign of the excess burst capacity
-        self.activator_in_path = True
+        # then puts it in or takes it out by the sign of the excess burst capacity. With
+        # target-burst-capacity 0 that capacity is always 0 (kpa.py, as autoscaler.go has it), so
+        # a revision that starts with ready pods is served directly from the first request (the
+        # first decision would take the activator out; until it, 2 s of arrivals queued there)
+        n_ready = service.initial_scale if initial_pods is None else initial_pods
+        self.activator_in_path = not (service.target_burst_capacity == 0 and n_ready > 0)
         self.rr = 0                           # the activator's round-robin position
         self.ingress_rr = 0                   # the ingress's, while the activator is out
         self.rejected = 0
