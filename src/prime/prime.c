@@ -1316,7 +1316,7 @@ static int sieve_next(struct prime_state *st, struct prime_hunt *h, unsigned max
  * claimed but the list not out waits for it (a few tens of microseconds).
  * `found` only decreases (CAS), so a stale read of it costs a needless test,
  * never a skipped one. */
-#define SIEVE_CHUNK 2048 /* sieving primes per chunk: at 1000 bits 16 chunks (scalar), 4 (vector) */
+#define SIEVE_CHUNK 2048 /* sieving primes per chunk: at 1000 bits 16 chunks (scalar), 8 (avx2, avx512), 4 (ifma) */
 
 struct prime_hunt {
     _Alignas(64) _Atomic uint64_t epoch; /* odd while a window is open */
