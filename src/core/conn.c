@@ -86,10 +86,6 @@ static void ext_release(struct conn *c)
         b.release(b.arg, b.data);
 }
 
-/* Gives the slot back once nothing of c is in flight (else: called again
- * when the last of them completes). c stays CONN_DEAD: a caller that checks
- * after a call that may have released the slot reads "dead", never a
- * cleared slot; only conn_start() (from the loop) reuses it. */
 /* c's request took its body (the app's head hook) and ends before it: the
  * app lets go of what it kept. */
 static void body_dropped(struct conn_pool *p, struct conn *c)
@@ -101,6 +97,10 @@ static void body_dropped(struct conn_pool *p, struct conn *c)
         p->app.dropped(p->app.ctx, c);
 }
 
+/* Gives the slot back once nothing of c is in flight (else: called again
+ * when the last of them completes). c stays CONN_DEAD: a caller that checks
+ * after a call that may have released the slot reads "dead", never a
+ * cleared slot; only conn_start() (from the loop) reuses it. */
 static void conn_release(struct conn_pool *p, struct conn *c)
 {
     if ((c->flags & (CONN_F_RECV | CONN_F_SEND)) || c->fd < 0)
