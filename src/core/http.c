@@ -299,13 +299,9 @@ static int on_header_value_complete(llhttp_t *p)
     return 0;
 }
 
-/* RFC 9112 3.2: the request-target's form must fit its method. Returns 0,
- * 400 (a fragment, "*" for a method other than OPTIONS, authority-form or
- * anything else for a method other than CONNECT) or 501 (CONNECT: primed is
- * an origin server, not a tunnel). */
 /* RFC 3986's characters of a URI (unreserved, sub-delims, ":@/?", the
  * brackets of an IP literal, '%' of a pct-encoding), '#' aside: llhttp also
- * passes '\\', '{', '|', '"', '<' ... which a proxy may escape, decode or
+ * passes a backslash, '{', '|', '"', '<' ... which a proxy may escape, decode or
  * refuse, so the target would not be what primed routes. */
 static bool is_uri_char(unsigned char c)
 {
@@ -326,6 +322,10 @@ static bool uri_chars(const char *url, size_t len)
     return true;
 }
 
+/* RFC 9112 3.2: the request-target's form must fit its method. Returns 0,
+ * 400 (a fragment, "*" for a method other than OPTIONS, authority-form or
+ * anything else for a method other than CONNECT) or 501 (CONNECT: primed is
+ * an origin server, not a tunnel). */
 static int check_target(uint8_t method, const char *url, size_t len)
 {
     if (method == HTTP_CONNECT)
