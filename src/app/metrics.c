@@ -147,6 +147,27 @@ static void put_histo(struct out *o, const char *name, const char *labels, const
     }
 }
 
+/* Reads up to n space-separated fields of a /proc stat line into v (a field that is not a
+ * number, like the state letter, reads as 0); returns how many there were. strtoul rather
+ * than sscanf: the static build then links no scanf machinery (tens of KiB of libc). */
+static int stat_fields(const char *s, unsigned long *v, int n)
+{
+    int i = 0;
+    for (; i < n; i++) {
+        while (*s == ' ')
+            s++;
+        if (!*s || *s == '\n')
+            break;
+        char *end;
+        v[i] = strtoul(s, &end, 10);
+        if (end == s)
+            for (v[i] = 0; *end && *end != ' ' && *end != '\n'; end++)
+                ;
+        s = end;
+    }
+    return i;
+}
+
 static void put_process(struct out *o, const struct metrics_info *info)
 {
     long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
@@ -158,10 +179,11 @@ static void put_process(struct out *o, const struct metrics_info *info)
         if (fgets(line, sizeof(line), f)) {
             /* fields after the ")" that ends comm: state is field 3 */
             char *p = strrchr(line, ')');
-            if (p &&
-                sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld %*d %*u %lu %ld",
-                       &utime, &stime, &threads, &vsize, &rss) != 5)
-                utime = stime = vsize = 0;
+            unsigned long v[22];
+            if (p && stat_fields(p + 1, v, 22) == 22) {
+                utime = v[11], stime = v[12], vsize = v[20];
+                threads = (long)v[17], rss = (long)v[21];
+            }
         }
         fclose(f);
     }

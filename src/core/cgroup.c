@@ -31,15 +31,18 @@ static unsigned tighter(unsigned best, unsigned n)
 
 static unsigned v2_quota(const char *dir)
 {
-    char file[2300], quota[32];
-    long long period = 0;
+    char file[2300];
     snprintf(file, sizeof(file), "%s/cpu.max", dir);
     FILE *f = fopen(file, "re");
     if (!f)
         return 0;
     unsigned n = 0;
-    if (fscanf(f, "%31s %lld", quota, &period) == 2 && strcmp(quota, "max") != 0)
-        n = cpus_of(strtoll(quota, NULL, 10), period);
+    char line[80], *end;
+    if (fgets(line, sizeof(line), f) && strncmp(line, "max", 3) != 0) {
+        long long quota = strtoll(line, &end, 10);
+        if (end != line && *end == ' ')
+            n = cpus_of(quota, strtoll(end + 1, NULL, 10));
+    }
     fclose(f);
     return n;
 }
@@ -51,9 +54,13 @@ static long long read_ll(const char *dir, const char *name)
     FILE *f = fopen(file, "re");
     if (!f)
         return -1;
+    char line[40], *end;
     long long v = -1;
-    if (fscanf(f, "%lld", &v) != 1)
-        v = -1;
+    if (fgets(line, sizeof(line), f)) {
+        v = strtoll(line, &end, 10);
+        if (end == line)
+            v = -1;
+    }
     fclose(f);
     return v;
 }

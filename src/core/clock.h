@@ -67,4 +67,31 @@ static inline time_t clock_wall_s(void)
     return (time_t)(clock_wall_us() / 1000000u);
 }
 
+/* A UTC calendar time: year, month 1-12, day 1-31, hour, minute, second, weekday 0-6 (Sunday 0). */
+struct clock_utc {
+    int64_t year;
+    int mon, mday, hour, min, sec, wday;
+};
+
+/* t seconds since the epoch as a UTC calendar time (proleptic Gregorian; the days-to-civil
+ * arithmetic of Howard Hinnant's "chrono-Compatible Low-Level Date Algorithms"). Here rather
+ * than gmtime_r: glibc's gmtime_r reads the TZ rules (tzset), which links its sscanf and file
+ * parsing into the static build, for a conversion that needs no time zone. */
+static inline struct clock_utc clock_utc_of(int64_t t)
+{
+    int64_t days = t / 86400, secs = t % 86400;
+    if (secs < 0)
+        secs += 86400, days--;
+    struct clock_utc u = {.hour = (int)(secs / 3600), .min = (int)(secs / 60 % 60), .sec = (int)(secs % 60)};
+    u.wday = (int)((days % 7 + 11) % 7); /* 1970-01-01 was a Thursday (4) */
+    int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    u.mday = (int)(doy - (153 * mp + 2) / 5 + 1);
+    u.mon = (int)(mp < 10 ? mp + 3 : mp - 9);
+    u.year = (int64_t)yoe + era * 400 + (u.mon <= 2);
+    return u;
+}
+
 #endif

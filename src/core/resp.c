@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "strout.h"
 
 const char *resp_reason(int status)
@@ -77,8 +78,9 @@ size_t resp_format(char *buf, size_t cap, const struct resp *r, const char *date
 
 void resp_date(char *out, long t)
 {
-    time_t tt = (time_t)t;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(out, RESP_DATE_LEN + 1, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    static const char day[] = "SunMonTueWedThuFriSat", mon[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    struct clock_utc u = clock_utc_of(t);
+    int year = u.year < 0 ? 0 : u.year > 9999 ? 9999 : (int)u.year; /* four digits, as the format has */
+    snprintf(out, RESP_DATE_LEN + 1, "%.3s, %02d %.3s %04d %02d:%02d:%02d GMT", day + 3 * u.wday, u.mday,
+             mon + 3 * (u.mon - 1), year, u.hour, u.min, u.sec);
 }

@@ -234,3 +234,37 @@ Test(metrics, store_state_and_failures_by_kind)
     cr_assert_null(strstr(out, "primed_store_ready"), "no store, no series");
     free(out);
 }
+
+/* The process_* series read /proc/self/stat by field position; /proc/self/status names its
+ * fields, so it is the reference: threads equal, virtual size equal, resident size within
+ * what a page or two of allocation between the two reads can move. */
+static long status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    cr_assert_not_null(f);
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':')
+            v = strtol(line + n + 1, NULL, 10);
+    fclose(f);
+    cr_assert_geq(v, 0, "%s missing from /proc/self/status", field);
+    return v;
+}
+
+Test(metrics, process_series_match_proc_status)
+{
+    struct metrics_view v;
+    memset(&v, 0, sizeof(v));
+    char *buf = malloc(65536);
+    cr_assert_gt(metrics_render(&v, &info, buf, 65536), 0);
+    long threads = status_kib("Threads"), vm_kib = status_kib("VmSize"), rss_kib = status_kib("VmRSS");
+    cr_assert_eq(value_of(buf, "\nprocess_threads"), (uint64_t)threads);
+    long vm = (long)value_of(buf, "\nprocess_virtual_memory_bytes") / 1024;
+    cr_assert(vm > vm_kib - 1024 && vm < vm_kib + 1024, "virtual %ld KiB, status %ld KiB", vm, vm_kib);
+    long rss = (long)value_of(buf, "\nprocess_resident_memory_bytes") / 1024;
+    cr_assert(rss > rss_kib / 2 && rss < rss_kib * 2, "resident %ld KiB, status %ld KiB", rss, rss_kib);
+    cr_assert_gt(rss, 0);
+    free(buf);
+}

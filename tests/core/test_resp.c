@@ -1,6 +1,7 @@
 /* test_resp.c - response heads: status line, headers, HEAD, overflow. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <time.h>
 
 #include "resp.h"
 
@@ -62,6 +63,23 @@ Test(resp, reasons_and_date)
     char d[RESP_DATE_LEN + 1];
     resp_date(d, 0);
     cr_assert_str_eq(d, "Thu, 01 Jan 1970 00:00:00 GMT");
+}
+
+/* resp_date computes the calendar itself (clock_utc_of); libc's gmtime_r and strftime in the C
+ * locale are the reference: every day from 1900 to 2400 (1900 and 2100 are not leap years, 2000
+ * and 2400 are), each at a different second of the day. */
+Test(resp, date_matches_libc)
+{
+    char d[RESP_DATE_LEN + 1], want[64];
+    for (long t = -2208988800L, i = 0; t < 13569465600L; t += 86400, i++) {
+        long at = t + (i * 7919) % 86400;
+        time_t tt = (time_t)at;
+        struct tm tm;
+        cr_assert_not_null(gmtime_r(&tt, &tm));
+        strftime(want, sizeof(want), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        resp_date(d, at);
+        cr_assert_str_eq(d, want, "t=%ld", at);
+    }
 }
 
 /* RESP_HEAD_MAX is a bound: every part at its own bound fits exactly. */
