@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""benchmarks/chain - what a hop costs: caller -> callme over loopback.
+"""benchmarks/chain.py - what a hop costs: caller -> callme over loopback.
 
-    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
+    benchmarks/chain.py [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
                      [--db memory|postgresql] [--baseline PATH] [--no-nginx]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
@@ -144,7 +144,7 @@ def wrk(port, path, conns, secs, load_cpu):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/chain", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/chain.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
@@ -184,10 +184,10 @@ def main():
             sys.exit("chain: --db postgresql needs PostgreSQL (profiles/deps @test installs postgresql-15)")
     if not os.access(a.bin, os.X_OK):
         sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
-    quiet.guard("benchmarks/chain", table=sys.stdout)
+    quiet.guard("benchmarks/chain.py", table=sys.stdout)
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
-    print("<!-- benchmarks/chain --duration %d --rounds %d --cpu %d; %s; commit %s; %s; load %s -->" % (
+    print("<!-- benchmarks/chain.py --duration %d --rounds %d --cpu %d; %s; commit %s; %s; load %s -->" % (
         a.duration, a.rounds, a.cpu, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         open("/proc/loadavg").read().split()[0]))
 

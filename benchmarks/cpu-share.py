@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""benchmarks/cpu-share - where a plaintext request's server CPU goes, by kernel subsystem.
+"""benchmarks/cpu-share.py - where a plaintext request's server CPU goes, by kernel subsystem.
 
-    benchmarks/cpu-share [--duration S] [--bin PATH] [--floor PATH] [--no-primed]
+    benchmarks/cpu-share.py [--duration S] [--bin PATH] [--floor PATH] [--no-primed]
 
 The question of issue 40's fourth goal: how much of the CPU per /healthz request could the
 ring's own features (registered fds, multishot receive, fewer io_uring_enter calls) remove?
 Each server (primed --threads 1, the floor, the floor --lean; benchmarks/floor.c) runs pinned
-to CPU 0 under wrk -c100 pinned to CPU 1, as `benchmarks/modes plaintext` runs them, while
+to CPU 0 under wrk -c100 pinned to CPU 1, as `benchmarks/modes.py plaintext` runs them, while
 `perf record -g -p PID` samples it for S seconds (default 5) and `perf stat` counts its
 io_uring_enter calls, context switches and CPU time over the S seconds before. Each sample is put in the subsystem of the first
 frame, from the leaf up, that names one:
@@ -158,7 +158,7 @@ def profile(name, kind, binary, args, secs):
 
 def main():
     spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(prog="benchmarks/cpu-share", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/cpu-share.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=5, help="seconds sampled per server (default 5)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
@@ -176,7 +176,7 @@ def main():
             sys.exit("cpu-share: %s is not built (ninja -C build)" % path)
     if not {0, 1} <= os.sched_getaffinity(0):
         sys.exit("cpu-share: needs CPUs 0 and 1 (server on 0, wrk on 1)")
-    quiet.guard("benchmarks/cpu-share", table=sys.stdout)
+    quiet.guard("benchmarks/cpu-share.py", table=sys.stdout)
     targets = ([] if a.no_primed else [("primed", "primed", a.bin, [])]) + [
         ("floor", "floor", a.floor, []), ("floor lean", "floor", a.floor, ["--lean"])]
     rows = []
@@ -188,7 +188,7 @@ def main():
                              "kernel.perf_event_paranoid to 1\n" % e)
             sys.exit(3)
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print("<!-- benchmarks/cpu-share --duration %d; %s; commit %s; %s -->" % (
+    print("<!-- benchmarks/cpu-share.py --duration %d; %s; commit %s; %s -->" % (
         a.duration, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     bench.print_table("Server CPU per /healthz request by subsystem (-c%d, server on CPU %s, wrk on CPU %s; perf samples of "
                       "the server)" % (CONNS, SERVER_CPU, LOAD_CPU),

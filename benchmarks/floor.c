@@ -1,6 +1,6 @@
 /* floor.c - plaintext_floor: the least an io_uring HTTP/1.1 responder can do.
  *
- * The floor that primed's /healthz is compared with (benchmarks/modes
+ * The floor that primed's /healthz is compared with (benchmarks/modes.py
  * plaintext, issue 19): one thread, one ring set up as src/core/io_uring.c sets up
  * its own (same queue depth, same flag fallbacks, registered ring fd,
  * multishot accept, single-shot receive into the connection's own buffer).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/k6-local: the k6 scenario of benchmarks/k6/primed.js (50, 100, 200, 200 virtual
+"""benchmarks/k6-local.py: the k6 scenario of benchmarks/k6/primed.js (50, 100, 200, 200 virtual
 users, checks: status 200 and a non-empty body) run on this machine with wrk against a local
 primed, scaled down in time (10 s per stage by default instead of 2 minutes).
 
@@ -7,7 +7,7 @@ One difference from k6: k6 ramps the users linearly over a stage, wrk holds the 
 count for the whole stage (the stage's worst case). Each wrk connection is one user sending
 requests back to back, as in primed.js. Prints one row per stage and the server's memory.
 
-  benchmarks/k6-local [--stage-seconds 10] [--threads 2] [--dispatch inline|steal]
+  benchmarks/k6-local.py [--stage-seconds 10] [--threads 2] [--dispatch inline|steal]
                       [--binary build/src/primed] [--url http://host:port]  (an existing server)
 """
 import argparse
@@ -25,7 +25,7 @@ STAGES = (50, 100, 200, 200)        # virtual users, as in benchmarks/k6/primed.
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/k6-local", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="benchmarks/k6-local.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--stage-seconds", type=int, default=10, help="seconds per stage (default 10)")
     ap.add_argument("--threads", type=int, default=2, help="PRIMED_THREADS (default 2)")
     ap.add_argument("--dispatch", default="inline", choices=("inline", "steal"))
@@ -33,7 +33,7 @@ def main():
     ap.add_argument("--url", help="load this server instead of starting one (its base URL)")
     a = ap.parse_args()
     from primedlab import quiet                              # the measurement lock + quiet guard
-    quiet.guard("benchmarks/k6-local", table=sys.stdout)
+    quiet.guard("benchmarks/k6-local.py", table=sys.stdout)
     wrkrun.ensure_tools()
 
     def run(url, mem, server=None):

@@ -298,7 +298,7 @@ def commit():
 
 def chart(outdir, names, title):
     """pods-latency.png: ready pods and p95 latency (10 s buckets, by arrival) over time, every target;
-    the title names the load, the second line the inputs, commit and seed (as benchmarks/plot names
+    the title names the load, the second line the inputs, commit and seed (as benchmarks/plot.py names
     the machine, kernel, commit and date)."""
     if not shutil.which("gnuplot"):
         print("knative-sim: gnuplot not installed (profiles/deps @bench): no chart", file=sys.stderr)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/knative-single-pod - the autoscaler model's single-pod predictions beside one primed here.
+"""benchmarks/knative-single-pod.py - the autoscaler model's single-pod predictions beside one primed here.
 
 Starts one primed (build/src/primed unless --binary; PRIMED_THREADS=--threads, --dispatch inline
 by default so that one request runs on one worker, as the model's FIFO pod does) on 127.0.0.1 with
@@ -27,8 +27,8 @@ of the path (target-burst-capacity 0), so both refuse past 10 x CC waiting. Add 
 says what it cost: HAProxy's CPU seconds over the runs.
 
 The real-run check, in one command on a quiet machine with 2 CPUs or more:
-  benchmarks/knative-single-pod --threads 1 --breaker 1 --pin --rates 50,80,95,130
-  benchmarks/knative-single-pod --threads 2 --breaker 2 --pin --rates 50,80,95,130   (3 CPUs or more)
+  benchmarks/knative-single-pod.py --threads 1 --breaker 1 --pin --rates 50,80,95,130
+  benchmarks/knative-single-pod.py --threads 2 --breaker 2 --pin --rates 50,80,95,130   (3 CPUs or more)
 """
 import argparse
 import datetime
@@ -181,7 +181,7 @@ def main():
                     help="seconds to wait for a quiet machine before measuring anyway (default 60)")
     a = ap.parse_args()
     from primedlab import quiet
-    quiet.guard("benchmarks/knative-single-pod", max_wait=a.quiet_wait, table=sys.stdout)
+    quiet.guard("benchmarks/knative-single-pod.py", max_wait=a.quiet_wait, table=sys.stdout)
     wrkrun.ensure_tools()
     exe = wrkrun.ensure_binary(a.binary)
     ol = openloop_bin(a.openloop)

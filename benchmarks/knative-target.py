@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/knative-target: measure what one primed pod can take and derive the Knative
+"""benchmarks/knative-target.py: measure what one primed pod can take and derive the Knative
 autoscaling numbers for knative/base/service.yaml from it.
 
 Starts build/src/primed (building it when missing) on 127.0.0.1 with an ephemeral port and
@@ -42,7 +42,7 @@ sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents 
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/knative-target", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="benchmarks/knative-target.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--slo-ms", type=float, default=250, help="p95 latency objective (default 250)")
     ap.add_argument("--levels", default="1,2,4,8,16,32,64", help="concurrency levels (default 1,2,...,64)")
@@ -69,7 +69,7 @@ def main():
     if a.model_only:
         return model_only(a)
     from primedlab import quiet                              # the measurement lock + quiet guard
-    quiet.guard("benchmarks/knative-target", table=sys.stdout)
+    quiet.guard("benchmarks/knative-target.py", table=sys.stdout)
     levels = [int(x) for x in a.levels.split(",")]
     slo = a.slo_ms / 1000
     wrkrun.ensure_tools()

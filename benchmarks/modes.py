@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""benchmarks/modes - side-by-side comparisons of primed's run-time modes, in one run.
+"""benchmarks/modes.py - side-by-side comparisons of primed's run-time modes, in one run.
 
-    benchmarks/modes dispatch [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes io       [--duration S] [--rounds N] [--bin PATH] [--no-strace]
-    benchmarks/modes scrape   [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes accept   [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes engine   [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes split    [--duration S] [--rounds N] [--bin PATH] [--baseline PATH] [--conns LIST]
-    benchmarks/modes plaintext [--duration S] [--rounds N] [--bin PATH] [--floor PATH]
+    benchmarks/modes.py dispatch [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py io       [--duration S] [--rounds N] [--bin PATH] [--no-strace]
+    benchmarks/modes.py scrape   [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py accept   [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py engine   [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py split    [--duration S] [--rounds N] [--bin PATH] [--baseline PATH] [--conns LIST]
+    benchmarks/modes.py plaintext [--duration S] [--rounds N] [--bin PATH] [--floor PATH]
                                [--primed-args ARGS]... [--candidates] [--no-nginx] [--no-h2o] [--no-lean-floor]
                                [--floor-switches] [--baseline PATH]
 
@@ -294,7 +294,7 @@ def plaintext(a):
 
 def main():
     spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(prog="benchmarks/modes", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/modes.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["dispatch", "io", "scrape", "accept", "engine", "split", "plaintext"])
     ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
@@ -325,12 +325,12 @@ def main():
     a = ap.parse_args()
     if a.what == "plaintext":
         plaintext_check(a)
-    quiet.guard("benchmarks/modes", table=sys.stdout)
+    quiet.guard("benchmarks/modes.py", table=sys.stdout)
     if not os.access(a.bin, os.X_OK):
         sys.exit("modes: %s is not built (meson setup build && ninja -C build)" % a.bin)
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
-    print("<!-- benchmarks/modes %s --duration %d --rounds %d; %s; commit %s; %s; load %s -->" % (
+    print("<!-- benchmarks/modes.py %s --duration %d --rounds %d; %s; commit %s; %s; load %s -->" % (
         a.what, a.duration, a.rounds, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         open("/proc/loadavg").read().split()[0]))
 

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""benchmarks/scaling - throughput against server CPUs: primed (and nginx, h2o) on 1, 2, 4, ... CPUs.
+"""benchmarks/scaling.py - throughput against server CPUs: primed (and nginx, h2o) on 1, 2, 4, ... CPUs.
 
-    benchmarks/scaling [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
+    benchmarks/scaling.py [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
                        [--conns-example C] [--conns-healthz C] [--warmup S] [--duration S] [--rounds N]
                        [--peers nginx,h2o|none] [--share-loader] [--overload] [--overload-factor F] [--lone] [--bin PATH]
                        [--loader-limit PCT] [--quiet-wait S] [--out DIR]
-    benchmarks/scaling --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
-    benchmarks/scaling --bundle DIR [--bin PATH]
+    benchmarks/scaling.py --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
+    benchmarks/scaling.py --bundle DIR [--bin PATH]
 
 Owns: the sweep's CPU layout (server on the first N CPUs this process may use, the loader on
 all the others), one closed-loop measurement per server, CPU count and round (req/s, p50/p99,
@@ -22,7 +22,7 @@ CPU, with C connections per server CPU (default 32 for /example, 64 for /healthz
 list is 1, 2, 4, 8, ... up to all CPUs less a quarter kept for the loader (at least one), plus
 that largest N itself: 16 CPUs give 1, 2, 4, 8, 12. On a 2-CPU machine that is N=1 alone, the
 loader on the second CPU; N=2 there leaves the loader no CPU and is refused, unless --share-loader puts
-the loader on every CPU beside the server (as benchmarks/modes runs): such a row compares modes
+the loader on every CPU beside the server (as benchmarks/modes.py runs): such a row compares modes
 (its req/s over the first mode's) but has no speedup, its loader taking the server's CPU.
 A row whose loader used more than --loader-limit % (default 90) of its CPUs is loader-bound:
 its req/s is what the loader could send (printed as a lower bound), never the server's rate,
@@ -477,7 +477,7 @@ def table_list(data):
 def tables(data):
     """scaling.md's text: the host, then table_list's tables in Markdown."""
     meta = data["meta"]
-    out = ["<!-- benchmarks/scaling on %s; %s -->" % (meta.get("host", "?"), meta.get("date", "?")),
+    out = ["<!-- benchmarks/scaling.py on %s; %s -->" % (meta.get("host", "?"), meta.get("date", "?")),
            "Host: %s. Binary: %s." % (meta.get("host", "?"), meta.get("version", "?"))]
     for t in table_list(data):
         out += ["", "### " + t["title"], "", "| " + " | ".join(t["header"]) + " |", "|" + "---|" * len(t["header"])]
@@ -542,7 +542,7 @@ def write_results(data, outdir):
             json.dump(whole, f, indent=1)
         os.replace(raw + ".tmp", raw)
     if not shutil.which("gnuplot"):
-        log("gnuplot missing: no charts, no report.html (run benchmarks/scaling --from %s where it is)" %
+        log("gnuplot missing: no charts, no report.html (run benchmarks/scaling.py --from %s where it is)" %
             os.path.join(outdir, "scaling.json"))
         return
     from primedlab import charts
@@ -570,9 +570,9 @@ def shared_libs(exe):
 
 
 RUN = r"""#!/bin/sh
-# run - the primed scaling sweep from this bundle (made by benchmarks/scaling --bundle): the
+# run - the primed scaling sweep from this bundle (made by benchmarks/scaling.py --bundle): the
 # programs in bin/ with the libraries in lib/ (LD_LIBRARY_PATH, set for them only), results in
-# results/<UTC date-time>/ unless --out DIR. Arguments are benchmarks/scaling's (--help).
+# results/<UTC date-time>/ unless --out DIR. Arguments are benchmarks/scaling.py's (--help).
 # SIGTERM, SIGINT or SIGHUP stop the sweep: it stops the servers it started, and nothing else.
 here=$(cd "$(dirname "$0")" && pwd)
 PATH="$here/bin:$PATH"
@@ -630,7 +630,7 @@ def make_bundle(args):
     ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
     rev = git_head()
     with open(os.path.join(dest, "BUILD_INFO"), "w") as f:
-        f.write("made %s by benchmarks/scaling --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
+        f.write("made %s by benchmarks/scaling.py --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev or "?", ver,
             " ".join(k for k, v in exes.items() if v), " ".join(sorted(libs))))
     log("bundle: %s (%d programs, %d libraries); run it as %s/run [--cpus LIST] ..." % (
@@ -652,7 +652,7 @@ def find_openloop():
 
 
 def parse(argv):
-    ap = argparse.ArgumentParser(prog="benchmarks/scaling", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/scaling.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cpus", type=lambda v: parse_list(v, "--cpus"), help="server CPU counts (default 1,2,4,...)")
     ap.add_argument("--paths", default="example,healthz", help="endpoints: example, healthz (default both)")
@@ -745,11 +745,11 @@ def main(argv=None):
             log("%s is not installed: left out of /healthz" % k)
     out = a.out or (os.path.join(BUNDLE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime())) if BUNDLE else
                     os.path.join(HERE, "results", "scaling-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
-    quiet.guard("benchmarks/scaling", max_wait=a.quiet_wait)
+    quiet.guard("benchmarks/scaling.py", max_wait=a.quiet_wait)
     window = quiet.Window()
     meta = host_meta()
     ver = subprocess.run([a.bin, "--version"], capture_output=True, text=True).stdout.strip()
-    meta.update({"command": " ".join(["benchmarks/scaling"] + (argv if argv is not None else sys.argv[1:])),
+    meta.update({"command": " ".join(["benchmarks/scaling.py"] + (argv if argv is not None else sys.argv[1:])),
                  "version": (ver.splitlines() or ["?"])[0], "build": ver, "cpus": cpus, "commit": commit(),
                  "bundle": bool(BUNDLE), "peers": [k for k in a.peers if a.peer_bins[k]]})
     config = {"counts": [n for n, _, _ in plan], "paths": [PATHS[p] for p in a.paths], "modes": a.modes,

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""benchmarks/store - what an event store costs /callme/ping (issue 36).
+"""benchmarks/store.py - what an event store costs /callme/ping (issue 36).
 
-    benchmarks/store sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
-    benchmarks/store pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
+    benchmarks/store.py sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
+    benchmarks/store.py pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
   SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
@@ -80,8 +80,8 @@ med = bench.med
 def sqlite_cmd(a):
     if not a.before or not os.access(a.before, os.X_OK):
         sys.exit("store sqlite: --before BIN (a binary that answers before the commit) is required")
-    quiet.lock("benchmarks/store")
-    quiet.wait_quiet(60, what="benchmarks/store")
+    quiet.lock("benchmarks/store.py")
+    quiet.wait_quiet(60, what="benchmarks/store.py")
     tmp = tempfile.mkdtemp(prefix="primed-store-bench-")
     bins = [("before", a.before), ("after", a.bin)]
     res, conts = {}, []
@@ -99,7 +99,7 @@ def sqlite_cmd(a):
                     conts.append(w.stop())
             finally:
                 srv.stop()
-    print("<!-- benchmarks/store sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
+    print("<!-- benchmarks/store.py sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
         a.duration, a.rounds, a.db_sync, a.before, rev(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     print("\n### /callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1\n")
     print("| load | binary | req/s | p50 ms | p99 ms | errors |")
@@ -151,8 +151,8 @@ def pg_cmd(a):
         sys.exit("store pg: --before %s is not an executable" % a.before)
     conns_list = [int(x) for x in a.conns.split(",")]
     bins = [("primed", a.bin)] + ([("before", a.before)] if a.before else [])
-    quiet.lock("benchmarks/store")
-    quiet.wait_quiet(60, what="benchmarks/store")
+    quiet.lock("benchmarks/store.py")
+    quiet.wait_quiet(60, what="benchmarks/store.py")
     res, conts = {}, []
     with pglib.Postgres(fsync=True, cpu=1) as pg:
         env = {"PGPASSWORD": pglib.PASSWORD}
@@ -194,7 +194,7 @@ def pg_cmd(a):
             for srv in srvs.values():
                 srv.stop()
         rows = pg.psql("SELECT count(*) FROM event", db="events")
-    print("<!-- benchmarks/store pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
+    print("<!-- benchmarks/store.py pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
         a.duration, a.rounds, a.db_sync, a.conns, " --before " + a.before if a.before else "", rev(),
         time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rows))
     print("\n### /callme/ping on PostgreSQL (CPU 1), primed --threads 1 + wrk on CPU 0; pgbench on CPU 0\n")

@@ -1,4 +1,4 @@
-"""Helpers shared by benchmarks/knative-target and benchmarks/k6-local: build primed if needed,
+"""Helpers shared by benchmarks/knative-target.py and benchmarks/k6-local.py: build primed if needed,
 start it on 127.0.0.1 with an ephemeral port, run wrk with wrk-checks.lua, read /proc memory.
 
 Owns: nothing persistent; every server it starts it also stops (SIGTERM, then SIGKILL after 15 s).

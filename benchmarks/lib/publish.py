@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""benchmarks/lib/publish [--check] [--docs DIR] RESULTS_DIR - publish a full lab run: the one source of
+"""benchmarks/lib/publish.py [--check] [--docs DIR] RESULTS_DIR - publish a full lab run: the one source of
 the figures on the user pages.
-benchmarks/lib/publish --regenerate [--docs DIR] - rewrite every generated block from the latest
+benchmarks/lib/publish.py --regenerate [--docs DIR] - rewrite every generated block from the latest
 published run's data, without a new run.
-benchmarks/lib/publish --scaling DIR [--docs DIR] - publish a benchmarks/scaling sweep (DIR holds its
+benchmarks/lib/publish.py --scaling DIR [--docs DIR] - publish a benchmarks/scaling.py sweep (DIR holds its
 scaling.json): the one source of the Results page's Across cores block.
-benchmarks/lib/publish --reconstruct ENTRY [--features F] [--redraw] [--docs DIR] - keep the data of
+benchmarks/lib/publish.py --reconstruct ENTRY [--features F] [--redraw] [--docs DIR] - keep the data of
 a run published before publish kept data, read back from its notebook entry's tables; --redraw
 draws its charts again from that data (benchmarks/lib/primedlab/charts.py, gnuplot) into its folder.
 

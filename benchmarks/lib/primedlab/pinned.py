@@ -1,5 +1,5 @@
 """benchmarks/lib/primedlab/pinned.py - one server pinned to a CPU, and its CPU time, for the benchmarks
-that compare servers request for request on one core (benchmarks/modes plaintext, benchmarks/cpu-share).
+that compare servers request for request on one core (benchmarks/modes.py plaintext, benchmarks/cpu-share.py).
 
 Owns: the layout (the server on SERVER_CPU, the load generator on LOAD_CPU); starting primed
 (Server: --port 0, its CPU seconds and threads), the floor (build/benchmarks/plaintext_floor),

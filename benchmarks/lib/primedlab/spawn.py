@@ -5,8 +5,8 @@ line, keeping its stderr drained (and kept, line by line, for the caller to read
 (SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
 /metrics text as a dict; a built program's command behind a cross build's exe wrapper (wrapped(),
 tests/config_readme and tests/zipkin); keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
-tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
-benchmarks/containers and profiles/compare; benchmarks/lib/primedlab/lab_target.py runs its targets its own way
+tests/knative, tests/monitoring, tests/container, benchmarks/modes.py, benchmarks/k6,
+benchmarks/containers.py and profiles/compare; benchmarks/lib/primedlab/lab_target.py runs its targets its own way
 (process groups, fixed ports) but builds and parses wrk here.
 It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
 measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() names).

@@ -1,7 +1,7 @@
 """benchmarks/peers/java/labstacks.py - the lab's Tomcat and Netty rows: tomcat-platform,
 tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
 
-benchmarks/load imports this for `--peers stacks`. Each target's command is the java command
+benchmarks/load.py imports this for `--peers stacks`. Each target's command is the java command
 benchmarks/peers/java/stacks would exec (`--print-cmd`: JDK 21 from jdk21, Debian's jars, the
 JVM tuned, its CPU count taken under the server's CPUs), so no script is in the start-up time;
 the flags go in the row's note and the JVM's own settings line, in the server log, is what
