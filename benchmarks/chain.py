@@ -185,11 +185,7 @@ def main():
     if not os.access(a.bin, os.X_OK):
         sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
     quiet.guard("benchmarks/chain.py", table=sys.stdout)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    print("<!-- benchmarks/chain.py --duration %d --rounds %d --cpu %d; %s; commit %s; %s; load %s -->" % (
-        a.duration, a.rounds, a.cpu, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        open("/proc/loadavg").read().split()[0]))
+    print(bench.stamp("benchmarks/chain.py --duration %d --rounds %d --cpu %d" % (a.duration, a.rounds, a.cpu)))
 
     env = {"POD_NAME": "bench-pod", "POD_NAMESPACE": "bench"}
     pg = pglib.Postgres(cpu=a.cpu) if a.db == "postgresql" else None

@@ -194,8 +194,7 @@ def main():
     table = Tee(os.path.join(a.out, "table.md") if a.out else None)
     quiet.lock("benchmarks/gateway.py", max_wait=a.lock_wait)
     quiet.guard("benchmarks/gateway.py", max_wait=a.quiet_wait, table=table)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
+    rev = bench.commit()
     table.write("<!-- benchmarks/gateway.py%s --delay %g --upstream-timeout %g%s --reps %d --users %d --cpu %d; %s; "
                 "commit %s; %s; load %s -->\n" % (
                     " --quick" if q else "", a.delay, a.upstream_timeout,

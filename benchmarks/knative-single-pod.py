@@ -8,7 +8,7 @@ an ephemeral port, and:
      latency (one request in flight: no queueing) and its skew its p50/mean;
   2. measures, closed loop, wrk -cC for each C of --levels, and open loop, benchmarks/openloop at
      each fraction of --rates of the model's capacity (threads / mean service time);
-  3. runs the model (benchmarks/lib/primedlab/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
+  3. runs the model (knative/model/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
      wrk and openloop talk to primed directly) with the same concurrency or arrival rate, seed
      --seed, and prints a table: measured and modelled p50, p95 and throughput, and their
      difference in % (the issue's check: within 15 % at p50 and p95 below saturation).
@@ -229,7 +229,7 @@ def main():
               f"{'on CPU %d with the load' % load_cpu if a.pin else 'unpinned'}; its CPU over the runs: "
               f"{breaker_cpu:.2f} s")
     print(f"# pinning: {'primed on CPUs 0-%d, the load on CPU %d' % (a.threads - 1, load_cpu) if a.pin else 'none'}")
-    print(f"# model: benchmarks/lib/primedlab/ksim.py, one pod of {a.threads} worker(s), FIFO, "
+    print(f"# model: knative/model/ksim.py, one pod of {a.threads} worker(s), FIFO, "
           f"{'containerConcurrency %d, queue-proxy queue %d, activator out of the path' % (a.breaker, 10 * a.breaker) if a.breaker else 'no cap'}, seed {a.seed}")
     print()
     print("| load | measured p50 ms | model p50 ms | diff | measured p95 ms | model p95 ms | diff "

@@ -23,7 +23,7 @@ Quiet machine (benchmarks/lib/primedlab/quiet.py): the run takes the machine-wid
 s for a window in which no other process used more than 5 % of a CPU; during each one it
 records what else ran (other processes' CPU, steal, load average) in runs.csv and the
 table headers. A run with a window above the threshold is marked CONTAMINATED and
-benchmarks/lib/publish.py refuses it.
+docs/publish/publish.py refuses it.
 """
 import argparse
 import os
@@ -353,7 +353,7 @@ def main():
     lab.quiet.lock("benchmarks/load.py")    # before the date: a run that waited is dated when it measured
     date = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
     out = os.path.abspath(args.out or os.path.join(lab.BENCH_DIR, "results", date))
-    commit = sh(["git", "-C", lab.REPO_ROOT, "rev-parse", "--short", "HEAD"]) or "none (no commit yet)"
+    commit = lab.bench.commit() or "none (no commit yet)"
     if sh(["git", "-C", lab.REPO_ROOT, "status", "--porcelain", "--untracked-files=no"]):
         commit += " (+ uncommitted changes)"
     model = ""

@@ -328,11 +328,7 @@ def main():
     quiet.guard("benchmarks/modes.py", table=sys.stdout)
     if not os.access(a.bin, os.X_OK):
         sys.exit("modes: %s is not built (meson setup build && ninja -C build)" % a.bin)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    print("<!-- benchmarks/modes.py %s --duration %d --rounds %d; %s; commit %s; %s; load %s -->" % (
-        a.what, a.duration, a.rounds, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        open("/proc/loadavg").read().split()[0]))
+    print(bench.stamp("benchmarks/modes.py %s --duration %d --rounds %d" % (a.what, a.duration, a.rounds)))
 
     if a.what == "dispatch":
         targets = [("inline", [], {"PRIMED_DISPATCH": "inline"}), ("steal", [], {"PRIMED_DISPATCH": "steal"})]

@@ -17,7 +17,6 @@ import argparse
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 
@@ -27,6 +26,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
+from primedlab import bench  # noqa: E402  (the commit)
 from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
 
 NOFILE = 16384
@@ -85,8 +85,7 @@ def main():
         sys.exit("rss: the fd limit (hard %d) is below the %d this run needs" % (hard, need))
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need), hard))
     quiet.guard("benchmarks/rss.py", table=sys.stdout)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
+    rev = bench.commit()
     print("<!-- benchmarks/rss.py --conns %d --rounds %d --threads %d; commit %s; %s -->" % (
         a.conns, a.rounds, a.threads, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     res = {}

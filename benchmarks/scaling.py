@@ -71,6 +71,7 @@ from primedlab import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
 from primedlab import spawn  # noqa: E402  (free port, terminate)
 from primedlab import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
 from primedlab import scalingrun  # noqa: E402  (window_line: the runs' contamination)
+import primedlab  # noqa: E402  (its folders, which a bundle copies)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
 TCK = os.sysconf("SC_CLK_TCK")
@@ -81,8 +82,6 @@ PEERS = ("nginx", "h2o")
 LOADER_LIMIT = 90.0
 # glibc's own libraries: the host has them (glibc >= 2.36), and a copy would not match its ld-linux
 GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
-# what a bundle takes from benchmarks/lib: the scripts' package (whole) and the wrk script spawn.py names
-LIB_FILES = ("primedlab", "wrk_report.lua")
 LONE_COLUMNS = ["server", "N", "req/s", "mean ms", "p50 ms", "p99 ms", "÷ N=1 (mean)", "errors", "note"]
 COLUMNS = ["server", "N", "conns", "req/s", "speedup", "efficiency", "server CPU µs/req", "p50 ms", "p99 ms",
            "loader CPU %", "errors", "note"]
@@ -498,18 +497,12 @@ def commit():
             return m.group(1) if m else "?"
         except OSError:
             return "?"
-    rev = git_head()
+    rev = bench.commit()
     if not rev:
         return "?"
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
     return rev + ("-dirty" if dirty else "")
-
-
-def git_head():
-    """This checkout's HEAD, short, or "" outside a git checkout."""
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return rev.stdout.strip() if rev.returncode == 0 else ""
 
 
 def host_meta():
@@ -616,19 +609,19 @@ def make_bundle(args):
     for soname, path in libs.items():
         shutil.copy(path, os.path.join(dest, "lib", soname))     # follows the link: the file itself
     shutil.copy(os.path.join(HERE, "scaling.py"), os.path.join(dest, "benchmarks"))
-    for m in LIB_FILES:
-        src, to = os.path.join(HERE, "lib", m), os.path.join(dest, "benchmarks", "lib", m)
-        if os.path.isdir(src):
-            shutil.copytree(src, to, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(src, to)
+    os.makedirs(os.path.join(dest, "benchmarks", "lib", "primedlab"))
+    for d in primedlab.__path__:        # the package's three folders made one: the bundle has no docs/ or knative/
+        for f in os.listdir(d) if os.path.isdir(d) else ():
+            if f.endswith(".py") and not open(os.path.join(d, f)).read(2) == "#!":     # modules, not entry scripts
+                shutil.copy(os.path.join(d, f), os.path.join(dest, "benchmarks", "lib", "primedlab", f))
+    shutil.copy(os.path.join(HERE, "lib", "wrk_report.lua"), os.path.join(dest, "benchmarks", "lib"))
     for k in PEERS:
         shutil.copy(os.path.join(HERE, "peers", k + ".conf"), os.path.join(dest, "benchmarks", "peers"))
     with open(os.path.join(dest, "run"), "w") as f:
         f.write(RUN)
     os.chmod(os.path.join(dest, "run"), 0o755)
     ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
-    rev = git_head()
+    rev = bench.commit()
     with open(os.path.join(dest, "BUILD_INFO"), "w") as f:
         f.write("made %s by benchmarks/scaling.py --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev or "?", ver,

@@ -100,7 +100,7 @@ def sqlite_cmd(a):
             finally:
                 srv.stop()
     print("<!-- benchmarks/store.py sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
-        a.duration, a.rounds, a.db_sync, a.before, rev(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+        a.duration, a.rounds, a.db_sync, a.before, bench.commit(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     print("\n### /callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1\n")
     print("| load | binary | req/s | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|---|---|")
@@ -195,7 +195,7 @@ def pg_cmd(a):
                 srv.stop()
         rows = pg.psql("SELECT count(*) FROM event", db="events")
     print("<!-- benchmarks/store.py pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
-        a.duration, a.rounds, a.db_sync, a.conns, " --before " + a.before if a.before else "", rev(),
+        a.duration, a.rounds, a.db_sync, a.conns, " --before " + a.before if a.before else "", bench.commit(),
         time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rows))
     print("\n### /callme/ping on PostgreSQL (CPU 1), primed --threads 1 + wrk on CPU 0; pgbench on CPU 0\n")
     print("| client | load | req/s (tps) | p50 ms | p99 ms | primed CPU µs/req | POSTGRES CPU % | errors |")
@@ -226,11 +226,6 @@ def pg_cmd(a):
               "alone (/healthz, same server and CPUs) %.1f. What primed adds beyond an HTTP exchange and the "
               "INSERT: %.1f." % (ins, ping, ping - ins, http, ping - ins - http))
     print("\n" + quiet.header(conts))
-
-
-def rev():
-    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
 
 
 def main():

@@ -9,7 +9,7 @@ when it fetches anything but its own file (no network at view time), when a char
 draw (an empty SVG, or a first plot with nothing visible), or when a target of the summary
 table is missing from every chart of a family (throughput, latency, start-up, memory, per
 second). The suite makes report.html from the fixed results directory tests/bench/report-fixture
-(benchmarks/lib/primedlab/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
+(docs/publish/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
 in the working directory, meson's build dir), checks that the charts read as meant (one colour
 per target across every chart and no colour shared, latency on a log axis by connections,
 values on the memory bars, no reference line across the throughput bars; the docs' PNGs drawn

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tests/docs/scaling_publish_test.py - a scaling sweep as the Results page's source:
-benchmarks/lib/publish.py --scaling, scalingrun.py and figures.b_scaling on a copy of the docs
+docs/publish/publish.py --scaling, scalingrun.py and figures.b_scaling on a copy of the docs
 (meson test 'docs-publish-scaling').
 
 A made-up sweep (runs as benchmarks/scaling.py records them, each with its contamination window) is
@@ -35,7 +35,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import doctree  # noqa: E402  (the docs copy both publish tests work on)
 
-PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish.py")
+PUBLISH = os.path.join(ROOT, "docs", "publish", "publish.py")
 SCALING = os.path.join(ROOT, "benchmarks", "scaling.py")
 CHECK = os.path.join(HERE, "check")
 QUIET = {"wall_s": 6.0, "other_cpu_pct": 0.0, "other_cpu_s": 0.0, "steal_pct": 0.0, "kthread_pct": 0.1,

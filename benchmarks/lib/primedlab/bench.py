@@ -156,6 +156,23 @@ def wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), timeout=
     return st
 
 
+def commit():
+    """This checkout's HEAD, short; "" outside a git checkout (a scaling bundle) or without git."""
+    try:
+        p = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                           text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def stamp(command):
+    """The HTML comment a printed table starts with: the command, kernel, commit, UTC time, load."""
+    return "<!-- %s; %s; commit %s; %s; load %s -->" % (command, os.uname().release, commit(),
+                                                        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                        open("/proc/loadavg").read().split()[0])
+
+
 def defaults(args, quick, **pairs):
     """Fills each option left at None: name=(full run's value, --quick's value)."""
     for name, (full, short) in pairs.items():

@@ -4,7 +4,7 @@
 Owns: (1) the exclusive lock every measuring script takes (flock on one machine-wide file, so
 two measurements never overlap, whichever worktree they run from); (2) contamination: what
 else ran during a measurement window, from /proc; (3) the bounded wait for a quiet machine;
-(4) the thresholds benchmarks/lib/publish.py enforces. Never kills or renices anything: it only
+(4) the thresholds docs/publish/publish.py enforces. Never kills or renices anything: it only
 looks, waits and reports. Debian's /usr/bin/python3, standard library only.
 
 Contamination of a window (Window.stop()):

@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/scalingrun.py - a published scaling sweep, kept under docs/lab/scaling/<id>/.
+"""docs/publish/scalingrun.py - a published scaling sweep, kept under docs/lab/scaling/<id>/.
 
 owns: the sweep's data as its tables read it (med, servers, by_server_n), judging a benchmarks/scaling.py results folder for publishing (every measured run a quiet
 window, no failed run), keeping it (scaling.json, its charts and report.html) under

@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/charts.py - the lab's charts, drawn by gnuplot from one results directory.
+"""docs/publish/charts.py - the lab's charts, drawn by gnuplot from one results directory.
 
 Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt, and
 benchmarks/scaling.py's scaling.json or raw.json's "scaling") into one Run; one function per

@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/report_html.py - report.html: one lab run as a page a person reads at a glance.
+"""docs/publish/report_html.py - report.html: one lab run as a page a person reads at a glance.
 
 Owns: the page (report.html in the results dir): the run's context (machine, commit,
 command, pinning, the contamination verdict), the summary table, every chart of charts.py
@@ -74,7 +74,7 @@ def context(run):
     if m.get("quick") == "true":
         out.append('<p class="warn">Quick smoke run (--quick): these figures are not to be quoted.</p>')
     over = int(m.get("contamination_over", "0") or 0)
-    verdict = ("%s of %s measurement windows above the quiet-machine threshold (%s): benchmarks/lib/publish.py "
+    verdict = ("%s of %s measurement windows above the quiet-machine threshold (%s): docs/publish/publish.py "
                "refuses this run." if over else "%s of %s measurement windows above the threshold (%s).") % (
         over, m.get("contamination_windows", "?"), m.get("contamination_threshold", "?"))
     out.append('<p class="%s">Contamination: %s Worst window: other processes %s %% of a CPU, steal %s %%.</p>' % (
@@ -136,7 +136,7 @@ def page(outdir):
                '<meta name="viewport" content="width=device-width, initial-scale=1">',
                "<title>%s</title><style>%s</style></head><body>" % (esc(title), CSS), "<h1>%s</h1>" % esc(title)]
         out += scaling_section(run.scaling, 0)[0]
-        out.append("<p>Written by benchmarks/lib/primedlab/report_html.py from this directory's scaling.json; the charts "
+        out.append("<p>Written by docs/publish/report_html.py from this directory's scaling.json; the charts "
                    "by gnuplot (see docs/report.md).</p></body></html>")
         return "\n".join(out) + "\n"
     title = "primed comparison lab: %s" % run.meta.get("date", "?")
@@ -172,7 +172,7 @@ def page(outdir):
         out.append("</div>")
     if run.scaling:
         out += scaling_section(run.scaling, n)[0]
-    out.append("<p>Written by benchmarks/lib/primedlab/report_html.py from this directory's CSV and raw.json; "
+    out.append("<p>Written by docs/publish/report_html.py from this directory's CSV and raw.json; "
                "the charts by gnuplot (see docs/report.md).</p></body></html>")
     return "\n".join(out) + "\n"
 

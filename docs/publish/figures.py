@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/figures.py - the bodies of the generated blocks on the user pages, from one run.
+"""docs/publish/figures.py - the bodies of the generated blocks on the user pages, from one run.
 
 owns: which blocks exist (BLOCKS: page -> block names), and for each name the Markdown its body
 is, written from a published run's data (rundata.py's dict) and nothing else.
@@ -384,7 +384,7 @@ def b_scaling(sc, to_docs=""):
     first), the overload and lone-request comparisons, and what the host could not show."""
     if not sc:
         return ("No scaling sweep is published yet: `benchmarks/scaling.py` measures one and "
-                "`benchmarks/lib/publish.py --scaling DIR` puts it here ([how](%sbenchmarking.md#scaling-across-cores))."
+                "`docs/publish/publish.py --scaling DIR` puts it here ([how](%sbenchmarking.md#scaling-across-cores))."
                 % to_docs)
     m, cfg = sc["meta"], sc["config"]
     engine = next((l.split(":", 1)[1].strip() for l in m.get("build", "").splitlines()
