@@ -99,20 +99,6 @@ class NginxProxy:
                 self.proc.wait()
 
 
-def group_pids(pgid):
-    """The live processes of process group pgid (nginx's master and worker)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[2]) == pgid:
-                        out.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
-
-
 COUNTED = ("context-switches", "raw_syscalls:sys_enter")
 
 
@@ -241,7 +227,7 @@ def run(a, env, pg):
             nginx = NginxProxy(a.cpu, callme.port)
             jpeers.append(nginx)
             proxied = [("nginx -> callme", nginx.port, "/callme/ping")]
-            pids["nginx -> callme"] = lambda: group_pids(nginx.proc.pid) + [callme.pid]
+            pids["nginx -> callme"] = lambda: [p.pid for p in spawn.group(nginx.proc.pid)] + [callme.pid]
             st, body = spawn.http_get(nginx.port, "/callme/ping")[:2]
             if st != 200:
                 raise RuntimeError("nginx -> callme answered %d: %r" % (st, body[:200]))

@@ -37,6 +37,8 @@ import subprocess
 import sys
 import time
 
+import psutil
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
@@ -96,13 +98,9 @@ def startup(image, runs, port):
 
 
 def proc_status(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            if k in ("VmRSS", "VmHWM", "Uid", "Threads"):
-                out[k] = v.split()[0]
-    return out
+    p = psutil.Process(pid)
+    return {"VmRSS": p.memory_info().rss // 1024, "VmHWM": spawn.status_kib(pid, "VmHWM"),
+            "Uid": str(p.uids().real), "Threads": str(p.num_threads())}
 
 
 def load(image, wrk_s, port):
@@ -114,7 +112,7 @@ def load(image, wrk_s, port):
     res = {}
     try:
         end = time.monotonic() + 60
-        while bench.http_status(port, "/healthz", timeout=1) != 200:
+        while spawn.http_status(port, "/healthz", timeout=1) != 200:
             if time.monotonic() > end or w.poll() is not None:
                 log(f"{image}: never healthy for the load run")
                 return res

@@ -3,7 +3,7 @@
 
     benchmarks/cpu-share.py [--duration S] [--bin PATH] [--floor PATH] [--no-primed]
 
-The question of issue 40's fourth goal: how much of the CPU per /healthz request could the
+How much of the CPU per /healthz request could the
 ring's own features (registered fds, multishot receive, fewer io_uring_enter calls) remove?
 Each server (primed --threads 1, the floor, the floor --lean; benchmarks/floor.c) runs pinned
 to CPU 0 under wrk -c100 pinned to CPU 1, as `benchmarks/modes.py plaintext` runs them, while
@@ -45,7 +45,7 @@ sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents 
 from primedlab import quiet  # noqa: E402
 from primedlab import bench  # noqa: E402
 from primedlab import spawn  # noqa: E402
-from primedlab.pinned import LOAD_CPU, SERVER_CPU, TCK, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
+from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
 
 log = bench.logger("cpu-share")
 CONNS = 100
@@ -126,10 +126,10 @@ def profile(name, kind, binary, args, secs):
         time.sleep(1)
         # first window: counts and CPU time, without sampling (perf record slows the server,
         # which then finds more completions per io_uring_enter)
-        u0 = sum(srv.ticks())
+        u0 = sum(srv.times())
         stat = subprocess.run(["perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_io_uring_enter,context-switches",
                                "-p", str(srv.proc.pid), "--", "sleep", str(secs)], capture_output=True, text=True)
-        u1 = sum(srv.ticks())
+        u1 = sum(srv.times())
         # second window: the samples
         rec = subprocess.run(["perf", "record", "-q", "-F", str(FREQ), "-g", "-o", data, "-p", str(srv.proc.pid),
                               "--", "sleep", str(secs)], capture_output=True, text=True)
@@ -151,7 +151,7 @@ def profile(name, kind, binary, args, secs):
             ev[f[2]] = int(f[0])
     reqs = rps * secs  # requests in the first window, at the run's mean rate
     per = (lambda k: "%.2f" % (ev[k] / reqs) if k in ev and reqs > 0 else "n/a")
-    cpu_us = (u1 - u0) / TCK * 1e6 / reqs if reqs > 0 else 0.0
+    cpu_us = (u1 - u0) * 1e6 / reqs if reqs > 0 else 0.0
     return [name, "%.0f" % rps, "%.2f" % cpu_us, str(n)] + ["%.1f %%" % (100.0 * counts[c] / n if n else 0) for c in CATS] + [
         per("syscalls:sys_enter_io_uring_enter"), per("context-switches")]
 

@@ -35,10 +35,9 @@ import os
 import sys
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "k6"))
-import wrkrun  # noqa: E402
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402
 
 
 def main():
@@ -72,19 +71,19 @@ def main():
     quiet.guard("benchmarks/knative-target.py", table=sys.stdout)
     levels = [int(x) for x in a.levels.split(",")]
     slo = a.slo_ms / 1000
-    wrkrun.ensure_tools()
-    exe = wrkrun.ensure_binary(a.binary)
+    bench.need_wrk()
+    exe = bench.built(a.binary)
     if a.threads > (os.cpu_count() or 1):
         print(f"note: --threads {a.threads} > {os.cpu_count()} CPUs here", file=sys.stderr)
 
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
     rows = []
-    with wrkrun.Server(exe, env, a.server_args.split()) as srv:
+    with bench.start_clean(exe, env, a.server_args.split()) as srv:
         idle_rss, _ = srv.memory_kib()
         start_ms = srv.start_ms
-        wrkrun.wrk(srv.url(), 2, 1)                                      # warm-up, not reported
+        bench.wrk_checks(srv.url(), 2, 1)                                      # warm-up, not reported
         for c in levels:
-            r = wrkrun.wrk(srv.url(), c, a.duration)
+            r = bench.wrk_checks(srv.url(), c, a.duration)
             r["c"] = c
             rows.append(r)
         rss, hwm = srv.memory_kib()
@@ -93,7 +92,7 @@ def main():
         with open("/proc/loadavg") as f:
             load = f.read().split()[:3]
 
-    print(f"# knative-target  {datetime.date.today().isoformat()}  {wrkrun.machine()}")
+    print(f"# knative-target  {datetime.date.today().isoformat()}  {bench.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0])] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
     print(f"#   {ready}")

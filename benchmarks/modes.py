@@ -42,7 +42,7 @@ plaintext primed (--threads 1), nginx (1 worker, benchmarks/peers/nginx.conf), h
           run; --pipeline 0 leaves it out). --primed-args ARGS (repeatable) adds a primed with those flags, e.g.
           --primed-args "--uring-poll-first on"; --candidates adds each io_uring switch away
           from its default (poll-first on, single send off), alone and together, beside the
-          plain primed (issue 19).
+          plain primed.
 
 Each scenario runs its targets interleaved (A B A B ... for --rounds rounds) so drift on a
 shared machine hits both alike; the table shows medians over rounds. Servers run on
@@ -53,7 +53,6 @@ import argparse
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -68,7 +67,7 @@ sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents 
 from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
 from primedlab import bench  # noqa: E402  (log, taskset, wrk)
 from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
-from primedlab.pinned import LOAD_CPU, SERVER_CPU, TCK, Pinned, Server  # noqa: E402  (a server pinned to CPU 0)
+from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned, Server  # noqa: E402  (a server pinned to CPU 0)
 
 
 log = bench.logger("modes")
@@ -145,7 +144,7 @@ def strace_syscalls(binary, args, env, path, conns, duration):
     srv = Server(binary, args, env)
     out = "/tmp/primed-strace-%d.txt" % os.getpid()
     try:
-        tr = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(srv.p.pid)],
+        tr = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(srv.pid)],
                               stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         st = wrk(srv.port, path, conns, duration)
@@ -231,12 +230,12 @@ def plaintext(a):
                 url = "http://127.0.0.1:%d/healthz" % srv.port
                 bench.run_wrk(url, PLAINTEXT_CONNS, 1, 1, cpus=LOAD_CPU)  # warm-up: connections, caches
                 log("plaintext: %s round %d" % (name, r + 1))
-                u0, s0 = srv.ticks()
+                u0, s0 = srv.times()
                 try:
                     st = bench.wrk(url, PLAINTEXT_CONNS, a.duration, 1, cpus=LOAD_CPU)
                 except RuntimeError as e:
                     raise RuntimeError("%s: %s" % (name, e)) from None
-                u1, s1 = srv.ticks()
+                u1, s1 = srv.times()
                 piped = subprocess.run(["taskset", "-c", LOAD_CPU] +
                                        spawn.wrk_cmd(url, PLAINTEXT_CONNS, a.duration, 1, lua=lua),
                                        capture_output=True, text=True).stdout if lua else ""
@@ -245,8 +244,8 @@ def plaintext(a):
             n = max(1, int(st["requests"]))
             row[name] = {
                 "rps": n / (float(st["duration_us"]) / 1e6),
-                "user_us": (u1 - u0) / TCK * 1e6 / n,
-                "sys_us": (s1 - s0) / TCK * 1e6 / n,
+                "user_us": (u1 - u0) * 1e6 / n,
+                "sys_us": (s1 - s0) * 1e6 / n,
                 "errors": int(st["failures"] + st["timeouts"] + st["non2xx"]),
             }
             row[name]["cpu_us"] = row[name]["user_us"] + row[name]["sys_us"]
@@ -410,13 +409,7 @@ def main():
 
         def scraper(port):
             while not stop.is_set():
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
-                        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: lab\r\nConnection: close\r\n\r\n")
-                        while s.recv(65536):
-                            pass
-                except OSError:
-                    pass
+                spawn.http_status(port, "/metrics")
                 time.sleep(0.1)
 
         results = {}

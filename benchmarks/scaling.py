@@ -61,6 +61,8 @@ import tempfile
 import time
 import types
 
+import psutil
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -74,7 +76,6 @@ from primedlab import scalingrun  # noqa: E402  (window_line: the runs' contamin
 import primedlab  # noqa: E402  (its folders, which a bundle copies)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
-TCK = os.sysconf("SC_CLK_TCK")
 PATHS = {"example": "/example", "healthz": "/healthz"}
 CONNS = {"example": 32, "healthz": 64}
 MODES = {"default": [], "inline": ["--dispatch", "inline"], "split-off": ["--prime-split", "off"]}
@@ -149,20 +150,14 @@ class Server:
         err.close()
         self.pid = self.proc.pid
         STARTED.append(self)
-        deadline = time.monotonic() + 10
-        while bench.http_status(self.port, "/healthz", 1) != 200:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                with open(os.path.join(self.prefix, "stderr.log")) as f:
-                    tail = f.read()[-400:]
-                self.stop()
-                raise RuntimeError("%s did not answer /healthz on port %d: %s" % (kind, self.port, tail))
-            time.sleep(0.05)
+        if not spawn.wait_ok(self.port, proc=self.proc):
+            with open(os.path.join(self.prefix, "stderr.log")) as f:
+                tail = f.read()[-400:]
+            self.stop()
+            raise RuntimeError("%s did not answer /healthz on port %d: %s" % (kind, self.port, tail))
 
     def cpu_s(self):
-        if self.primed:
-            f = quiet.proc_stat(self.pid)[1]
-            return (int(f[11]) + int(f[12])) / TCK
-        return lab.group_sample(self.pid)[0]
+        return spawn.cpu_s(self.pid) if self.primed else spawn.group_sample(self.pid)[0]
 
     def stop(self):
         if self in STARTED:
@@ -191,14 +186,10 @@ def stop_all():
             s.stop()
         except OSError:
             pass
-    me = str(os.getpid())
-    for d in os.listdir("/proc"):
-        st = quiet.proc_stat(d) if d.isdigit() else None
-        if st is None or st[1][1] != me:         # fields after comm: state ppid pgrp ...
-            continue
-        pid = int(d)
+    for child in psutil.Process().children():
+        pid = child.pid
         try:
-            if st[1][2] == d:
+            if os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGTERM)
             else:
                 os.kill(pid, signal.SIGTERM)
@@ -612,7 +603,7 @@ def make_bundle(args):
     os.makedirs(os.path.join(dest, "benchmarks", "lib", "primedlab"))
     for d in primedlab.__path__:        # the package's three folders made one: the bundle has no docs/ or knative/
         for f in os.listdir(d) if os.path.isdir(d) else ():
-            if f.endswith(".py") and not open(os.path.join(d, f)).read(2) == "#!":     # modules, not entry scripts
+            if f.endswith(".py") and f[:-3].isidentifier():        # modules (knative-sim.py is a command)
                 shutil.copy(os.path.join(d, f), os.path.join(dest, "benchmarks", "lib", "primedlab", f))
     shutil.copy(os.path.join(HERE, "lib", "wrk_report.lua"), os.path.join(dest, "benchmarks", "lib"))
     for k in PEERS:

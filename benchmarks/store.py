@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/store.py - what an event store costs /callme/ping (issue 36).
+"""benchmarks/store.py - what an event store costs /callme/ping.
 
     benchmarks/store.py sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
     benchmarks/store.py pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
@@ -65,8 +65,7 @@ def cpu_s(pids, reaper=None):
 
 
 def start(binary, cpu, args, env=None):
-    return spawn.Primed("taskset", ["-c", str(cpu), binary, "--threads", "1", *args],
-                        env=dict(os.environ, POD_NAME="bench-pod", **(env or {})), args_first=True, ready_timeout=20)
+    return bench.start_pinned(binary, cpu, args, dict(POD_NAME="bench-pod", **(env or {})))
 
 
 def wrk(port, conns, secs, cpu, path="/callme/ping"):

@@ -599,7 +599,7 @@ def manifest_settings(sw, slo_ms):
     return kmanifest.wanted(ans, sw["max_scale"]), ans
 
 
-CHART_RPS, CHART_S = 1500.0, 240.0     # the answer chart's load: Poisson, as the issue that asked for it ran
+CHART_RPS, CHART_S = 1500.0, 240.0     # the answer chart's load: Poisson arrivals at this rate for this long
 OLD = {"target": 100.0, "util": 1.0, "cc": 100, "cpus": 2, "max_scale": 10}   # the manifests' before the arrivals sweep
 
 

@@ -379,7 +379,7 @@ def suite(t, png):
                  "\n".join(bad))
             first = sorted(colours(html, targets).items())
             if len(first) >= 2:  # one target's legend drawn in another's colour: must be caught
-                (a_name, a_col), (_, b_col) = first[0], first[1]
+                (a_name, _), (_, b_col) = first[0], first[1]
                 recoloured = html
                 for m in PLOT.finditer(html):
                     end = html.find('<g id="', m.end())

@@ -4,58 +4,36 @@ that compare servers request for request on one core (benchmarks/modes.py plaint
 Owns: the layout (the server on SERVER_CPU, the load generator on LOAD_CPU); starting primed
 (Server: --port 0, its CPU seconds and threads), the floor (build/benchmarks/plaintext_floor),
 nginx or h2o (benchmarks/peers/*-run) pinned there in a process group of their own (Pinned), and
-their user and system clock ticks read from /proc (group_ticks). Never runs a load or prints a
-figure: the entry scripts do. Standard library only.
+their user and system CPU seconds (times). Never runs a load or prints a figure: the entry
+scripts do.
 """
 import os
 import signal
 import subprocess
 
+import psutil
+
 from primedlab import bench
-from primedlab import quiet
 from primedlab import spawn
 
 SERVER_CPU, LOAD_CPU = "0", "1"
-TCK = os.sysconf("SC_CLK_TCK")
 
 
 class Server(spawn.Primed):
-    """primed on --port 0 (spawn.Primed, 20 s to its ready line, 40 s to stop) with its CPU seconds
-    and threads read from /proc; RuntimeError when it does not start."""
+    """primed on --port 0 (spawn.Primed, 20 s to its ready line, 40 s to stop) with its threads;
+    RuntimeError when it does not start."""
 
     def __init__(self, binary, args, env, **kw):
         try:
             super().__init__(binary, args, env=dict(os.environ, **env), ready_timeout=20, **kw)
         except spawn.NotReady as err:
             raise RuntimeError("server did not start: %s" % err) from None
-        self.p = self.proc
-
-    def cpu_s(self):
-        fields = quiet.proc_stat(self.p.pid)[1]
-        return (int(fields[11]) + int(fields[12])) / TCK
 
     def threads(self):
-        return len(os.listdir("/proc/%d/task" % self.p.pid))
+        return psutil.Process(self.pid).num_threads()
 
     def stop(self):
         return super().stop(40)
-
-
-def group_ticks(pgid):
-    """(utime, stime) clock ticks summed over the live processes of group pgid (nginx's master
-    and worker; primed and the floor are one process each)."""
-    ut = st = 0
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        ps = quiet.proc_stat(d)
-        try:
-            if ps is not None and int(ps[1][2]) == pgid:
-                ut += int(ps[1][11])
-                st += int(ps[1][12])
-        except (IndexError, ValueError):
-            continue
-    return ut, st
 
 
 class Pinned:
@@ -90,12 +68,11 @@ class Pinned:
                 raise RuntimeError("%s did not answer /healthz on port %d" % (kind, self.port))
         self.pgid = self.proc.pid  # floor, nginx: a new session, its leader's pid is the group's id
 
-    def ticks(self):
-        """(utime, stime) of the server so far: primed's process, the others' whole group."""
-        if self.primed:
-            f = quiet.proc_stat(self.proc.pid)[1]
-            return int(f[11]), int(f[12])
-        return group_ticks(self.pgid)
+    def times(self):
+        """(user, system) CPU seconds of the server so far: primed's process, the others' whole group."""
+        procs = [psutil.Process(self.proc.pid)] if self.primed else spawn.group(self.pgid)
+        ts = [p.cpu_times() for p in procs]
+        return sum(t.user for t in ts), sum(t.system for t in ts)
 
     def stop(self):
         if self.primed:

@@ -1,16 +1,13 @@
-"""benchmarks/lib/primedlab/spawn.py - one primed process and one wrk run, for every Python script.
+"""primedlab/spawn.py - a process started, probed, sampled and stopped, and one wrk command, for every script.
 
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
-(SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
-/metrics text as a dict; a built program's command behind a cross build's exe wrapper (wrapped(),
-tests/config_readme and tests/zipkin); keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
-tests/knative, tests/monitoring, tests/container, benchmarks/modes.py, benchmarks/k6,
-benchmarks/containers.py and profiles/compare; benchmarks/lib/primedlab/lab_target.py runs its targets its own way
-(process groups, fixed ports) but builds and parses wrk here.
-It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
-measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() names).
-Never installs, builds or measures anything itself. Standard library only.
+(SIGTERM, bounded wait, SIGKILL); a free port or block of ports for what cannot take --port 0; the
+one HTTP GET of the lab (http_get, http_status) and the /metrics text as a dict; a built program's
+command behind a cross build's exe wrapper (wrapped()); keep-alive connections held open for a
+memory figure; a process's or a process group's CPU time, threads and memory (psutil); building
+and parsing one wrk command line (wrk_report.lua's WRKSTAT line; bench.run_wrk runs it).
+Never installs, builds or measures anything itself.
 """
 
 import http.client
@@ -25,6 +22,9 @@ import subprocess
 import sys
 import threading
 import time
+
+import psutil
+from prometheus_client.parser import text_string_to_metric_families
 
 LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wrk_report.lua")  # benchmarks/lib/
 WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
@@ -105,16 +105,21 @@ def http_get(port, path, timeout=10.0):
         c.close()
 
 
+def http_status(port, path, timeout=2.0):
+    """The status of GET path on a fresh connection to 127.0.0.1:port; 0 when none came."""
+    try:
+        return http_get(port, path, timeout)[0]
+    except (OSError, http.client.HTTPException):
+        return 0
+
+
 def wait_ok(port, path="/healthz", timeout=10.0, proc=None):
     """Polls GET path on port every 50 ms until it answers 200 (True), or timeout seconds pass
     or proc (when given) exits (False)."""
     deadline = time.time() + timeout
     while True:
-        try:
-            if http_get(port, path, 1)[0] == 200:
-                return True
-        except OSError:
-            pass
+        if http_status(port, path, 1) == 200:
+            return True
         if time.time() > deadline or (proc is not None and proc.poll() is not None):
             return False
         time.sleep(0.05)
@@ -145,16 +150,68 @@ def hold_keepalive(port, n, timeout=10.0):
         raise OSError("held %d of %d connections: %s" % (answered, n, e)) from e
 
 
+# ----------------------------------------------------------------------------- a running process, sampled
+# psutil reads the same /proc files (stat, status, io) with the same clock-tick resolution as the
+# hand-written parsers it replaced; VmHWM, the peak RSS, is the one figure it does not expose.
+
+def cpu_s(pid):
+    """User + system CPU seconds of pid so far; None once it is gone."""
+    try:
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system
+    except psutil.Error:
+        return None
+
+
+def status_kib(pid, field):
+    """One kB field of /proc/PID/status (VmRSS, VmHWM), or None once the process is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def group(pgid):
+    """psutil.Process of every live process of process group pgid (a server's master and workers)."""
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid:
+                out.append(p)
+        except OSError:
+            pass
+    return out
+
+
+def group_sample(pgid):
+    """(cpu_seconds, threads, vmhwm_kb, vmrss_kb) summed over process group pgid. Shared pages
+    count once per process, so a multi-process server (nginx) is slightly overstated."""
+    cpu = 0.0
+    thr = hwm = rss = 0
+    for p in group(pgid):
+        try:
+            with p.oneshot():
+                t = p.cpu_times()
+                cpu, thr, rss = cpu + t.user + t.system, thr + p.num_threads(), rss + p.memory_info().rss // 1024
+            hwm += status_kib(p.pid, "VmHWM") or 0
+        except psutil.Error:
+            continue
+    return cpu, thr, hwm, rss
+
+
 def parse_metrics(text):
-    """A /metrics body as {series as written, labels and all: value}; comments and bad lines skipped."""
+    """A /metrics body as {series as written, labels and all: value}, read by prometheus_client's
+    text-format parser (a malformed body raises ValueError). Keys keep the labels in the body's
+    order, `name{a="x",b="y"}`, as primed writes them (label values need no escaping)."""
     out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            key, _, val = line.rpartition(" ")
-            try:
-                out[key] = float(val)
-            except ValueError:
-                pass
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            labels = ",".join('%s="%s"' % kv for kv in smp.labels.items())
+            out[smp.name + ("{%s}" % labels if labels else "")] = smp.value
     return out
 
 
@@ -228,15 +285,23 @@ class Primed:
         return self.proc.poll() is None
 
     def status_kib(self, field):
-        """One kB field of /proc/PID/status (VmRSS, VmHWM), or None once the process is gone."""
-        try:
-            with open(f"/proc/{self.pid}/status") as f:
-                for line in f:
-                    if line.startswith(field + ":"):
-                        return int(line.split()[1])
-        except OSError:
-            return None
-        return None
+        """One kB field of its /proc/PID/status (VmRSS, VmHWM), or None once it is gone."""
+        return status_kib(self.pid, field)
+
+    def cpu_s(self):
+        """Its user + system CPU seconds so far; None once it is gone."""
+        return cpu_s(self.pid)
+
+    def memory_kib(self):
+        """(VmRSS, VmHWM) in KiB."""
+        return self.status_kib("VmRSS"), self.status_kib("VmHWM")
+
+    def url(self, path="/example"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def metrics(self):
+        """Its /metrics as parse_metrics() reads it."""
+        return parse_metrics(http_get(self.port, "/metrics")[1])
 
     def signal(self, sig=signal.SIGTERM):
         if self.alive():

@@ -10,13 +10,14 @@ platform pool started from a CDS archive (-XX:SharedArchiveFile) that targets() 
 with a training run (-XX:ArchiveClassesAtExit: the peer started as the row runs, without an
 event store, /healthz and /example asked, then stopped). Every row runs with DB_URL=none: it
 serves /example, as Example.java does, so no connection pool is in its start-up. A missing jar, JDK or archive ends the run with the reason
-(SystemExit): a requested peer is never skipped quietly. Standard library only.
+(SystemExit): a requested peer is never skipped quietly.
 """
 import os
 import signal
 import subprocess
 import time
-import urllib.request
+
+from primedlab import spawn     # the importing script has put the lab's package on the path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STACKS = os.path.join(HERE, "stacks")
@@ -49,7 +50,9 @@ def train(archive, port, timeout=90):
             lines.append(line.rstrip())
             if "tomcat: ready" in line:
                 for path in ("/healthz", "/example", "/example"):
-                    urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=30).read()
+                    st = spawn.http_get(port, path, timeout=30)[0]
+                    if st != 200:
+                        raise OSError("the training run's %s answered %d" % (path, st))
                 break
     finally:
         if p.poll() is None:

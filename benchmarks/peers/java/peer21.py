@@ -2,10 +2,10 @@
 
 Owns: starting `benchmarks/peers/java/run21 CLASS` (or `stacks CLASS`, runner=STACKS) on 127.0.0.1 with PORT=0 (optionally pinned
 with taskset), reading its `... ready ... port=N` line from stderr (kept, line by line),
-stopping it (SIGTERM, bounded wait, SIGKILL), and its CPU time and memory from /proc. run21
+stopping it (SIGTERM, bounded wait, SIGKILL), and its CPU time and peak memory (spawn's). run21
 installs JDK 21 and compiles on first use, so the first start may take the download's time
 (ready_timeout covers it). A peer that does not print its ready line raises PeerError with its
-stderr: it never starts silently half-way. Standard library only.
+stderr: it never starts silently half-way.
 """
 import os
 import re
@@ -13,10 +13,11 @@ import signal
 import subprocess
 import threading
 
+from primedlab import spawn     # the importing script has put the lab's package on the path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN21 = os.path.join(HERE, "run21")
 STACKS = os.path.join(HERE, "stacks")   # TomcatPeer, NettyPeer (runner=STACKS)
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 class PeerError(RuntimeError):
@@ -86,34 +87,13 @@ class Peer:
         return self.proc.returncode
 
 
-def proc_cpu_s(pid):
-    """User + system CPU seconds of any pid (primed's, for the same column); None once gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            rest = f.read().rsplit(")", 1)[1].split()
-        return (int(rest[11]) + int(rest[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def proc_hwm_kib(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def timed(pid, fn):
     """fn()'s result (a dict) with cpu_s (pid's CPU seconds during fn) and rss_mib (pid's peak
     resident memory so far, VmHWM) added."""
-    c0 = proc_cpu_s(pid)
+    c0 = spawn.cpu_s(pid)
     r = fn()
-    c1 = proc_cpu_s(pid)
-    hwm = proc_hwm_kib(pid)
+    c1 = spawn.cpu_s(pid)
+    hwm = spawn.status_kib(pid, "VmHWM")
     r["cpu_s"] = c1 - c0 if c0 is not None and c1 is not None else None
     r["rss_mib"] = hwm / 1024.0 if hwm is not None else None
     return r
