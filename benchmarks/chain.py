@@ -70,33 +70,15 @@ def start(binary, cpu, args, env):
     return bench.start_pinned(binary, cpu, args, env)
 
 
-class NginxProxy:
-    """Debian's nginx, one worker, as a reverse proxy to 127.0.0.1:upstream_port, pinned to
-    cpu, in its own process group: .port; stop()."""
-
-    def __init__(self, cpu, upstream_port):
-        self.port = spawn.free_port()
-        env = dict(os.environ, PORT=str(self.port), NGINX_WORKERS="1", UPSTREAM_PORT=str(upstream_port),
-                   NGINX_CONF=os.path.join(HERE, "peers", "nginx-proxy.conf"))
-        cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
-                             capture_output=True, text=True, check=True).stdout.split()
-        self.err = tempfile.TemporaryFile()  # nginx's error log, read if it does not start
-        self.proc = subprocess.Popen(bench.taskset(cpu) + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.err, start_new_session=True)
-        if not spawn.wait_ok(self.port, proc=self.proc):
-            self.stop()
-            self.err.seek(0)
-            raise RuntimeError("nginx (proxy) did not answer /healthz on port %d: %s" % (
-                self.port, self.err.read().decode(errors="replace")[-300:]))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(15)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+def nginx_proxy(cpu, upstream_port):
+    """Debian's nginx, one worker, as a reverse proxy to 127.0.0.1:upstream_port, pinned to cpu,
+    in its own process group (a spawn.Group)."""
+    port = spawn.free_port()
+    env = dict(os.environ, PORT=str(port), NGINX_WORKERS="1", UPSTREAM_PORT=str(upstream_port),
+               NGINX_CONF=os.path.join(HERE, "peers", "nginx-proxy.conf"))
+    cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return spawn.Group(bench.taskset(cpu) + cmd, port)
 
 
 COUNTED = ("context-switches", "raw_syscalls:sys_enter")
@@ -224,10 +206,10 @@ def run(a, env, pg):
             for _ in range(2):
                 spawn.http_get(bcaller.port, "/caller/ping")
         if not a.no_nginx:
-            nginx = NginxProxy(a.cpu, callme.port)
+            nginx = nginx_proxy(a.cpu, callme.port)
             jpeers.append(nginx)
             proxied = [("nginx -> callme", nginx.port, "/callme/ping")]
-            pids["nginx -> callme"] = lambda: [p.pid for p in spawn.group(nginx.proc.pid)] + [callme.pid]
+            pids["nginx -> callme"] = lambda: [p.pid for p in spawn.group(nginx.pid)] + [callme.pid]
             st, body = spawn.http_get(nginx.port, "/callme/ping")[:2]
             if st != 200:
                 raise RuntimeError("nginx -> callme answered %d: %r" % (st, body[:200]))

@@ -187,9 +187,7 @@ def main():
             sys.stderr.write("cpu-share: perf cannot sample the server (%s); run as root or set "
                              "kernel.perf_event_paranoid to 1\n" % e)
             sys.exit(3)
-    rev = bench.commit()
-    print("<!-- benchmarks/cpu-share.py --duration %d; %s; commit %s; %s -->" % (
-        a.duration, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print(bench.stamp("benchmarks/cpu-share.py --duration %d" % a.duration))
     bench.print_table("Server CPU per /healthz request by subsystem (-c%d, server on CPU %s, wrk on CPU %s; perf samples of "
                       "the server)" % (CONNS, SERVER_CPU, LOAD_CPU),
                       ["server", "req/s", "CPU µs/req", "samples"] + CATS + ["io_uring_enter/req", "context switches/req"], rows)

@@ -55,7 +55,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -194,13 +193,9 @@ def main():
     table = Tee(os.path.join(a.out, "table.md") if a.out else None)
     quiet.lock("benchmarks/gateway.py", max_wait=a.lock_wait)
     quiet.guard("benchmarks/gateway.py", max_wait=a.quiet_wait, table=table)
-    rev = bench.commit()
-    table.write("<!-- benchmarks/gateway.py%s --delay %g --upstream-timeout %g%s --reps %d --users %d --cpu %d; %s; "
-                "commit %s; %s; load %s -->\n" % (
-                    " --quick" if q else "", a.delay, a.upstream_timeout,
-                    " --upstream-conns %d" % a.upstream_conns if a.upstream_conns else "", a.reps, a.users, a.cpu,
-                    os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    open("/proc/loadavg").read().split()[0]))
+    table.write(bench.stamp("benchmarks/gateway.py%s --delay %g --upstream-timeout %g%s --reps %d --users %d --cpu %d" % (
+        " --quick" if q else "", a.delay, a.upstream_timeout,
+        " --upstream-conns %d" % a.upstream_conns if a.upstream_conns else "", a.reps, a.users, a.cpu)) + "\n")
 
     if a.java:
         log("JDK 21 gateways: %s" % peer21.prepare())   # install and compile before the clock runs

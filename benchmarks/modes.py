@@ -89,8 +89,7 @@ def measure(server, path, conns, duration, timeout="10s"):
     return st
 
 
-def med(rows, key):
-    return statistics.median(r[key] for r in rows)
+med = bench.med
 
 
 def pooled(rows, key):

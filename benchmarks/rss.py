@@ -85,9 +85,7 @@ def main():
         sys.exit("rss: the fd limit (hard %d) is below the %d this run needs" % (hard, need))
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need), hard))
     quiet.guard("benchmarks/rss.py", table=sys.stdout)
-    rev = bench.commit()
-    print("<!-- benchmarks/rss.py --conns %d --rounds %d --threads %d; commit %s; %s -->" % (
-        a.conns, a.rounds, a.threads, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print(bench.stamp("benchmarks/rss.py --conns %d --rounds %d --threads %d" % (a.conns, a.rounds, a.threads)))
     res = {}
     for r in range(a.rounds):
         for name, binary in targets:

@@ -143,18 +143,13 @@ class Server:
             return
         self.port = spawn.free_port()
         self.prefix = tempfile.mkdtemp(prefix="primed-scaling-%s." % kind)
-        err = open(os.path.join(self.prefix, "stderr.log"), "w")
-        self.proc = subprocess.Popen(bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                     start_new_session=True)
-        err.close()
-        self.pid = self.proc.pid
+        try:
+            self.group = spawn.Group(bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix), self.port)
+        except spawn.NotReady:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+            raise
+        self.proc, self.pid = self.group.proc, self.group.pid
         STARTED.append(self)
-        if not spawn.wait_ok(self.port, proc=self.proc):
-            with open(os.path.join(self.prefix, "stderr.log")) as f:
-                tail = f.read()[-400:]
-            self.stop()
-            raise RuntimeError("%s did not answer /healthz on port %d: %s" % (kind, self.port, tail))
 
     def cpu_s(self):
         return spawn.cpu_s(self.pid) if self.primed else spawn.group_sample(self.pid)[0]
@@ -165,15 +160,7 @@ class Server:
         if self.primed:
             self.primed.stop()
             return
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.pid, signal.SIGTERM)     # the group this run started, no other
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.pid, signal.SIGKILL)
-                self.proc.wait()
-            except ProcessLookupError:
-                pass
+        self.group.stop()     # the group this run started, no other
         shutil.rmtree(self.prefix, ignore_errors=True)
 
 

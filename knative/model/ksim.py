@@ -561,7 +561,8 @@ class Sim:
 
 
 def pct(sorted_xs, q):
-    """Nearest-rank percentile of a sorted list (None when empty)."""
+    """Nearest-rank percentile of a sorted list (None when empty). Not statistics.quantiles, which
+    interpolates: the published sweep's figures are nearest-rank."""
     if not sorted_xs:
         return None
     k = max(0, min(len(sorted_xs) - 1, int(math.ceil(q / 100.0 * len(sorted_xs))) - 1))

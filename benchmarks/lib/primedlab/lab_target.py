@@ -12,7 +12,6 @@ CPU time, threads and memory are spawn.group_sample's.
 import os
 import re
 import resource
-import signal
 import socket
 import subprocess
 import time
@@ -151,20 +150,8 @@ def container_pid(name):
 
 
 def stop(t, grace=10.0):
-    if t.proc is None or t.proc.poll() is not None:
-        return
-    try:
-        os.killpg(t.proc.pid, signal.SIGTERM)
-        t.proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
+    if t.proc is not None and t.proc.poll() is None and spawn.stop_group(t.proc, grace):
         log("%s ignored SIGTERM for %.0f s: SIGKILL" % (t.name, grace))
-    except ProcessLookupError:
-        pass
-    try:
-        os.killpg(t.proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    t.proc.wait()
 
 
 def safe(name):

@@ -8,7 +8,7 @@ their user and system CPU seconds (times). Never runs a load or prints a figure:
 scripts do.
 """
 import os
-import signal
+import shutil
 import subprocess
 
 import psutil
@@ -41,14 +41,14 @@ class Pinned:
     nginx, h2o or floor. .port, .pgid; stop() SIGTERMs the group."""
 
     def __init__(self, kind, binary, args=()):
-        self.kind, self.primed, self.prefix = kind, None, None
+        self.kind, self.primed, self.prefix, self.group = kind, None, None, None
         pin = bench.taskset(SERVER_CPU)
         if kind == "primed":
             self.primed = Server(pin[0], pin[1:] + [binary, "--threads", "1"] + list(args), {}, args_first=True)
             self.proc, self.port = self.primed.proc, self.primed.port
         elif kind == "floor":
-            self.proc = subprocess.Popen(pin + [binary, "--port", "0"] + list(args), stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
+            self.group = spawn.Group(pin + [binary, "--port", "0"] + list(args), stdout=subprocess.PIPE)
+            self.proc = self.group.proc
             line = self.proc.stdout.readline().decode().strip()
             if not line.startswith("port="):
                 self.stop()
@@ -61,11 +61,12 @@ class Pinned:
                                  capture_output=True, text=True, check=True).stdout.split()
             if kind == "h2o":  # h2o-run leaves its prefix (the -c file's directory) to us
                 self.prefix = os.path.dirname(cmd[cmd.index("-c") + 1])
-            self.proc = subprocess.Popen(pin + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, start_new_session=True)
-            if not spawn.wait_ok(self.port, proc=self.proc):
+            try:
+                self.group = spawn.Group(pin + cmd, self.port)
+            except spawn.NotReady:
                 self.stop()
-                raise RuntimeError("%s did not answer /healthz on port %d" % (kind, self.port))
+                raise
+            self.proc = self.group.proc
         self.pgid = self.proc.pid  # floor, nginx: a new session, its leader's pid is the group's id
 
     def times(self):
@@ -78,15 +79,5 @@ class Pinned:
         if self.primed:
             return self.primed.stop()
         if self.prefix:
-            subprocess.run(["rm", "-rf", self.prefix])
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                return self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        return self.proc.returncode
+            shutil.rmtree(self.prefix, ignore_errors=True)
+        return self.group.stop() if self.group else None

@@ -20,11 +20,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-
-import psutil
-from prometheus_client.parser import text_string_to_metric_families
 
 LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wrk_report.lua")  # benchmarks/lib/
 WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
@@ -153,9 +151,12 @@ def hold_keepalive(port, n, timeout=10.0):
 # ----------------------------------------------------------------------------- a running process, sampled
 # psutil reads the same /proc files (stat, status, io) with the same clock-tick resolution as the
 # hand-written parsers it replaced; VmHWM, the peak RSS, is the one figure it does not expose.
+# psutil and prometheus_client are imported where they are used: a script that takes only
+# wrapped() or free_port() from here runs under any python3, Debian's packages or not.
 
 def cpu_s(pid):
     """User + system CPU seconds of pid so far; None once it is gone."""
+    import psutil
     try:
         t = psutil.Process(pid).cpu_times()
         return t.user + t.system
@@ -177,6 +178,7 @@ def status_kib(pid, field):
 
 def group(pgid):
     """psutil.Process of every live process of process group pgid (a server's master and workers)."""
+    import psutil
     out = []
     for p in psutil.process_iter():
         try:
@@ -190,6 +192,7 @@ def group(pgid):
 def group_sample(pgid):
     """(cpu_seconds, threads, vmhwm_kb, vmrss_kb) summed over process group pgid. Shared pages
     count once per process, so a multi-process server (nginx) is slightly overstated."""
+    import psutil
     cpu = 0.0
     thr = hwm = rss = 0
     for p in group(pgid):
@@ -207,6 +210,7 @@ def parse_metrics(text):
     """A /metrics body as {series as written, labels and all: value}, read by prometheus_client's
     text-format parser (a malformed body raises ValueError). Keys keep the labels in the body's
     order, `name{a="x",b="y"}`, as primed writes them (label values need no escaping)."""
+    from prometheus_client.parser import text_string_to_metric_families
     out = {}
     for fam in text_string_to_metric_families(text):
         for smp in fam.samples:
@@ -331,6 +335,50 @@ class Primed:
     def stderr_text(self, last=None):
         lines = self.lines if last is None else self.lines[-last:]
         return "\n".join(l for _, l in lines)
+
+
+def stop_group(proc, grace=15.0):
+    """SIGTERM to the process group proc leads, up to grace s for proc to exit, then SIGKILL to
+    whatever is left of the group (a worker its master did not reap); True when it had to kill."""
+    killed = False
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            killed = True
+        except ProcessLookupError:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    return killed
+
+
+class Group:
+    """cmd in a session of its own, so that it and its workers are one process group (nginx, h2o,
+    the floor, a JVM). .proc, .pid (= the group's id), .port; with a port, waits up to timeout s
+    for /healthz 200 there and raises NotReady with its stderr tail when none comes. stop()."""
+
+    def __init__(self, cmd, port=None, env=None, stdout=subprocess.DEVNULL, stderr=None, timeout=10.0):
+        self.port = port
+        self.err = stderr if stderr is not None else tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self.err,
+                                     start_new_session=True)
+        self.pid = self.proc.pid
+        if port is not None and not wait_ok(port, timeout=timeout, proc=self.proc):
+            self.stop()
+            tail = ""
+            if stderr is None:
+                self.err.seek(0)
+                tail = self.err.read().decode(errors="replace")[-400:]
+            raise NotReady("%s did not answer /healthz on port %d: %s" % (" ".join(cmd), port, tail))
+
+    def stop(self, grace=15.0):
+        stop_group(self.proc, grace)
+        return self.proc.returncode
 
 
 def wrk_cmd(url, conns, secs, threads=2, timeout_s=10, lua=LUA, extra=()):
