@@ -223,16 +223,23 @@ class NotReady(RuntimeError):
     """primed exited or stayed silent before its ready line; the message holds its stderr tail."""
 
 
+READY = re.compile(r"primed: ready.*?\bport=(\d+)")
+
+
 class Primed:
     """One primed on host:ephemeral. .port, .pid, .ready_line, .lines [(monotonic, line)],
     .start_ms (exec to ready line). args go after `--host H --port 0` unless args_first (then
     the listener flags win over the caller's); env is the whole environment (default: ours);
-    log_path, when given, receives every stderr line too; nofile caps the child's fd limit."""
+    log_path, when given, receives every stderr line too; nofile caps the child's fd limit.
+    Another server that prints its own ready line on stderr starts the same way: listen=[] (it
+    is told its port otherwise), ready its line's pattern with the port as group 1, session=True
+    to stop it as a process group (a wrapper that execs a JVM)."""
 
     def __init__(self, exe, args=(), env=None, args_first=False, ready_timeout=15, nofile=None,
-                 log_path=None, host="127.0.0.1"):
-        listen = ["--host", host, "--port", "0"]
+                 log_path=None, host="127.0.0.1", listen=None, ready=READY, session=False):
+        listen = ["--host", host, "--port", "0"] if listen is None else listen
         self.cmd = [exe, *args, *listen] if args_first else [exe, *listen, *args]
+        self.session = session
 
         def pre():
             if nofile:
@@ -240,7 +247,8 @@ class Primed:
 
         t0 = time.monotonic()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre if nofile else None)
+                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre if nofile else None,
+                                     start_new_session=session)
         self.pid = self.proc.pid
         self.lines = []
         self.ready_line = None
@@ -256,13 +264,12 @@ class Primed:
                 if log:
                     log.write(line + "\n")
                     log.flush()
-                if self.port is None and "primed: ready" in line:
-                    m = re.search(r"port=(\d+)", line)
-                    if m:
-                        self.start_ms = (time.monotonic() - t0) * 1e3
-                        self.ready_line = line
-                        self.port = int(m.group(1))
-                        got.set()
+                m = ready.search(line) if self.port is None else None
+                if m:
+                    self.start_ms = (time.monotonic() - t0) * 1e3
+                    self.ready_line = line
+                    self.port = int(m.group(1))
+                    got.set()
             if log:
                 log.close()
             got.set()
@@ -271,7 +278,7 @@ class Primed:
         self.reader.start()
         if not got.wait(ready_timeout) or self.port is None:
             self.kill()
-            raise NotReady(f"no 'primed: ready ... port=N' line within {ready_timeout:g} s: "
+            raise NotReady(f"no ready line ({ready.pattern}) within {ready_timeout:g} s: "
                            f"{' '.join(self.cmd)}\n{self.stderr_text(10)}")
 
     def __enter__(self):
@@ -319,16 +326,22 @@ class Primed:
             return None
 
     def kill(self):
-        if self.proc.poll() is None:
+        if self.session:
+            stop_group(self.proc, 0)
+        elif self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
 
     def stop(self, timeout=15):
-        """SIGTERM, wait up to timeout s, else SIGKILL; returns the exit status (killed: None)."""
-        self.signal(signal.SIGTERM)
-        rc = self.wait(timeout)
-        if rc is None:
-            self.kill()
+        """SIGTERM, wait up to timeout s, else SIGKILL (to the whole group with session); returns
+        the exit status (killed: None)."""
+        if self.session:
+            rc = None if stop_group(self.proc, timeout) else self.proc.returncode
+        else:
+            self.signal(signal.SIGTERM)
+            rc = self.wait(timeout)
+            if rc is None:
+                self.kill()
         self.reader.join(2)
         return rc
 

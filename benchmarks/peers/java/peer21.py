@@ -9,15 +9,16 @@ stderr: it never starts silently half-way.
 """
 import os
 import re
-import signal
 import subprocess
-import threading
 
 from primedlab import spawn     # the importing script has put the lab's package on the path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN21 = os.path.join(HERE, "run21")
 STACKS = os.path.join(HERE, "stacks")   # TomcatPeer, NettyPeer (runner=STACKS)
+
+
+READY = re.compile(r": ready .*\bport=(\d+)")
 
 
 class PeerError(RuntimeError):
@@ -35,56 +36,29 @@ def prepare(timeout=1800):
     return p.stdout.strip().splitlines()[-1]
 
 
-class Peer:
-    """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral. .port, .pid, .lines, .ready_line."""
+class Peer(spawn.Primed):
+    """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral, a spawn.Primed in a session of its
+    own (run21 execs the JVM). .port, .pid, .ready_line, .text() its stderr lines."""
 
     def __init__(self, cls, env, cpu=None, ready_timeout=60, runner=RUN21, pre=()):
-        cmd = [runner, *pre, cls]
-        if cpu is not None:
-            cmd = ["taskset", "-c", str(cpu)] + cmd
+        cmd = (["taskset", "-c", str(cpu)] if cpu is not None else []) + [runner, *pre, cls]
         full = dict(os.environ, HOST="127.0.0.1", PORT="0")
         full.update({k: str(v) for k, v in env.items()})
         self.cls = cls
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=full, start_new_session=True)
-        self.pid = self.proc.pid
-        self.lines, self.ready_line, self.port = [], None, None
-        got = threading.Event()
-
-        def reader():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r": ready .*\bport=(\d+)", line)
-                if self.port is None and m:
-                    self.ready_line, self.port = line, int(m.group(1))
-                    got.set()
-            got.set()
-
-        self.reader = threading.Thread(target=reader, daemon=True)
-        self.reader.start()
-        if not got.wait(ready_timeout) or self.port is None:
-            self.stop(2)
+        try:
+            super().__init__(cmd[0], cmd[1:], env=full, ready_timeout=ready_timeout, listen=[], ready=READY,
+                             session=True)
+        except spawn.NotReady as e:
             raise PeerError("%s %s (%s) printed no ready line within %g s; stderr:\n%s" % (
-                os.path.basename(runner), cls, " ".join("%s=%s" % kv for kv in env.items()), ready_timeout, "\n".join(self.lines[-15:])))
+                os.path.basename(runner), cls, " ".join("%s=%s" % kv for kv in env.items()), ready_timeout,
+                str(e).split("\n", 1)[-1])) from None
 
-    def alive(self):
-        return self.proc.poll() is None
+    def text(self):
+        """Its stderr lines so far."""
+        return [line for _, line in self.lines]
 
     def stop(self, timeout=10):
-        """SIGTERM, up to timeout s, then SIGKILL (the whole session: run21 execs the JVM)."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.reader.join(2)
-        return self.proc.returncode
+        return super().stop(timeout)
 
 
 def timed(pid, fn):
