@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""benchmarks/chain - what a hop costs: caller -> callme over loopback.
+"""benchmarks/chain.py - what a hop costs: caller -> callme over loopback.
 
-    benchmarks/chain [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
+    benchmarks/chain.py [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
                      [--db memory|postgresql] [--baseline PATH] [--no-nginx]
 
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
@@ -70,47 +70,15 @@ def start(binary, cpu, args, env):
     return bench.start_pinned(binary, cpu, args, env)
 
 
-class NginxProxy:
-    """Debian's nginx, one worker, as a reverse proxy to 127.0.0.1:upstream_port, pinned to
-    cpu, in its own process group: .port; stop()."""
-
-    def __init__(self, cpu, upstream_port):
-        self.port = spawn.free_port()
-        env = dict(os.environ, PORT=str(self.port), NGINX_WORKERS="1", UPSTREAM_PORT=str(upstream_port),
-                   NGINX_CONF=os.path.join(HERE, "peers", "nginx-proxy.conf"))
-        cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
-                             capture_output=True, text=True, check=True).stdout.split()
-        self.err = tempfile.TemporaryFile()  # nginx's error log, read if it does not start
-        self.proc = subprocess.Popen(bench.taskset(cpu) + cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.err, start_new_session=True)
-        if not spawn.wait_ok(self.port, proc=self.proc):
-            self.stop()
-            self.err.seek(0)
-            raise RuntimeError("nginx (proxy) did not answer /healthz on port %d: %s" % (
-                self.port, self.err.read().decode(errors="replace")[-300:]))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(15)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-
-def group_pids(pgid):
-    """The live processes of process group pgid (nginx's master and worker)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[2]) == pgid:
-                        out.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
+def nginx_proxy(cpu, upstream_port):
+    """Debian's nginx, one worker, as a reverse proxy to 127.0.0.1:upstream_port, pinned to cpu,
+    in its own process group (a spawn.Group)."""
+    port = spawn.free_port()
+    env = dict(os.environ, PORT=str(port), NGINX_WORKERS="1", UPSTREAM_PORT=str(upstream_port),
+               NGINX_CONF=os.path.join(HERE, "peers", "nginx-proxy.conf"))
+    cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return spawn.Group(bench.taskset(cpu) + cmd, port)
 
 
 COUNTED = ("context-switches", "raw_syscalls:sys_enter")
@@ -144,7 +112,7 @@ def wrk(port, path, conns, secs, load_cpu):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/chain", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/chain.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
@@ -184,12 +152,8 @@ def main():
             sys.exit("chain: --db postgresql needs PostgreSQL (profiles/deps @test installs postgresql-15)")
     if not os.access(a.bin, os.X_OK):
         sys.exit("chain: %s is not built (meson setup build && ninja -C build)" % a.bin)
-    quiet.guard("benchmarks/chain", table=sys.stdout)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    print("<!-- benchmarks/chain --duration %d --rounds %d --cpu %d; %s; commit %s; %s; load %s -->" % (
-        a.duration, a.rounds, a.cpu, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        open("/proc/loadavg").read().split()[0]))
+    quiet.guard("benchmarks/chain.py", table=sys.stdout)
+    print(bench.stamp("benchmarks/chain.py --duration %d --rounds %d --cpu %d" % (a.duration, a.rounds, a.cpu)))
 
     env = {"POD_NAME": "bench-pod", "POD_NAMESPACE": "bench"}
     pg = pglib.Postgres(cpu=a.cpu) if a.db == "postgresql" else None
@@ -242,10 +206,10 @@ def run(a, env, pg):
             for _ in range(2):
                 spawn.http_get(bcaller.port, "/caller/ping")
         if not a.no_nginx:
-            nginx = NginxProxy(a.cpu, callme.port)
+            nginx = nginx_proxy(a.cpu, callme.port)
             jpeers.append(nginx)
             proxied = [("nginx -> callme", nginx.port, "/callme/ping")]
-            pids["nginx -> callme"] = lambda: group_pids(nginx.proc.pid) + [callme.pid]
+            pids["nginx -> callme"] = lambda: [p.pid for p in spawn.group(nginx.pid)] + [callme.pid]
             st, body = spawn.http_get(nginx.port, "/callme/ping")[:2]
             if st != 200:
                 raise RuntimeError("nginx -> callme answered %d: %r" % (st, body[:200]))

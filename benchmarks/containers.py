@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/containers: the container variants side by side, in one run.
+"""benchmarks/containers.py: the container variants side by side, in one run.
 
 Per variant (localhost/primed:<variant>, built by container/build) and for the
 floor image (container/floor: a static do-nothing responder, podman's own cost):
@@ -23,7 +23,7 @@ floor image (container/floor: a static do-nothing responder, podman's own cost):
 Prints a Markdown table (and the raw lines) on stdout; --write-docs also puts
 the table into docs/containers.md between its containers-table markers.
 
-usage: benchmarks/containers [--variants static,distroless,slim] [--runs 10]
+usage: benchmarks/containers.py [--variants static,distroless,slim] [--runs 10]
            [--wrk-seconds 10] [--build-args "--from-host"] [--no-build] [--write-docs]
 """
 import argparse
@@ -36,6 +36,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import psutil
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -96,13 +98,9 @@ def startup(image, runs, port):
 
 
 def proc_status(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            if k in ("VmRSS", "VmHWM", "Uid", "Threads"):
-                out[k] = v.split()[0]
-    return out
+    p = psutil.Process(pid)
+    return {"VmRSS": p.memory_info().rss // 1024, "VmHWM": spawn.status_kib(pid, "VmHWM"),
+            "Uid": str(p.uids().real), "Threads": str(p.num_threads())}
 
 
 def load(image, wrk_s, port):
@@ -114,7 +112,7 @@ def load(image, wrk_s, port):
     res = {}
     try:
         end = time.monotonic() + 60
-        while bench.http_status(port, "/healthz", timeout=1) != 200:
+        while spawn.http_status(port, "/healthz", timeout=1) != 200:
             if time.monotonic() > end or w.poll() is not None:
                 log(f"{image}: never healthy for the load run")
                 return res
@@ -161,7 +159,7 @@ def table(rows, floor_ms, runs, wrk_s):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/containers", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="benchmarks/containers.py", description=__doc__.split("\n")[0])
     ap.add_argument("--variants", default="static,distroless,slim")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--wrk-seconds", type=int, default=10)
@@ -169,7 +167,7 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the existing images")
     ap.add_argument("--write-docs", action="store_true")
     a = ap.parse_args()
-    quiet.guard("benchmarks/containers", table=sys.stdout, adopt=("conmon",))  # its containers are ours
+    quiet.guard("benchmarks/containers.py", table=sys.stdout, adopt=("conmon",))  # its containers are ours
     if os.geteuid() != 0:
         sys.exit("containers: needs root (rootful podman)")
     variants = [v for v in a.variants.split(",") if v] + ["floor"]
@@ -207,7 +205,7 @@ def main():
     podman_v = sh(["podman", "--version"]).stdout.strip()
     md = [f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC on {os.cpu_count()} CPUs, "
           f"kernel {os.uname().release}, {podman_v} (runc), by:",
-          "", "```", "benchmarks/containers " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "```", "",
+          "", "```", "benchmarks/containers.py " + " ".join(shlex.quote(x) for x in sys.argv[1:]), "```", "",
           table([(v, rows[v]) for v in variants], floor_ms, a.runs, a.wrk_seconds), "",
           f"Start-up command per run: `{cmds.get(variants[0], '')}` (PORT set by the probe)."]
     md = "\n".join(md)

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""benchmarks/cpu-share - where a plaintext request's server CPU goes, by kernel subsystem.
+"""benchmarks/cpu-share.py - where a plaintext request's server CPU goes, by kernel subsystem.
 
-    benchmarks/cpu-share [--duration S] [--bin PATH] [--floor PATH] [--no-primed]
+    benchmarks/cpu-share.py [--duration S] [--bin PATH] [--floor PATH] [--no-primed]
 
-The question of issue 40's fourth goal: how much of the CPU per /healthz request could the
+How much of the CPU per /healthz request could the
 ring's own features (registered fds, multishot receive, fewer io_uring_enter calls) remove?
 Each server (primed --threads 1, the floor, the floor --lean; benchmarks/floor.c) runs pinned
-to CPU 0 under wrk -c100 pinned to CPU 1, as `benchmarks/modes plaintext` runs them, while
+to CPU 0 under wrk -c100 pinned to CPU 1, as `benchmarks/modes.py plaintext` runs them, while
 `perf record -g -p PID` samples it for S seconds (default 5) and `perf stat` counts its
 io_uring_enter calls, context switches and CPU time over the S seconds before. Each sample is put in the subsystem of the first
 frame, from the leaf up, that names one:
@@ -45,7 +45,7 @@ sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents 
 from primedlab import quiet  # noqa: E402
 from primedlab import bench  # noqa: E402
 from primedlab import spawn  # noqa: E402
-from primedlab.pinned import LOAD_CPU, SERVER_CPU, TCK, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
+from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
 
 log = bench.logger("cpu-share")
 CONNS = 100
@@ -126,10 +126,10 @@ def profile(name, kind, binary, args, secs):
         time.sleep(1)
         # first window: counts and CPU time, without sampling (perf record slows the server,
         # which then finds more completions per io_uring_enter)
-        u0 = sum(srv.ticks())
+        u0 = sum(srv.times())
         stat = subprocess.run(["perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_io_uring_enter,context-switches",
                                "-p", str(srv.proc.pid), "--", "sleep", str(secs)], capture_output=True, text=True)
-        u1 = sum(srv.ticks())
+        u1 = sum(srv.times())
         # second window: the samples
         rec = subprocess.run(["perf", "record", "-q", "-F", str(FREQ), "-g", "-o", data, "-p", str(srv.proc.pid),
                               "--", "sleep", str(secs)], capture_output=True, text=True)
@@ -151,14 +151,14 @@ def profile(name, kind, binary, args, secs):
             ev[f[2]] = int(f[0])
     reqs = rps * secs  # requests in the first window, at the run's mean rate
     per = (lambda k: "%.2f" % (ev[k] / reqs) if k in ev and reqs > 0 else "n/a")
-    cpu_us = (u1 - u0) / TCK * 1e6 / reqs if reqs > 0 else 0.0
+    cpu_us = (u1 - u0) * 1e6 / reqs if reqs > 0 else 0.0
     return [name, "%.0f" % rps, "%.2f" % cpu_us, str(n)] + ["%.1f %%" % (100.0 * counts[c] / n if n else 0) for c in CATS] + [
         per("syscalls:sys_enter_io_uring_enter"), per("context-switches")]
 
 
 def main():
     spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(prog="benchmarks/cpu-share", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/cpu-share.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=5, help="seconds sampled per server (default 5)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
@@ -176,7 +176,7 @@ def main():
             sys.exit("cpu-share: %s is not built (ninja -C build)" % path)
     if not {0, 1} <= os.sched_getaffinity(0):
         sys.exit("cpu-share: needs CPUs 0 and 1 (server on 0, wrk on 1)")
-    quiet.guard("benchmarks/cpu-share", table=sys.stdout)
+    quiet.guard("benchmarks/cpu-share.py", table=sys.stdout)
     targets = ([] if a.no_primed else [("primed", "primed", a.bin, [])]) + [
         ("floor", "floor", a.floor, []), ("floor lean", "floor", a.floor, ["--lean"])]
     rows = []
@@ -187,9 +187,7 @@ def main():
             sys.stderr.write("cpu-share: perf cannot sample the server (%s); run as root or set "
                              "kernel.perf_event_paranoid to 1\n" % e)
             sys.exit(3)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print("<!-- benchmarks/cpu-share --duration %d; %s; commit %s; %s -->" % (
-        a.duration, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print(bench.stamp("benchmarks/cpu-share.py --duration %d" % a.duration))
     bench.print_table("Server CPU per /healthz request by subsystem (-c%d, server on CPU %s, wrk on CPU %s; perf samples of "
                       "the server)" % (CONNS, SERVER_CPU, LOAD_CPU),
                       ["server", "req/s", "CPU µs/req", "samples"] + CATS + ["io_uring_enter/req", "context switches/req"], rows)

@@ -1,14 +1,14 @@
 /* floor.c - plaintext_floor: the least an io_uring HTTP/1.1 responder can do.
  *
- * The floor that primed's /healthz is compared with (benchmarks/modes
- * plaintext, issue 19): one thread, one ring set up as src/core/io_uring.c sets up
+ * The floor that primed's /healthz is compared with (benchmarks/modes.py
+ * plaintext): one thread, one ring set up as src/core/io_uring.c sets up
  * its own (same queue depth, same flag fallbacks, registered ring fd,
  * multishot accept, single-shot receive into the connection's own buffer).
  * It parses nothing: every "\r\n\r\n" received is one request, and each
  * receive is answered with that many copies of one fixed 200 in one send.
  * Never a benchmark of its own: only what the kernel costs per request.
  *
- * Two switches try to move the floor (issue 40), alone or together (--lean):
+ * Two switches try to move the floor, alone or together (--lean):
  * --fixed-files registers each connection's fd in the ring's file table
  * (IOSQE_FIXED_FILE: no file lookup and reference per operation);
  * --multishot-recv arms one multishot receive per connection that lands every

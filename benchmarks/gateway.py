@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""benchmarks/gateway - seed 003's siege scenario on loopback: a gateway in front of a catalog
+"""benchmarks/gateway.py - seed 003's siege scenario on loopback: a gateway in front of a catalog
 and an inventory, the inventory delayed by a fault rule.
 
-    benchmarks/gateway [--delay D] [--upstream-timeout T] [--reps N] [--users N]
+    benchmarks/gateway.py [--delay D] [--upstream-timeout T] [--reps N] [--users N]
                        [--upstream-conns N] [--bin PATH] [--cpu N] [--load-cpu N] [--out DIR] [--quick]
                        [--java all,stacks|none|MODEL,...] [--java-pool N] [--hard-users N] [--hard-reps N]
 
@@ -44,7 +44,7 @@ runs against primed and every model. A second table lists them all with the CPU 
 peak RSS of each gateway (and DIR/gateway-java.csv); benchmarks/peers/java/gateway21.py.
 
 Takes the measurement lock and waits for a quiet machine (benchmarks/lib/primedlab/quiet.py, as
-benchmarks/chain does); the whole run's contamination is the table's last line. Prints a
+benchmarks/chain.py does); the whole run's contamination is the table's last line. Prints a
 Markdown table on stdout (and, with --out DIR, into DIR/table.md with DIR/gateway.csv beside
 it); progress on stderr. Needs siege and taskset.
 """
@@ -55,7 +55,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -152,7 +151,7 @@ def row(r):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/gateway", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/gateway.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--delay", type=float, default=None, help="inventory's fault delay, s (2; --quick 0.3)")
     ap.add_argument("--upstream-timeout", type=float, default=None, help="the gateway's, s (3; --quick 1)")
@@ -192,16 +191,11 @@ def main():
     if a.out:
         os.makedirs(a.out, exist_ok=True)
     table = Tee(os.path.join(a.out, "table.md") if a.out else None)
-    quiet.lock("benchmarks/gateway", max_wait=a.lock_wait)
-    quiet.guard("benchmarks/gateway", max_wait=a.quiet_wait, table=table)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    table.write("<!-- benchmarks/gateway%s --delay %g --upstream-timeout %g%s --reps %d --users %d --cpu %d; %s; "
-                "commit %s; %s; load %s -->\n" % (
-                    " --quick" if q else "", a.delay, a.upstream_timeout,
-                    " --upstream-conns %d" % a.upstream_conns if a.upstream_conns else "", a.reps, a.users, a.cpu,
-                    os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    open("/proc/loadavg").read().split()[0]))
+    quiet.lock("benchmarks/gateway.py", max_wait=a.lock_wait)
+    quiet.guard("benchmarks/gateway.py", max_wait=a.quiet_wait, table=table)
+    table.write(bench.stamp("benchmarks/gateway.py%s --delay %g --upstream-timeout %g%s --reps %d --users %d --cpu %d" % (
+        " --quick" if q else "", a.delay, a.upstream_timeout,
+        " --upstream-conns %d" % a.upstream_conns if a.upstream_conns else "", a.reps, a.users, a.cpu)) + "\n")
 
     if a.java:
         log("JDK 21 gateways: %s" % peer21.prepare())   # install and compile before the clock runs

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/knative-single-pod - the autoscaler model's single-pod predictions beside one primed here.
+"""benchmarks/knative-single-pod.py - the autoscaler model's single-pod predictions beside one primed here.
 
 Starts one primed (build/src/primed unless --binary; PRIMED_THREADS=--threads, --dispatch inline
 by default so that one request runs on one worker, as the model's FIFO pod does) on 127.0.0.1 with
@@ -8,10 +8,10 @@ an ephemeral port, and:
      latency (one request in flight: no queueing) and its skew its p50/mean;
   2. measures, closed loop, wrk -cC for each C of --levels, and open loop, benchmarks/openloop at
      each fraction of --rates of the model's capacity (threads / mean service time);
-  3. runs the model (benchmarks/lib/primedlab/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
+  3. runs the model (knative/model/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
      wrk and openloop talk to primed directly) with the same concurrency or arrival rate, seed
      --seed, and prints a table: measured and modelled p50, p95 and throughput, and their
-     difference in % (the issue's check: within 15 % at p50 and p95 below saturation).
+     difference in % (the check: within 15 % at p50 and p95 below saturation).
 The load generator shares the machine with the server: run it on a quiet machine (the measurement
 lock and quiet guard of benchmarks/lib/primedlab/quiet.py apply) and pin as the lab does when comparing.
 Figures go to docs/autoscaling.md ("The single-pod check").
@@ -27,8 +27,8 @@ of the path (target-burst-capacity 0), so both refuse past 10 x CC waiting. Add 
 says what it cost: HAProxy's CPU seconds over the runs.
 
 The real-run check, in one command on a quiet machine with 2 CPUs or more:
-  benchmarks/knative-single-pod --threads 1 --breaker 1 --pin --rates 50,80,95,130
-  benchmarks/knative-single-pod --threads 2 --breaker 2 --pin --rates 50,80,95,130   (3 CPUs or more)
+  benchmarks/knative-single-pod.py --threads 1 --breaker 1 --pin --rates 50,80,95,130
+  benchmarks/knative-single-pod.py --threads 2 --breaker 2 --pin --rates 50,80,95,130   (3 CPUs or more)
 """
 import argparse
 import datetime
@@ -39,22 +39,22 @@ import sys
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "k6"))
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-import wrkrun  # noqa: E402
+from primedlab import bench  # noqa: E402
+from primedlab import spawn  # noqa: E402
 from primedlab import ksim  # noqa: E402
 
 
 def openloop_bin(path):
     if path:
         if not os.access(path, os.X_OK):
-            wrkrun.die(f"{path}: no such executable")
+            bench.die(f"{path}: no such executable")
         return path
-    for p in [os.path.join(wrkrun.ROOT, d, "benchmarks", "openloop") for d in ("build", "build-check")]:
+    for p in [os.path.join(bench.REPO_ROOT, d, "benchmarks", "openloop") for d in ("build", "build-check")]:
         if os.access(p, os.X_OK):
             return p
-    wrkrun.die("benchmarks/openloop is not built (ninja -C build benchmarks/openloop), or pass --openloop")
+    bench.die("benchmarks/openloop is not built (ninja -C build benchmarks/openloop), or pass --openloop")
 
 
 def openloop(exe, url, rate, secs, cpu=None):
@@ -63,7 +63,7 @@ def openloop(exe, url, rate, secs, cpu=None):
                        capture_output=True, text=True, timeout=secs + 60)
     m = re.search(r"^OPENLOOP (.*)$", p.stdout, re.M)
     if p.returncode != 0 or not m:
-        wrkrun.die("openloop failed (%d): %s%s" % (p.returncode, p.stdout, p.stderr))
+        bench.die("openloop failed (%d): %s%s" % (p.returncode, p.stdout, p.stderr))
     return {k: float(v) for k, v in (x.split("=", 1) for x in m.group(1).split())}
 
 
@@ -108,7 +108,7 @@ class Breaker:
         import socket
         import tempfile
         if not shutil.which("haproxy"):
-            wrkrun.die("--breaker needs HAProxy: apt-get install haproxy")
+            bench.die("--breaker needs HAProxy: apt-get install haproxy")
         with socket.socket() as sk:
             sk.bind(("127.0.0.1", 0))
             self.port = sk.getsockname()[1]
@@ -128,16 +128,14 @@ class Breaker:
             except OSError:
                 time.sleep(0.05)
         self.close()
-        wrkrun.die("haproxy did not listen on 127.0.0.1:%d" % self.port)
+        bench.die("haproxy did not listen on 127.0.0.1:%d" % self.port)
 
     def url(self, path="/example"):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
     def cpu_s(self):
-        """HAProxy's CPU seconds so far (utime + stime, /proc)."""
-        with open("/proc/%d/stat" % self.proc.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """HAProxy's CPU seconds so far."""
+        return spawn.cpu_s(self.proc.pid)
 
     def close(self):
         import shutil
@@ -181,9 +179,9 @@ def main():
                     help="seconds to wait for a quiet machine before measuring anyway (default 60)")
     a = ap.parse_args()
     from primedlab import quiet
-    quiet.guard("benchmarks/knative-single-pod", max_wait=a.quiet_wait, table=sys.stdout)
-    wrkrun.ensure_tools()
-    exe = wrkrun.ensure_binary(a.binary)
+    quiet.guard("benchmarks/knative-single-pod.py", max_wait=a.quiet_wait, table=sys.stdout)
+    bench.need_wrk()
+    exe = bench.built(a.binary)
     ol = openloop_bin(a.openloop)
     levels = [int(x) for x in a.levels.split(",") if x]
     fracs = [float(x) for x in a.rates.split(",") if x]
@@ -191,23 +189,23 @@ def main():
     rows = []
     ncpu = os.cpu_count() or 1
     if a.pin and ncpu <= a.threads:
-        wrkrun.die("--pin needs more CPUs than --threads (%d here)" % ncpu)
+        bench.die("--pin needs more CPUs than --threads (%d here)" % ncpu)
     load_cpu = ncpu - 1 if a.pin else None
     import contextlib
-    with wrkrun.Server(exe, env, a.server_args.split()) as srv, contextlib.ExitStack() as stack:
+    with bench.start_clean(exe, env, a.server_args.split()) as srv, contextlib.ExitStack() as stack:
         if a.pin:
             subprocess.run(["taskset", "-a", "-p", "-c", "0-%d" % (a.threads - 1), str(srv.proc.pid)],
                            check=True, capture_output=True)
-        cal = wrkrun.wrk(srv.url(), 1, a.calibrate)      # calibrated on primed alone, no breaker
+        cal = bench.wrk_checks(srv.url(), 1, a.calibrate)      # calibrated on primed alone, no breaker
         brk = stack.enter_context(Breaker(srv.port, a.breaker, load_cpu)) if a.breaker else None
         url = brk.url() if brk else srv.url()
-        wrkrun.wrk(url, 2, 1)                                            # warm-up, not reported
+        bench.wrk_checks(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
         tg = ksim.Target(name="primed here", service_ms_mean=mean_ms,
                          service_ms_median=p50_ms)
         cap = a.threads * 1e3 / mean_ms
         for c in levels:
-            m = wrkrun.wrk(url, c, a.duration)
+            m = bench.wrk_checks(url, c, a.duration)
             p = model(tg, a.threads, closed=c, secs=a.duration, seed=a.seed, breaker=a.breaker)
             rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p, None))
         for f in fracs:
@@ -218,7 +216,7 @@ def main():
                          m["achieved_rps"], p, int(m.get("non2xx", 0))))
         ready = srv.ready_line
         breaker_cpu = brk.cpu_s() if brk else None
-    print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {wrkrun.machine()}")
+    print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {bench.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0]).removesuffix('.py')] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
     print(f"#   {ready}")
@@ -229,7 +227,7 @@ def main():
               f"{'on CPU %d with the load' % load_cpu if a.pin else 'unpinned'}; its CPU over the runs: "
               f"{breaker_cpu:.2f} s")
     print(f"# pinning: {'primed on CPUs 0-%d, the load on CPU %d' % (a.threads - 1, load_cpu) if a.pin else 'none'}")
-    print(f"# model: benchmarks/lib/primedlab/ksim.py, one pod of {a.threads} worker(s), FIFO, "
+    print(f"# model: knative/model/ksim.py, one pod of {a.threads} worker(s), FIFO, "
           f"{'containerConcurrency %d, queue-proxy queue %d, activator out of the path' % (a.breaker, 10 * a.breaker) if a.breaker else 'no cap'}, seed {a.seed}")
     print()
     print("| load | measured p50 ms | model p50 ms | diff | measured p95 ms | model p95 ms | diff "
@@ -241,7 +239,7 @@ def main():
             mx, p["throughput_rps"], diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503,
             p["errors_503"]))
     print()
-    print("diff = (model - measured) / measured. The check (issue 37): within 15 % at p50 and p95 below "
+    print("diff = (model - measured) / measured. The check: within 15 % at p50 and p95 below "
           "saturation (the open-loop rows and the levels below the capacity's knee).")
     return 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""benchmarks/knative-target: measure what one primed pod can take and derive the Knative
+"""benchmarks/knative-target.py: measure what one primed pod can take and derive the Knative
 autoscaling numbers for knative/base/service.yaml from it.
 
 Starts build/src/primed (building it when missing) on 127.0.0.1 with an ephemeral port and
@@ -35,14 +35,13 @@ import os
 import sys
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "k6"))
-import wrkrun  # noqa: E402
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/knative-target", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="benchmarks/knative-target.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--slo-ms", type=float, default=250, help="p95 latency objective (default 250)")
     ap.add_argument("--levels", default="1,2,4,8,16,32,64", help="concurrency levels (default 1,2,...,64)")
@@ -69,22 +68,22 @@ def main():
     if a.model_only:
         return model_only(a)
     from primedlab import quiet                              # the measurement lock + quiet guard
-    quiet.guard("benchmarks/knative-target", table=sys.stdout)
+    quiet.guard("benchmarks/knative-target.py", table=sys.stdout)
     levels = [int(x) for x in a.levels.split(",")]
     slo = a.slo_ms / 1000
-    wrkrun.ensure_tools()
-    exe = wrkrun.ensure_binary(a.binary)
+    bench.need_wrk()
+    exe = bench.built(a.binary)
     if a.threads > (os.cpu_count() or 1):
         print(f"note: --threads {a.threads} > {os.cpu_count()} CPUs here", file=sys.stderr)
 
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
     rows = []
-    with wrkrun.Server(exe, env, a.server_args.split()) as srv:
+    with bench.start_clean(exe, env, a.server_args.split()) as srv:
         idle_rss, _ = srv.memory_kib()
         start_ms = srv.start_ms
-        wrkrun.wrk(srv.url(), 2, 1)                                      # warm-up, not reported
+        bench.wrk_checks(srv.url(), 2, 1)                                      # warm-up, not reported
         for c in levels:
-            r = wrkrun.wrk(srv.url(), c, a.duration)
+            r = bench.wrk_checks(srv.url(), c, a.duration)
             r["c"] = c
             rows.append(r)
         rss, hwm = srv.memory_kib()
@@ -93,7 +92,7 @@ def main():
         with open("/proc/loadavg") as f:
             load = f.read().split()[:3]
 
-    print(f"# knative-target  {datetime.date.today().isoformat()}  {wrkrun.machine()}")
+    print(f"# knative-target  {datetime.date.today().isoformat()}  {bench.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0])] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
     print(f"#   {ready}")

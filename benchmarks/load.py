@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""benchmarks/load - side-by-side load test of primed builds and their peers, in one run.
+"""benchmarks/load.py - side-by-side load test of primed builds and their peers, in one run.
 
-  benchmarks/load [--quick] [--primed NAME=BINARY[@inline,steal] ...] [--dispatch inline,steal]
+  benchmarks/load.py [--quick] [--primed NAME=BINARY[@inline,steal] ...] [--dispatch inline,steal]
                   [--peers java,java-nodelay,java21,stacks,primed-scalar,nginx|none] [--containers auto|none|LIST]
                   [--cmd NAME=COMMAND ...] [--pin split|none]
                   [--duration S] [--rounds N] [--warmup S] [--conns 50,100,200]
@@ -13,9 +13,9 @@ round), so drift on a shared machine hits all alike. Then the open loop (benchma
 constant arrival rate at --open-loop % of each target's best closed-loop /example req/s) and
 siege -r 10 -c 10 (as seed 003 ran it) visit them the same way. Prints progress on stderr and writes
 table.md, results.csv, runs.csv, summary.csv, startup.csv, meta.txt and the charts
-(benchmarks/plot) into --out (default benchmarks/results/<UTC date-time>/). benchmarks/run builds the primed
+(benchmarks/plot.py) into --out (default benchmarks/results/<UTC date-time>/). benchmarks/run builds the primed
 targets and calls this; call it directly to compare binaries you built yourself, e.g.
-  benchmarks/load --primed mine=build/src/primed --cmd 'ctr=podman run --rm --net=host -e PORT img'
+  benchmarks/load.py --primed mine=build/src/primed --cmd 'ctr=podman run --rm --net=host -e PORT img'
 A --cmd command gets PORT in its environment and must answer GET /healthz.
 
 Quiet machine (benchmarks/lib/primedlab/quiet.py): the run takes the machine-wide measurement lock
@@ -23,7 +23,7 @@ Quiet machine (benchmarks/lib/primedlab/quiet.py): the run takes the machine-wid
 s for a window in which no other process used more than 5 % of a CPU; during each one it
 records what else ran (other processes' CPU, steal, load average) in runs.csv and the
 table headers. A run with a window above the threshold is marked CONTAMINATED and
-benchmarks/lib/publish refuses it.
+docs/publish/publish.py refuses it.
 """
 import argparse
 import os
@@ -156,7 +156,7 @@ def nginx_target(args, port):
 
 def container_targets(args, port):
     """One target per container variant whose image localhost/primed:VARIANT exists (built by
-    container/build), run through container/podman-run like benchmarks/containers does."""
+    container/build), run through container/podman-run like benchmarks/containers.py does."""
     runner = os.path.join(lab.REPO_ROOT, "container", "podman-run")
     if args.containers == "none" or not shutil.which("podman") or not os.access(runner, os.X_OK):
         if args.containers not in ("none", "auto"):
@@ -179,7 +179,7 @@ def container_targets(args, port):
                        env={"PRIMED_THREADS": str(lab_ncpu(args)), "PRIMED_HOST": "127.0.0.1",
                             "PODMAN_RUN_NAME": name, "PODMAN_RUN_OPTS": opts}, container=name)
         port += 1
-        t.build = "see benchmarks/containers"
+        t.build = "see benchmarks/containers.py"
         t.artifact_bytes = int(size)
         t.artifact_note = "(image)"
         t.note = "%s via container/podman-run (podman, --network=host, --read-only, seccomp); %s" % (image, opts)
@@ -197,7 +197,7 @@ def ints(s):
 
 def main():
     lab.spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(prog="benchmarks/load", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/load.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="~1-minute smoke run: short runs, 1 round (figures not quoted)")
     ap.add_argument("--primed", action="append", default=[], metavar="NAME=BINARY[@DISPATCH,...]",
@@ -350,10 +350,10 @@ def main():
     if not targets:
         sys.exit("load: no targets (give --primed NAME=BINARY, --peers or --cmd)")
 
-    lab.quiet.lock("benchmarks/load")    # before the date: a run that waited is dated when it measured
+    lab.quiet.lock("benchmarks/load.py")    # before the date: a run that waited is dated when it measured
     date = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
     out = os.path.abspath(args.out or os.path.join(lab.BENCH_DIR, "results", date))
-    commit = sh(["git", "-C", lab.REPO_ROOT, "rev-parse", "--short", "HEAD"]) or "none (no commit yet)"
+    commit = lab.bench.commit() or "none (no commit yet)"
     if sh(["git", "-C", lab.REPO_ROOT, "status", "--porcelain", "--untracked-files=no"]):
         commit += " (+ uncommitted changes)"
     model = ""
@@ -369,7 +369,7 @@ def main():
         "kernel": os.uname().release,
         "commit": commit,
         "command": os.environ.get("BENCH_COMMAND") or " ".join(shlex.quote(a) for a in
-                                                                 ["benchmarks/load"] + sys.argv[1:]),
+                                                                 ["benchmarks/load.py"] + sys.argv[1:]),
         "pinning": pinning,
         "quick": str(q).lower(),
         "wrk": (subprocess.run(["wrk", "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -379,7 +379,7 @@ def main():
     lab.log("pinning: %s" % pinning)
     summary, detail = lab.lab(args, targets, out, meta)
     if not args.no_plot:
-        rc = subprocess.run([os.path.join(lab.BENCH_DIR, "plot"), out]).returncode
+        rc = subprocess.run([os.path.join(lab.BENCH_DIR, "plot.py"), out]).returncode
         if rc != 0:
             lab.log("plot failed (rc %d); table and CSV are still there" % rc)
     try:

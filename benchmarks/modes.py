@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""benchmarks/modes - side-by-side comparisons of primed's run-time modes, in one run.
+"""benchmarks/modes.py - side-by-side comparisons of primed's run-time modes, in one run.
 
-    benchmarks/modes dispatch [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes io       [--duration S] [--rounds N] [--bin PATH] [--no-strace]
-    benchmarks/modes scrape   [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes accept   [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes engine   [--duration S] [--rounds N] [--bin PATH]
-    benchmarks/modes split    [--duration S] [--rounds N] [--bin PATH] [--baseline PATH] [--conns LIST]
-    benchmarks/modes plaintext [--duration S] [--rounds N] [--bin PATH] [--floor PATH]
+    benchmarks/modes.py dispatch [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py io       [--duration S] [--rounds N] [--bin PATH] [--no-strace]
+    benchmarks/modes.py scrape   [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py accept   [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py engine   [--duration S] [--rounds N] [--bin PATH]
+    benchmarks/modes.py split    [--duration S] [--rounds N] [--bin PATH] [--baseline PATH] [--conns LIST]
+    benchmarks/modes.py plaintext [--duration S] [--rounds N] [--bin PATH] [--floor PATH]
                                [--primed-args ARGS]... [--candidates] [--no-nginx] [--no-h2o] [--no-lean-floor]
                                [--floor-switches] [--baseline PATH]
 
@@ -42,7 +42,7 @@ plaintext primed (--threads 1), nginx (1 worker, benchmarks/peers/nginx.conf), h
           run; --pipeline 0 leaves it out). --primed-args ARGS (repeatable) adds a primed with those flags, e.g.
           --primed-args "--uring-poll-first on"; --candidates adds each io_uring switch away
           from its default (poll-first on, single send off), alone and together, beside the
-          plain primed (issue 19).
+          plain primed.
 
 Each scenario runs its targets interleaved (A B A B ... for --rounds rounds) so drift on a
 shared machine hits both alike; the table shows medians over rounds. Servers run on
@@ -53,7 +53,6 @@ import argparse
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -68,7 +67,7 @@ sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents 
 from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
 from primedlab import bench  # noqa: E402  (log, taskset, wrk)
 from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
-from primedlab.pinned import LOAD_CPU, SERVER_CPU, TCK, Pinned, Server  # noqa: E402  (a server pinned to CPU 0)
+from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned, Server  # noqa: E402  (a server pinned to CPU 0)
 
 
 log = bench.logger("modes")
@@ -90,8 +89,7 @@ def measure(server, path, conns, duration, timeout="10s"):
     return st
 
 
-def med(rows, key):
-    return statistics.median(r[key] for r in rows)
+med = bench.med
 
 
 def pooled(rows, key):
@@ -145,7 +143,7 @@ def strace_syscalls(binary, args, env, path, conns, duration):
     srv = Server(binary, args, env)
     out = "/tmp/primed-strace-%d.txt" % os.getpid()
     try:
-        tr = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(srv.p.pid)],
+        tr = subprocess.Popen(["strace", "-c", "-f", "-o", out, "-p", str(srv.pid)],
                               stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         st = wrk(srv.port, path, conns, duration)
@@ -231,12 +229,12 @@ def plaintext(a):
                 url = "http://127.0.0.1:%d/healthz" % srv.port
                 bench.run_wrk(url, PLAINTEXT_CONNS, 1, 1, cpus=LOAD_CPU)  # warm-up: connections, caches
                 log("plaintext: %s round %d" % (name, r + 1))
-                u0, s0 = srv.ticks()
+                u0, s0 = srv.times()
                 try:
                     st = bench.wrk(url, PLAINTEXT_CONNS, a.duration, 1, cpus=LOAD_CPU)
                 except RuntimeError as e:
                     raise RuntimeError("%s: %s" % (name, e)) from None
-                u1, s1 = srv.ticks()
+                u1, s1 = srv.times()
                 piped = subprocess.run(["taskset", "-c", LOAD_CPU] +
                                        spawn.wrk_cmd(url, PLAINTEXT_CONNS, a.duration, 1, lua=lua),
                                        capture_output=True, text=True).stdout if lua else ""
@@ -245,8 +243,8 @@ def plaintext(a):
             n = max(1, int(st["requests"]))
             row[name] = {
                 "rps": n / (float(st["duration_us"]) / 1e6),
-                "user_us": (u1 - u0) / TCK * 1e6 / n,
-                "sys_us": (s1 - s0) / TCK * 1e6 / n,
+                "user_us": (u1 - u0) * 1e6 / n,
+                "sys_us": (s1 - s0) * 1e6 / n,
                 "errors": int(st["failures"] + st["timeouts"] + st["non2xx"]),
             }
             row[name]["cpu_us"] = row[name]["user_us"] + row[name]["sys_us"]
@@ -294,7 +292,7 @@ def plaintext(a):
 
 def main():
     spawn.exit_on_sigterm()
-    ap = argparse.ArgumentParser(prog="benchmarks/modes", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/modes.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["dispatch", "io", "scrape", "accept", "engine", "split", "plaintext"])
     ap.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
@@ -325,14 +323,10 @@ def main():
     a = ap.parse_args()
     if a.what == "plaintext":
         plaintext_check(a)
-    quiet.guard("benchmarks/modes", table=sys.stdout)
+    quiet.guard("benchmarks/modes.py", table=sys.stdout)
     if not os.access(a.bin, os.X_OK):
         sys.exit("modes: %s is not built (meson setup build && ninja -C build)" % a.bin)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    print("<!-- benchmarks/modes %s --duration %d --rounds %d; %s; commit %s; %s; load %s -->" % (
-        a.what, a.duration, a.rounds, os.uname().release, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        open("/proc/loadavg").read().split()[0]))
+    print(bench.stamp("benchmarks/modes.py %s --duration %d --rounds %d" % (a.what, a.duration, a.rounds)))
 
     if a.what == "dispatch":
         targets = [("inline", [], {"PRIMED_DISPATCH": "inline"}), ("steal", [], {"PRIMED_DISPATCH": "steal"})]
@@ -414,13 +408,7 @@ def main():
 
         def scraper(port):
             while not stop.is_set():
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
-                        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: lab\r\nConnection: close\r\n\r\n")
-                        while s.recv(65536):
-                            pass
-                except OSError:
-                    pass
+                spawn.http_status(port, "/metrics")
                 time.sleep(0.1)
 
         results = {}

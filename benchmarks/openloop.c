@@ -303,7 +303,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* One line of per-second figures, before the totals: `OPENLOOP_SECONDS answers=N,N,...
  * p99_us=N,N,...`, second k of the run being [t0 + k s, t0 + k + 1 s) by the answer's arrival
- * (benchmarks/lib/primedlab/report_html.py draws them). Sorting (second << 32 | latency) puts each
+ * (docs/publish/report_html.py draws them). Sorting (second << 32 | latency) puts each
  * second's latencies together and in order; a second without an answer has p99 0. */
 static void print_seconds(void)
 {

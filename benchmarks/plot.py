@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""benchmarks/plot RESULTS_DIR - the lab's charts as PNG, for the docs.
+"""benchmarks/plot.py RESULTS_DIR - the lab's charts as PNG, for the docs.
 
 Writes rps.png (GET /example: best requests/s per target, with primed's engine alone on one
 core as a bar of its own; no plaintext peer on it), plaintext.png (nginx's fixed body and every
 target's /healthz, on an axis of their own), p95.png (p95 latency at each connection count, a
 line per target, log axis), boot.png (start-up) and memory.png (RSS idle, holding N
 connections, peak, each bar's value written on it) into RESULTS_DIR, with the same chart
-functions as report.html (benchmarks/lib/primedlab/charts.py: one colour per target, units on every axis).
-benchmarks/lib/publish keeps them with the run's data in docs/lab/runs/<run-id>/. Needs gnuplot
+functions as report.html (docs/publish/charts.py: one colour per target, units on every axis).
+docs/publish/publish.py keeps them with the run's data in docs/lab/runs/<run-id>/. Needs gnuplot
 (Debian gnuplot-nox, profiles/packages' bench group, which benchmarks/run installs); exits 1
 without it or when a chart fails.
 """

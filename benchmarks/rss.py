@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""benchmarks/rss - primed's resident memory, idle and holding N keep-alive connections.
+"""benchmarks/rss.py - primed's resident memory, idle and holding N keep-alive connections.
 
-    benchmarks/rss [--conns 1000] [--rounds 3] [--threads 2] NAME=BINARY [NAME=BINARY ...]
+    benchmarks/rss.py [--conns 1000] [--rounds 3] [--threads 2] NAME=BINARY [NAME=BINARY ...]
 
 For each target, interleaved over --rounds: start BINARY on 127.0.0.1 (--port 0, --threads T,
 the default --max-conns, an fd limit of 16384),
@@ -11,13 +11,12 @@ and VmHWM again ("at N"). Prints a Markdown table of medians: idle, at N, and (a
 per connection. Memory is not a rate, but the run still takes the measurement lock and reports
 its contamination like every other benchmark. Example:
 
-    benchmarks/rss default=build-check/src/primed lto-static=build-lto-static/src/primed
+    benchmarks/rss.py default=build-check/src/primed lto-static=build-lto-static/src/primed
 """
 import argparse
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 
@@ -27,6 +26,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
+from primedlab import bench  # noqa: E402  (the commit)
 from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
 
 NOFILE = 16384
@@ -64,7 +64,7 @@ def one(binary, conns, threads):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="benchmarks/rss", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/rss.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("targets", nargs="+", metavar="NAME=BINARY")
     ap.add_argument("--conns", type=int, default=1000, help="keep-alive connections held (default 1000)")
@@ -84,11 +84,8 @@ def main():
     if hard != resource.RLIM_INFINITY and hard < need:
         sys.exit("rss: the fd limit (hard %d) is below the %d this run needs" % (hard, need))
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need), hard))
-    quiet.guard("benchmarks/rss", table=sys.stdout)
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True).stdout.strip()
-    print("<!-- benchmarks/rss --conns %d --rounds %d --threads %d; commit %s; %s -->" % (
-        a.conns, a.rounds, a.threads, rev, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    quiet.guard("benchmarks/rss.py", table=sys.stdout)
+    print(bench.stamp("benchmarks/rss.py --conns %d --rounds %d --threads %d" % (a.conns, a.rounds, a.threads)))
     res = {}
     for r in range(a.rounds):
         for name, binary in targets:

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""benchmarks/scaling - throughput against server CPUs: primed (and nginx, h2o) on 1, 2, 4, ... CPUs.
+"""benchmarks/scaling.py - throughput against server CPUs: primed (and nginx, h2o) on 1, 2, 4, ... CPUs.
 
-    benchmarks/scaling [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
+    benchmarks/scaling.py [--cpus LIST] [--paths example,healthz] [--modes default,inline,split-off]
                        [--conns-example C] [--conns-healthz C] [--warmup S] [--duration S] [--rounds N]
                        [--peers nginx,h2o|none] [--share-loader] [--overload] [--overload-factor F] [--lone] [--bin PATH]
                        [--loader-limit PCT] [--quiet-wait S] [--out DIR]
-    benchmarks/scaling --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
-    benchmarks/scaling --bundle DIR [--bin PATH]
+    benchmarks/scaling.py --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
+    benchmarks/scaling.py --bundle DIR [--bin PATH]
 
 Owns: the sweep's CPU layout (server on the first N CPUs this process may use, the loader on
 all the others), one closed-loop measurement per server, CPU count and round (req/s, p50/p99,
@@ -22,7 +22,7 @@ CPU, with C connections per server CPU (default 32 for /example, 64 for /healthz
 list is 1, 2, 4, 8, ... up to all CPUs less a quarter kept for the loader (at least one), plus
 that largest N itself: 16 CPUs give 1, 2, 4, 8, 12. On a 2-CPU machine that is N=1 alone, the
 loader on the second CPU; N=2 there leaves the loader no CPU and is refused, unless --share-loader puts
-the loader on every CPU beside the server (as benchmarks/modes runs): such a row compares modes
+the loader on every CPU beside the server (as benchmarks/modes.py runs): such a row compares modes
 (its req/s over the first mode's) but has no speedup, its loader taking the server's CPU.
 A row whose loader used more than --loader-limit % (default 90) of its CPUs is loader-bound:
 its req/s is what the loader could send (printed as a lower bound), never the server's rate,
@@ -61,6 +61,8 @@ import tempfile
 import time
 import types
 
+import psutil
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -71,9 +73,9 @@ from primedlab import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
 from primedlab import spawn  # noqa: E402  (free port, terminate)
 from primedlab import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
 from primedlab import scalingrun  # noqa: E402  (window_line: the runs' contamination)
+import primedlab  # noqa: E402  (its folders, which a bundle copies)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
-TCK = os.sysconf("SC_CLK_TCK")
 PATHS = {"example": "/example", "healthz": "/healthz"}
 CONNS = {"example": 32, "healthz": 64}
 MODES = {"default": [], "inline": ["--dispatch", "inline"], "split-off": ["--prime-split", "off"]}
@@ -81,8 +83,6 @@ PEERS = ("nginx", "h2o")
 LOADER_LIMIT = 90.0
 # glibc's own libraries: the host has them (glibc >= 2.36), and a copy would not match its ld-linux
 GLIBC = re.compile(r"^(libc|ld-linux[-\w]*|libm|libpthread|libdl|librt|linux-vdso|linux-gate)\.so")
-# what a bundle takes from benchmarks/lib: the scripts' package (whole) and the wrk script spawn.py names
-LIB_FILES = ("primedlab", "wrk_report.lua")
 LONE_COLUMNS = ["server", "N", "req/s", "mean ms", "p50 ms", "p99 ms", "÷ N=1 (mean)", "errors", "note"]
 COLUMNS = ["server", "N", "conns", "req/s", "speedup", "efficiency", "server CPU µs/req", "p50 ms", "p99 ms",
            "loader CPU %", "errors", "note"]
@@ -143,27 +143,16 @@ class Server:
             return
         self.port = spawn.free_port()
         self.prefix = tempfile.mkdtemp(prefix="primed-scaling-%s." % kind)
-        err = open(os.path.join(self.prefix, "stderr.log"), "w")
-        self.proc = subprocess.Popen(bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                     start_new_session=True)
-        err.close()
-        self.pid = self.proc.pid
+        try:
+            self.group = spawn.Group(bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix), self.port)
+        except spawn.NotReady:
+            shutil.rmtree(self.prefix, ignore_errors=True)
+            raise
+        self.proc, self.pid = self.group.proc, self.group.pid
         STARTED.append(self)
-        deadline = time.monotonic() + 10
-        while bench.http_status(self.port, "/healthz", 1) != 200:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                with open(os.path.join(self.prefix, "stderr.log")) as f:
-                    tail = f.read()[-400:]
-                self.stop()
-                raise RuntimeError("%s did not answer /healthz on port %d: %s" % (kind, self.port, tail))
-            time.sleep(0.05)
 
     def cpu_s(self):
-        if self.primed:
-            f = quiet.proc_stat(self.pid)[1]
-            return (int(f[11]) + int(f[12])) / TCK
-        return lab.group_sample(self.pid)[0]
+        return spawn.cpu_s(self.pid) if self.primed else spawn.group_sample(self.pid)[0]
 
     def stop(self):
         if self in STARTED:
@@ -171,15 +160,7 @@ class Server:
         if self.primed:
             self.primed.stop()
             return
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.pid, signal.SIGTERM)     # the group this run started, no other
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.pid, signal.SIGKILL)
-                self.proc.wait()
-            except ProcessLookupError:
-                pass
+        self.group.stop()     # the group this run started, no other
         shutil.rmtree(self.prefix, ignore_errors=True)
 
 
@@ -192,14 +173,10 @@ def stop_all():
             s.stop()
         except OSError:
             pass
-    me = str(os.getpid())
-    for d in os.listdir("/proc"):
-        st = quiet.proc_stat(d) if d.isdigit() else None
-        if st is None or st[1][1] != me:         # fields after comm: state ppid pgrp ...
-            continue
-        pid = int(d)
+    for child in psutil.Process().children():
+        pid = child.pid
         try:
-            if st[1][2] == d:
+            if os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGTERM)
             else:
                 os.kill(pid, signal.SIGTERM)
@@ -477,7 +454,7 @@ def table_list(data):
 def tables(data):
     """scaling.md's text: the host, then table_list's tables in Markdown."""
     meta = data["meta"]
-    out = ["<!-- benchmarks/scaling on %s; %s -->" % (meta.get("host", "?"), meta.get("date", "?")),
+    out = ["<!-- benchmarks/scaling.py on %s; %s -->" % (meta.get("host", "?"), meta.get("date", "?")),
            "Host: %s. Binary: %s." % (meta.get("host", "?"), meta.get("version", "?"))]
     for t in table_list(data):
         out += ["", "### " + t["title"], "", "| " + " | ".join(t["header"]) + " |", "|" + "---|" * len(t["header"])]
@@ -498,18 +475,12 @@ def commit():
             return m.group(1) if m else "?"
         except OSError:
             return "?"
-    rev = git_head()
+    rev = bench.commit()
     if not rev:
         return "?"
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True).stdout.strip()
     return rev + ("-dirty" if dirty else "")
-
-
-def git_head():
-    """This checkout's HEAD, short, or "" outside a git checkout."""
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return rev.stdout.strip() if rev.returncode == 0 else ""
 
 
 def host_meta():
@@ -542,7 +513,7 @@ def write_results(data, outdir):
             json.dump(whole, f, indent=1)
         os.replace(raw + ".tmp", raw)
     if not shutil.which("gnuplot"):
-        log("gnuplot missing: no charts, no report.html (run benchmarks/scaling --from %s where it is)" %
+        log("gnuplot missing: no charts, no report.html (run benchmarks/scaling.py --from %s where it is)" %
             os.path.join(outdir, "scaling.json"))
         return
     from primedlab import charts
@@ -570,9 +541,9 @@ def shared_libs(exe):
 
 
 RUN = r"""#!/bin/sh
-# run - the primed scaling sweep from this bundle (made by benchmarks/scaling --bundle): the
+# run - the primed scaling sweep from this bundle (made by benchmarks/scaling.py --bundle): the
 # programs in bin/ with the libraries in lib/ (LD_LIBRARY_PATH, set for them only), results in
-# results/<UTC date-time>/ unless --out DIR. Arguments are benchmarks/scaling's (--help).
+# results/<UTC date-time>/ unless --out DIR. Arguments are benchmarks/scaling.py's (--help).
 # SIGTERM, SIGINT or SIGHUP stop the sweep: it stops the servers it started, and nothing else.
 here=$(cd "$(dirname "$0")" && pwd)
 PATH="$here/bin:$PATH"
@@ -616,21 +587,21 @@ def make_bundle(args):
     for soname, path in libs.items():
         shutil.copy(path, os.path.join(dest, "lib", soname))     # follows the link: the file itself
     shutil.copy(os.path.join(HERE, "scaling.py"), os.path.join(dest, "benchmarks"))
-    for m in LIB_FILES:
-        src, to = os.path.join(HERE, "lib", m), os.path.join(dest, "benchmarks", "lib", m)
-        if os.path.isdir(src):
-            shutil.copytree(src, to, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy(src, to)
+    os.makedirs(os.path.join(dest, "benchmarks", "lib", "primedlab"))
+    for d in primedlab.__path__:        # the package's three folders made one: the bundle has no docs/ or knative/
+        for f in os.listdir(d) if os.path.isdir(d) else ():
+            if f.endswith(".py") and f[:-3].isidentifier():        # modules (knative-sim.py is a command)
+                shutil.copy(os.path.join(d, f), os.path.join(dest, "benchmarks", "lib", "primedlab", f))
+    shutil.copy(os.path.join(HERE, "lib", "wrk_report.lua"), os.path.join(dest, "benchmarks", "lib"))
     for k in PEERS:
         shutil.copy(os.path.join(HERE, "peers", k + ".conf"), os.path.join(dest, "benchmarks", "peers"))
     with open(os.path.join(dest, "run"), "w") as f:
         f.write(RUN)
     os.chmod(os.path.join(dest, "run"), 0o755)
     ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
-    rev = git_head()
+    rev = bench.commit()
     with open(os.path.join(dest, "BUILD_INFO"), "w") as f:
-        f.write("made %s by benchmarks/scaling --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
+        f.write("made %s by benchmarks/scaling.py --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev or "?", ver,
             " ".join(k for k, v in exes.items() if v), " ".join(sorted(libs))))
     log("bundle: %s (%d programs, %d libraries); run it as %s/run [--cpus LIST] ..." % (
@@ -652,7 +623,7 @@ def find_openloop():
 
 
 def parse(argv):
-    ap = argparse.ArgumentParser(prog="benchmarks/scaling", description=__doc__,
+    ap = argparse.ArgumentParser(prog="benchmarks/scaling.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cpus", type=lambda v: parse_list(v, "--cpus"), help="server CPU counts (default 1,2,4,...)")
     ap.add_argument("--paths", default="example,healthz", help="endpoints: example, healthz (default both)")
@@ -745,11 +716,11 @@ def main(argv=None):
             log("%s is not installed: left out of /healthz" % k)
     out = a.out or (os.path.join(BUNDLE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime())) if BUNDLE else
                     os.path.join(HERE, "results", "scaling-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
-    quiet.guard("benchmarks/scaling", max_wait=a.quiet_wait)
+    quiet.guard("benchmarks/scaling.py", max_wait=a.quiet_wait)
     window = quiet.Window()
     meta = host_meta()
     ver = subprocess.run([a.bin, "--version"], capture_output=True, text=True).stdout.strip()
-    meta.update({"command": " ".join(["benchmarks/scaling"] + (argv if argv is not None else sys.argv[1:])),
+    meta.update({"command": " ".join(["benchmarks/scaling.py"] + (argv if argv is not None else sys.argv[1:])),
                  "version": (ver.splitlines() or ["?"])[0], "build": ver, "cpus": cpus, "commit": commit(),
                  "bundle": bool(BUNDLE), "peers": [k for k in a.peers if a.peer_bins[k]]})
     config = {"counts": [n for n, _, _ in plan], "paths": [PATHS[p] for p in a.paths], "modes": a.modes,

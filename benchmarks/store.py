@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""benchmarks/store - what an event store costs /callme/ping (issue 36).
+"""benchmarks/store.py - what an event store costs /callme/ping.
 
-    benchmarks/store sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
-    benchmarks/store pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
+    benchmarks/store.py sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
+    benchmarks/store.py pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
   SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
@@ -65,8 +65,7 @@ def cpu_s(pids, reaper=None):
 
 
 def start(binary, cpu, args, env=None):
-    return spawn.Primed("taskset", ["-c", str(cpu), binary, "--threads", "1", *args],
-                        env=dict(os.environ, POD_NAME="bench-pod", **(env or {})), args_first=True, ready_timeout=20)
+    return bench.start_pinned(binary, cpu, args, dict(POD_NAME="bench-pod", **(env or {})))
 
 
 def wrk(port, conns, secs, cpu, path="/callme/ping"):
@@ -80,8 +79,8 @@ med = bench.med
 def sqlite_cmd(a):
     if not a.before or not os.access(a.before, os.X_OK):
         sys.exit("store sqlite: --before BIN (a binary that answers before the commit) is required")
-    quiet.lock("benchmarks/store")
-    quiet.wait_quiet(60, what="benchmarks/store")
+    quiet.lock("benchmarks/store.py")
+    quiet.wait_quiet(60, what="benchmarks/store.py")
     tmp = tempfile.mkdtemp(prefix="primed-store-bench-")
     bins = [("before", a.before), ("after", a.bin)]
     res, conts = {}, []
@@ -99,8 +98,8 @@ def sqlite_cmd(a):
                     conts.append(w.stop())
             finally:
                 srv.stop()
-    print("<!-- benchmarks/store sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
-        a.duration, a.rounds, a.db_sync, a.before, rev(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print("<!-- benchmarks/store.py sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
+        a.duration, a.rounds, a.db_sync, a.before, bench.commit(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     print("\n### /callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1\n")
     print("| load | binary | req/s | p50 ms | p99 ms | errors |")
     print("|---|---|---|---|---|---|")
@@ -151,8 +150,8 @@ def pg_cmd(a):
         sys.exit("store pg: --before %s is not an executable" % a.before)
     conns_list = [int(x) for x in a.conns.split(",")]
     bins = [("primed", a.bin)] + ([("before", a.before)] if a.before else [])
-    quiet.lock("benchmarks/store")
-    quiet.wait_quiet(60, what="benchmarks/store")
+    quiet.lock("benchmarks/store.py")
+    quiet.wait_quiet(60, what="benchmarks/store.py")
     res, conts = {}, []
     with pglib.Postgres(fsync=True, cpu=1) as pg:
         env = {"PGPASSWORD": pglib.PASSWORD}
@@ -194,8 +193,8 @@ def pg_cmd(a):
             for srv in srvs.values():
                 srv.stop()
         rows = pg.psql("SELECT count(*) FROM event", db="events")
-    print("<!-- benchmarks/store pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
-        a.duration, a.rounds, a.db_sync, a.conns, " --before " + a.before if a.before else "", rev(),
+    print("<!-- benchmarks/store.py pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
+        a.duration, a.rounds, a.db_sync, a.conns, " --before " + a.before if a.before else "", bench.commit(),
         time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rows))
     print("\n### /callme/ping on PostgreSQL (CPU 1), primed --threads 1 + wrk on CPU 0; pgbench on CPU 0\n")
     print("| client | load | req/s (tps) | p50 ms | p99 ms | primed CPU µs/req | POSTGRES CPU % | errors |")
@@ -226,11 +225,6 @@ def pg_cmd(a):
               "alone (/healthz, same server and CPUs) %.1f. What primed adds beyond an HTTP exchange and the "
               "INSERT: %.1f." % (ins, ping, ping - ins, http, ping - ins - http))
     print("\n" + quiet.header(conts))
-
-
-def rev():
-    return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
 
 
 def main():

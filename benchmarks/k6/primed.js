@@ -1,5 +1,5 @@
 // k6 load scenario for primed on a cluster (k6 itself is not installed on the build machines;
-// benchmarks/k6-local runs the same scenario locally with wrk).
+// benchmarks/k6-local.py runs the same scenario locally with wrk).
 //
 //   k6 run -e BASE_URL=http://primed-static.default.<domain> benchmarks/k6/primed.js
 //   k6 run -e BASE_URL=... -e STAGE=30s benchmarks/k6/primed.js     # shorter stages

@@ -1,4 +1,4 @@
--- wrk script shared by benchmarks/knative-target and benchmarks/k6-local.
+-- wrk script shared by benchmarks/knative-target.py and benchmarks/k6-local.
 -- Does what the k6 checks of benchmarks/k6/primed.js do (status 200, non-empty body) and prints
 -- one machine-readable line at the end:
 --   WRK_RESULT {"requests":N,"duration_us":N,"mean_us":N,"p50_us":N,...,"not_200":N,"empty":N}

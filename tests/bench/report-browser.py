@@ -9,7 +9,7 @@ when it fetches anything but its own file (no network at view time), when a char
 draw (an empty SVG, or a first plot with nothing visible), or when a target of the summary
 table is missing from every chart of a family (throughput, latency, start-up, memory, per
 second). The suite makes report.html from the fixed results directory tests/bench/report-fixture
-(benchmarks/lib/primedlab/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
+(docs/publish/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
 in the working directory, meson's build dir), checks that the charts read as meant (one colour
 per target across every chart and no colour shared, latency on a log axis by connections,
 values on the memory bars, no reference line across the throughput bars; the docs' PNGs drawn
@@ -379,7 +379,7 @@ def suite(t, png):
                  "\n".join(bad))
             first = sorted(colours(html, targets).items())
             if len(first) >= 2:  # one target's legend drawn in another's colour: must be caught
-                (a_name, a_col), (_, b_col) = first[0], first[1]
+                (a_name, _), (_, b_col) = first[0], first[1]
                 recoloured = html
                 for m in PLOT.finditer(html):
                     end = html.find('<g id="', m.end())

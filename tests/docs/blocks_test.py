@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/docs/blocks_test.py - benchmarks/lib/primedlab/blocks.py: find, outside, replace on small pages,
+"""tests/docs/blocks_test.py - docs/publish/blocks.py: find, outside, replace on small pages,
 and every malformed page it must refuse (suite manifests, meson test 'docs-blocks')."""
 import sys
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/docs/publish_test.py - one source for the figures: benchmarks/lib/publish, rundata.py and
+"""tests/docs/publish_test.py - one source for the figures: docs/publish/publish.py, rundata.py and
 figures.py on a copy of the docs (meson test 'docs-publish').
 
 A made-up lab run (a table.md written as the lab writes one, a raw.json with every window under
@@ -35,7 +35,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import doctree  # noqa: E402  (the docs copy both publish tests work on)
 
-PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish")
+PUBLISH = os.path.join(ROOT, "docs", "publish", "publish.py")
 CHECK = os.path.join(HERE, "check")
 
 

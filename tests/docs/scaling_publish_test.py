@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """tests/docs/scaling_publish_test.py - a scaling sweep as the Results page's source:
-benchmarks/lib/publish --scaling, scalingrun.py and figures.b_scaling on a copy of the docs
+docs/publish/publish.py --scaling, scalingrun.py and figures.b_scaling on a copy of the docs
 (meson test 'docs-publish-scaling').
 
-A made-up sweep (runs as benchmarks/scaling records them, each with its contamination window) is
-rendered by benchmarks/scaling --from, as a real one is, then published into a copy of README.md
+A made-up sweep (runs as benchmarks/scaling.py records them, each with its contamination window) is
+rendered by benchmarks/scaling.py --from, as a real one is, then published into a copy of README.md
 and docs/. Then:
   - publish refuses it while a run lacks its window, while a window is over the threshold, and
     while a run failed, and writes nothing;
@@ -35,8 +35,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import doctree  # noqa: E402  (the docs copy both publish tests work on)
 
-PUBLISH = os.path.join(ROOT, "benchmarks", "lib", "publish")
-SCALING = os.path.join(ROOT, "benchmarks", "scaling")
+PUBLISH = os.path.join(ROOT, "docs", "publish", "publish.py")
+SCALING = os.path.join(ROOT, "benchmarks", "scaling.py")
 CHECK = os.path.join(HERE, "check")
 QUIET = {"wall_s": 6.0, "other_cpu_pct": 0.0, "other_cpu_s": 0.0, "steal_pct": 0.0, "kthread_pct": 0.1,
          "load1_start": 0.5, "load1_end": 1.9, "top": "-"}
@@ -70,7 +70,7 @@ def sweep(counts, shared_from):
     for r in lone:
         del r["path"], r["conns"]
     return {"meta": {"host": "Made-up CPU, %d CPUs usable (%d online), kernel 6.0" % (counts[-1] + 1, counts[-1] + 1),
-                     "date": "2099-01-0%d 03:04 UTC" % (1 if counts[-1] < 12 else 2), "command": "benchmarks/scaling (made up)",
+                     "date": "2099-01-0%d 03:04 UTC" % (1 if counts[-1] < 12 else 2), "command": "benchmarks/scaling.py (made up)",
                      "version": "primed 0.1.0", "build": "primed 0.1.0\nprime vector: on, eight lanes (made up)",
                      "commit": "abc1234", "cpus": list(range(counts[-1] + 1)), "bundle": False, "peers": [],
                      "contamination": "-"},
@@ -81,7 +81,7 @@ def sweep(counts, shared_from):
 
 
 def render(tmp, name, data):
-    """benchmarks/scaling --from: the sweep's summary, scaling.md and scaling.json as a real run's."""
+    """benchmarks/scaling.py --from: the sweep's summary, scaling.md and scaling.json as a real run's."""
     res = os.path.join(tmp, name)
     os.makedirs(res)
     with open(os.path.join(res, "scaling.json"), "w") as f:
@@ -123,7 +123,7 @@ def main():
 
         res, p = render(tmp, "good", good)
         t.ok(p.returncode == 0 and os.path.exists(os.path.join(res, "scaling.md")),
-             "benchmarks/scaling --from renders the made-up sweep", p.stdout[-500:] + p.stderr[-500:])
+             "benchmarks/scaling.py --from renders the made-up sweep", p.stdout[-500:] + p.stderr[-500:])
         q = run([PUBLISH, "--docs", docs, "--scaling", res])
         t.ok(q.returncode == 0, "publish --scaling accepts a quiet sweep", q.stdout + q.stderr)
         folder = os.path.join(kept, "2099-01-01-0304")
@@ -134,7 +134,7 @@ def main():
              "the sweep is kept in docs/lab/scaling/2099-01-01-0304/ with its id and notebook (its tables in the entry, no page there)", sorted(data)[:20])
         entry = os.path.join(docs, "lab", "2099-01-01-0304-scaling-run.md")
         etext = open(entry).read() if os.path.exists(entry) else ""
-        t.ok("benchmarks/scaling (made up)" in etext and "every run under the threshold" in etext
+        t.ok("benchmarks/scaling.py (made up)" in etext and "every run under the threshold" in etext
              and "(2099-01-01-0304-scaling-run.md)" in open(os.path.join(docs, "lab", "README.md")).read(),
              "its notebook entry holds its command, tables and contamination, and the notebook index lists it",
              etext[:600])

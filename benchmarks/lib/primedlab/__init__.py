@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab - the one Python library of benchmarks/, tests/ and profiles/.
+"""primedlab - the one Python library of benchmarks/, tests/ and profiles/.
 
 Every script reaches it the same way, with these two lines (identical in every file, at any depth,
 in the repository or in a scaling bundle):
@@ -7,10 +7,20 @@ in the repository or in a scaling bundle):
     sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 
 then `from primedlab import spawn, quiet` or `from primedlab.tap import Tap`. One module per
-concern, each saying its own in its header: spawn (primed on --port 0), quiet (the measurement
-lock and the quiet-machine guard), tap (TAP lines), bench (logging, pinning, one wrk run), pinned (a server pinned to one CPU), lab
-(the comparison lab, in lab_*.py), charts and report_html (report.html), blocks, figures and
-rundata (the published figures), ksim, kpa, kseed, ksweep, kcold, kmanifest (the autoscaling
-model), pglib (a throwaway PostgreSQL). Standard library only, except kmanifest (PyYAML).
-Importing the package imports nothing else: each script names the modules it uses.
+concern, each saying its own in its header. The package spans three folders, each module living
+beside what it is about:
+  benchmarks/lib/primedlab/  measuring: spawn (a process started, probed, stopped), quiet (the
+                             measurement lock, the quiet-machine guard), bench (log line, pinning,
+                             one wrk run, the commit), pinned, lab and lab_*, tap, pglib, kustomize,
+                             seccompprofile
+  knative/model/             the autoscaling model: kpa, ksim, kseed, ksweep, kcold, kmanifest (and
+                             knative-sim.py, its command line), next to the manifests it writes
+  docs/publish/              the reports and the pages: charts, report_html, lab_report, rundata,
+                             scalingrun, figures, blocks (and publish.py), next to the pages they write
+A scaling bundle copies all three into one folder (benchmarks/scaling.py), so a module is found
+in either layout under the same name. Importing the package imports no module.
 """
+import pathlib
+
+_ROOT = pathlib.Path(__file__).resolve().parents[3]
+__path__ += [str(_ROOT / "knative" / "model"), str(_ROOT / "docs" / "publish")]

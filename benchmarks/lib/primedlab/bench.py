@@ -1,35 +1,41 @@
-"""benchmarks/lib/primedlab/bench.py - the toolkit every benchmark script uses: its log line, a server
-started pinned to CPUs, one wrk run parsed (the measurement lock is quiet.py's guard()).
+"""primedlab/bench.py - the toolkit every benchmark script uses: its log line, primed started
+(pinned, or clean of the caller's PRIMED_* settings), one wrk run parsed, the commit measured.
 
 Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger, quiet.py's); the taskset
-prefix and starting primed pinned with it (start_pinned, over spawn.Primed); one wrk run with
+prefix and starting primed pinned with it (start_pinned, over spawn.Primed) or without PRIMED_*
+(start_clean), building the default binary when missing (built); one wrk run with
 wrk_report.lua's exact percentiles, its requests/s, its server failures apart from its client
-timeouts and, per second of the run, the answers/s (run_wrk, wrk); a status code (http_status);
-the --quick defaults of an argparse namespace (defaults); a Markdown table on stdout under its
-### title (print_table, which tap.md_table reads back). Never installs, builds or judges a
-figure; the entry scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure and print.
+timeouts and, per second of the run, the answers/s (run_wrk, wrk), or with k6/wrk-checks.lua's
+checks (wrk_checks); this checkout's commit and a table's header comment (commit, stamp); the
+host in words (machine); the --quick defaults of an argparse namespace (defaults); a Markdown
+table on stdout under its ### title (print_table, which tap.md_table reads back). Never judges
+a figure; the entry scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure.
 Per second without touching wrk: wrk reads its answers with read(2), so the growth of its
-/proc/PID/io rchar over one second, divided by the bytes of one answer (wrk's own total
-÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
+read_chars (/proc/PID/io rchar) over one second, divided by the bytes of one answer (wrk's own
+total ÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
 them too, but it makes wrk copy every answer into Lua and slows the client it measures with;
 wrk's Lua sees no per-request latency at all, so a per-second p99 of a wrk run does not
 exist: the per-second latency drawn is the closed loop's mean (connections ÷ answers/s).
-Standard library only.
 """
 
+import json
 import os
 import re
-import socket
+import shutil
 import statistics
 import subprocess
+import sys
 import threading
 import time
+
+import psutil
 
 from primedlab import quiet
 from primedlab import spawn
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 REPO_ROOT = os.path.dirname(BENCH_DIR)
+CHECKS_LUA = os.path.join(BENCH_DIR, "k6", "wrk-checks.lua")
 
 
 logger = quiet.logger   # log = bench.logger("name"): `[name HH:MM:SS] msg` on stderr
@@ -55,29 +61,12 @@ def start_pinned(binary, cpus, args=(), env=None, threads=1, ready_timeout=20, s
     return spawn.Primed(exe, argv, env=environ, args_first=True, ready_timeout=ready_timeout, **kw)
 
 
-def http_status(port, path, timeout=2.0):
-    """The status of GET path on a fresh connection to 127.0.0.1:port; 0 when none came."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n" % path).encode())
-            data = b""
-            while len(data) < 12:
-                chunk = s.recv(64)
-                if not chunk:
-                    break
-                data += chunk
-            m = re.match(rb"HTTP/1\.\d (\d{3})", data)
-            return int(m.group(1)) if m else 0
-    except OSError:
-        return 0
-
-
 class PerSecondReads:
     """Samples /proc/PID/io's rchar (bytes the process read) once a second from now until
     stop(); rates(bytes_per_answer) turns the growth of each second into answers/s."""
 
     def __init__(self, pid):
-        self.pid, self.samples = pid, []
+        self.proc, self.samples = psutil.Process(pid), []
         self.evt = threading.Event()
         self._sample()
         self.th = threading.Thread(target=self._run, daemon=True)
@@ -85,12 +74,8 @@ class PerSecondReads:
 
     def _sample(self):
         try:
-            with open("/proc/%d/io" % self.pid) as f:
-                for line in f:
-                    if line.startswith("rchar:"):
-                        self.samples.append((time.monotonic(), int(line.split()[1])))
-                        return
-        except (OSError, ValueError):
+            self.samples.append((time.monotonic(), self.proc.io_counters().read_chars))
+        except psutil.Error:
             pass
 
     def _run(self):
@@ -154,6 +139,85 @@ def wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), timeout=
     if st is None:
         raise RuntimeError("wrk gave no stats: " + out[-500:])
     return st
+
+
+def die(msg):
+    """Ends the script with `NAME: msg` on stderr and status 1."""
+    sys.exit("%s: %s" % (os.path.basename(sys.argv[0]), msg))
+
+
+def need_wrk():
+    if shutil.which("wrk") is None:
+        die("wrk is not installed: apt-get install -y wrk")
+
+
+def built(path):
+    """The primed binary: path, or build/src/primed, built (nice, -j2) when that default is missing."""
+    default = os.path.join(REPO_ROOT, "build", "src", "primed")
+    path = path or default
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    if path != default:
+        die("%s: no such executable" % path)
+    build = os.path.join(REPO_ROOT, "build")
+    if not os.path.isfile(os.path.join(build, "build.ninja")):
+        subprocess.run(["meson", "setup", build, REPO_ROOT], check=True, cwd=REPO_ROOT)
+    subprocess.run(["nice", "-n", "10", "ninja", "-C", build, "-j2", "src/primed"], check=True)
+    return path
+
+
+def start_clean(exe, env=None, args=()):
+    """primed on 127.0.0.1:ephemeral with none of the caller's PRIMED_* variables, plus env, as a
+    spawn.Primed; ends the script when it prints no ready line."""
+    try:
+        return start_pinned(exe, None, args, env, threads=None, ready_timeout=10,
+                            scrub=[k for k in os.environ if k.startswith("PRIMED_")])
+    except spawn.NotReady as err:
+        die("primed did not print its ready line: %s" % err)
+
+
+def wrk_checks(url, connections, seconds, threads=2, timeout_s=10):
+    """One wrk run with k6/wrk-checks.lua (each answer's status and body checked, as k6's checks
+    do): its WRK_RESULT dict plus req_per_s, errors and the command; ends the script when wrk fails."""
+    _, out, rc = run_wrk(url, connections, seconds, threads, timeout_s, lua=CHECKS_LUA,
+                         timeout=seconds + timeout_s + 30)
+    cmd = spawn.wrk_cmd(url, connections, seconds, threads, timeout_s, lua=CHECKS_LUA)
+    m = re.search(r"^WRK_RESULT (\{.*\})$", out, re.M)
+    if rc != 0 or not m:
+        die("%s failed (%s):\n%s" % (" ".join(cmd), rc, out))
+    r = json.loads(m.group(1))
+    r["req_per_s"] = r["requests"] / (r["duration_us"] / 1e6)
+    r["errors"] = sum(r[k] for k in ("connect_errors", "read_errors", "write_errors", "timeouts",
+                                     "not_200", "empty"))
+    r["command"] = " ".join(cmd)
+    return r
+
+
+def machine():
+    """`MODEL, N CPUs, Linux RELEASE` of this host."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "unknown CPU")
+    except OSError:
+        model = "unknown CPU"
+    return "%s, %d CPUs, Linux %s" % (model, os.cpu_count(), os.uname().release)
+
+
+def commit():
+    """This checkout's HEAD, short; "" outside a git checkout (a scaling bundle) or without git."""
+    try:
+        p = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                           text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def stamp(command):
+    """The HTML comment a printed table starts with: the command, kernel, commit, UTC time, load."""
+    return "<!-- %s; %s; commit %s; %s; load %s -->" % (command, os.uname().release, commit(),
+                                                        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                        open("/proc/loadavg").read().split()[0])
 
 
 def defaults(args, quick, **pairs):

@@ -1,9 +1,9 @@
-"""benchmarks/lib/primedlab/lab.py - the comparison lab (benchmarks/load), the names its users call.
+"""benchmarks/lib/primedlab/lab.py - the comparison lab (benchmarks/load.py), the names its users call.
 
 The lab is one concern per module: lab_target.py (a target: start, stop, /proc), lab_measure.py
 (one window: wrk, open loop, siege, start-up, prime_bench; re-measured while contaminated),
 lab_table.py (a run's rows), lab_report.py (the results directory's files), lab_run.py (one run,
-in order). This module only gathers what benchmarks/load, benchmarks/gateway, benchmarks/scaling,
+in order). This module only gathers what benchmarks/load.py, benchmarks/gateway.py, benchmarks/scaling.py,
 the Java peers (benchmarks/peers/java/lab21.py, labstacks.py) and tests/bench/* use, so that
 `lab.lab(...)`, `lab.Target(...)`, `lab.log(...)` and the rest read as before. Never holds code.
 Standard library only.

@@ -1,19 +1,17 @@
 """benchmarks/lib/primedlab/lab_target.py - the comparison lab's targets: what each is, starting and
-stopping it, and what /proc says about it.
+stopping it, and what its processes use.
 
 Owns: Target (one thing under test and what a run fills in about it); its environment; starting it
 as its own process group on its own port pinned to the server CPUs, waiting for /healthz, stopping
-the group (start, stop); the group's CPU time, threads, peak and current RSS (group_sample), and
-its RSS while it holds keep-alive connections (held_rss); the JVM settings its log prints; the
+the group (start, stop); its RSS while it holds keep-alive connections (held_rss); the JVM settings its log prints; the
 lab's fd limit; artifact sizes (dir_bytes, human_bytes); the lab's log line (log).
-Never runs a load or writes a results file (lab_measure.py and lab_report.py do).
-Standard library only.
+Never runs a load or writes a results file (lab_measure.py and lab_report.py do). The group's
+CPU time, threads and memory are spawn.group_sample's.
 """
 
 import os
 import re
 import resource
-import signal
 import socket
 import subprocess
 import time
@@ -21,12 +19,10 @@ from dataclasses import dataclass, field
 
 from primedlab import bench
 from primedlab import spawn
-from primedlab import quiet
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 log = bench.logger("lab", utc=True)
 
 
@@ -59,39 +55,7 @@ class Target:
     settings: str = ""             # the JVM's flags and settings lines from its log (java targets)
 
 
-def group_pids(pgid):
-    """All live pids whose process group is pgid (a target's server and its workers)."""
-    out = []
-    for d in os.listdir("/proc"):
-        st = quiet.proc_stat(d) if d.isdigit() else None
-        if st is not None and int(st[1][2]) == pgid:       # fields after comm: state ppid pgrp ...
-            out.append(int(d))
-    return out
-
-
-def group_sample(pgid):
-    """(cpu_seconds, threads, vmhwm_kb, vmrss_kb) summed over the group. Shared pages
-    count once per process, so multi-process servers (nginx) are slightly overstated."""
-    cpu = 0.0
-    thr = hwm = rss = 0
-    for pid in group_pids(pgid):
-        try:
-            rest = quiet.proc_stat(pid)[1]
-            cpu += (int(rest[11]) + int(rest[12])) / CLK_TCK   # utime stime
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("Threads:"):
-                        thr += int(line.split()[1])
-                    elif line.startswith("VmHWM:"):
-                        hwm += int(line.split()[1])
-                    elif line.startswith("VmRSS:"):
-                        rss += int(line.split()[1])
-        except (OSError, IndexError, ValueError, TypeError):    # TypeError: gone (proc_stat None)
-            continue
-    return cpu, thr, hwm, rss
-
-
-http_status = bench.http_status
+group_sample = spawn.group_sample
 
 
 def held_rss(t, conns):
@@ -159,7 +123,7 @@ def start(t, cpus, logdir, timeout=60.0):
         if t.proc.poll() is not None:
             t.failed = "exited with status %s at start-up (see server-%s.log)" % (t.proc.returncode, safe(t.name))
             return False
-        if http_status(t.port, "/healthz") == 200:
+        if spawn.http_status(t.port, "/healthz") == 200:
             t.stat_pgid = t.proc.pid
             if t.container:
                 pid = container_pid(t.container)
@@ -186,20 +150,8 @@ def container_pid(name):
 
 
 def stop(t, grace=10.0):
-    if t.proc is None or t.proc.poll() is not None:
-        return
-    try:
-        os.killpg(t.proc.pid, signal.SIGTERM)
-        t.proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
+    if t.proc is not None and t.proc.poll() is None and spawn.stop_group(t.proc, grace):
         log("%s ignored SIGTERM for %.0f s: SIGKILL" % (t.name, grace))
-    except ProcessLookupError:
-        pass
-    try:
-        os.killpg(t.proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    t.proc.wait()
 
 
 def safe(name):

@@ -1,4 +1,4 @@
-"""pglib.py - a real PostgreSQL for the tests and benchmarks (tests/store/*, benchmarks/store):
+"""pglib.py - a real PostgreSQL for the tests and benchmarks (tests/store/*, benchmarks/store.py):
 Debian's postgresql-15 (profiles/packages, group test), a cluster made with initdb in a
 temporary directory, started with pg_ctl on a loopback port and a private unix socket (pinned
 with taskset when asked), stopped and removed at the end.

@@ -1,16 +1,13 @@
-"""benchmarks/lib/primedlab/spawn.py - one primed process and one wrk run, for every Python script.
+"""primedlab/spawn.py - a process started, probed, sampled and stopped, and one wrk command, for every script.
 
 Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
 line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
-(SIGTERM, bounded wait, SIGKILL); a free port for what cannot take --port 0; one GET and the
-/metrics text as a dict; a built program's command behind a cross build's exe wrapper (wrapped(),
-tests/config_readme and tests/zipkin); keep-alive connections held open for a memory figure; and building and parsing one wrk run (wrk_report.lua's WRKSTAT line). Used by tests/fault (through faultlib),
-tests/knative, tests/monitoring, tests/container, benchmarks/modes, benchmarks/k6,
-benchmarks/containers and profiles/compare; benchmarks/lib/primedlab/lab_target.py runs its targets its own way
-(process groups, fixed ports) but builds and parses wrk here.
-It lives in benchmarks/lib because that is already the scripts' shared library (quiet.py, the
-measurement lock the fault suite takes too; wrk_report.lua, which wrk_cmd() names).
-Never installs, builds or measures anything itself. Standard library only.
+(SIGTERM, bounded wait, SIGKILL); a free port or block of ports for what cannot take --port 0; the
+one HTTP GET of the lab (http_get, http_status) and the /metrics text as a dict; a built program's
+command behind a cross build's exe wrapper (wrapped()); keep-alive connections held open for a
+memory figure; a process's or a process group's CPU time, threads and memory (psutil); building
+and parsing one wrk command line (wrk_report.lua's WRKSTAT line; bench.run_wrk runs it).
+Never installs, builds or measures anything itself.
 """
 
 import http.client
@@ -23,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -105,16 +103,21 @@ def http_get(port, path, timeout=10.0):
         c.close()
 
 
+def http_status(port, path, timeout=2.0):
+    """The status of GET path on a fresh connection to 127.0.0.1:port; 0 when none came."""
+    try:
+        return http_get(port, path, timeout)[0]
+    except (OSError, http.client.HTTPException):
+        return 0
+
+
 def wait_ok(port, path="/healthz", timeout=10.0, proc=None):
     """Polls GET path on port every 50 ms until it answers 200 (True), or timeout seconds pass
     or proc (when given) exits (False)."""
     deadline = time.time() + timeout
     while True:
-        try:
-            if http_get(port, path, 1)[0] == 200:
-                return True
-        except OSError:
-            pass
+        if http_status(port, path, 1) == 200:
+            return True
         if time.time() > deadline or (proc is not None and proc.poll() is not None):
             return False
         time.sleep(0.05)
@@ -145,16 +148,74 @@ def hold_keepalive(port, n, timeout=10.0):
         raise OSError("held %d of %d connections: %s" % (answered, n, e)) from e
 
 
+# ----------------------------------------------------------------------------- a running process, sampled
+# psutil reads the same /proc files (stat, status, io) with the same clock-tick resolution as the
+# hand-written parsers it replaced; VmHWM, the peak RSS, is the one figure it does not expose.
+# psutil and prometheus_client are imported where they are used: a script that takes only
+# wrapped() or free_port() from here runs under any python3, Debian's packages or not.
+
+def cpu_s(pid):
+    """User + system CPU seconds of pid so far; None once it is gone."""
+    import psutil
+    try:
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system
+    except psutil.Error:
+        return None
+
+
+def status_kib(pid, field):
+    """One kB field of /proc/PID/status (VmRSS, VmHWM), or None once the process is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def group(pgid):
+    """psutil.Process of every live process of process group pgid (a server's master and workers)."""
+    import psutil
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid:
+                out.append(p)
+        except OSError:
+            pass
+    return out
+
+
+def group_sample(pgid):
+    """(cpu_seconds, threads, vmhwm_kb, vmrss_kb) summed over process group pgid. Shared pages
+    count once per process, so a multi-process server (nginx) is slightly overstated."""
+    import psutil
+    cpu = 0.0
+    thr = hwm = rss = 0
+    for p in group(pgid):
+        try:
+            with p.oneshot():
+                t = p.cpu_times()
+                cpu, thr, rss = cpu + t.user + t.system, thr + p.num_threads(), rss + p.memory_info().rss // 1024
+            hwm += status_kib(p.pid, "VmHWM") or 0
+        except psutil.Error:
+            continue
+    return cpu, thr, hwm, rss
+
+
 def parse_metrics(text):
-    """A /metrics body as {series as written, labels and all: value}; comments and bad lines skipped."""
+    """A /metrics body as {series as written, labels and all: value}, read by prometheus_client's
+    text-format parser (a malformed body raises ValueError). Keys keep the labels in the body's
+    order, `name{a="x",b="y"}`, as primed writes them (label values need no escaping)."""
+    from prometheus_client.parser import text_string_to_metric_families
     out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            key, _, val = line.rpartition(" ")
-            try:
-                out[key] = float(val)
-            except ValueError:
-                pass
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            labels = ",".join('%s="%s"' % kv for kv in smp.labels.items())
+            out[smp.name + ("{%s}" % labels if labels else "")] = smp.value
     return out
 
 
@@ -162,16 +223,23 @@ class NotReady(RuntimeError):
     """primed exited or stayed silent before its ready line; the message holds its stderr tail."""
 
 
+READY = re.compile(r"primed: ready.*?\bport=(\d+)")
+
+
 class Primed:
     """One primed on host:ephemeral. .port, .pid, .ready_line, .lines [(monotonic, line)],
     .start_ms (exec to ready line). args go after `--host H --port 0` unless args_first (then
     the listener flags win over the caller's); env is the whole environment (default: ours);
-    log_path, when given, receives every stderr line too; nofile caps the child's fd limit."""
+    log_path, when given, receives every stderr line too; nofile caps the child's fd limit.
+    Another server that prints its own ready line on stderr starts the same way: listen=[] (it
+    is told its port otherwise), ready its line's pattern with the port as group 1, session=True
+    to stop it as a process group (a wrapper that execs a JVM)."""
 
     def __init__(self, exe, args=(), env=None, args_first=False, ready_timeout=15, nofile=None,
-                 log_path=None, host="127.0.0.1"):
-        listen = ["--host", host, "--port", "0"]
+                 log_path=None, host="127.0.0.1", listen=None, ready=READY, session=False):
+        listen = ["--host", host, "--port", "0"] if listen is None else listen
         self.cmd = [exe, *args, *listen] if args_first else [exe, *listen, *args]
+        self.session = session
 
         def pre():
             if nofile:
@@ -179,7 +247,8 @@ class Primed:
 
         t0 = time.monotonic()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre if nofile else None)
+                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre if nofile else None,
+                                     start_new_session=session)
         self.pid = self.proc.pid
         self.lines = []
         self.ready_line = None
@@ -195,13 +264,12 @@ class Primed:
                 if log:
                     log.write(line + "\n")
                     log.flush()
-                if self.port is None and "primed: ready" in line:
-                    m = re.search(r"port=(\d+)", line)
-                    if m:
-                        self.start_ms = (time.monotonic() - t0) * 1e3
-                        self.ready_line = line
-                        self.port = int(m.group(1))
-                        got.set()
+                m = ready.search(line) if self.port is None else None
+                if m:
+                    self.start_ms = (time.monotonic() - t0) * 1e3
+                    self.ready_line = line
+                    self.port = int(m.group(1))
+                    got.set()
             if log:
                 log.close()
             got.set()
@@ -210,7 +278,7 @@ class Primed:
         self.reader.start()
         if not got.wait(ready_timeout) or self.port is None:
             self.kill()
-            raise NotReady(f"no 'primed: ready ... port=N' line within {ready_timeout:g} s: "
+            raise NotReady(f"no ready line ({ready.pattern}) within {ready_timeout:g} s: "
                            f"{' '.join(self.cmd)}\n{self.stderr_text(10)}")
 
     def __enter__(self):
@@ -228,15 +296,23 @@ class Primed:
         return self.proc.poll() is None
 
     def status_kib(self, field):
-        """One kB field of /proc/PID/status (VmRSS, VmHWM), or None once the process is gone."""
-        try:
-            with open(f"/proc/{self.pid}/status") as f:
-                for line in f:
-                    if line.startswith(field + ":"):
-                        return int(line.split()[1])
-        except OSError:
-            return None
-        return None
+        """One kB field of its /proc/PID/status (VmRSS, VmHWM), or None once it is gone."""
+        return status_kib(self.pid, field)
+
+    def cpu_s(self):
+        """Its user + system CPU seconds so far; None once it is gone."""
+        return cpu_s(self.pid)
+
+    def memory_kib(self):
+        """(VmRSS, VmHWM) in KiB."""
+        return self.status_kib("VmRSS"), self.status_kib("VmHWM")
+
+    def url(self, path="/example"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def metrics(self):
+        """Its /metrics as parse_metrics() reads it."""
+        return parse_metrics(http_get(self.port, "/metrics")[1])
 
     def signal(self, sig=signal.SIGTERM):
         if self.alive():
@@ -250,22 +326,72 @@ class Primed:
             return None
 
     def kill(self):
-        if self.proc.poll() is None:
+        if self.session:
+            stop_group(self.proc, 0)
+        elif self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
 
     def stop(self, timeout=15):
-        """SIGTERM, wait up to timeout s, else SIGKILL; returns the exit status (killed: None)."""
-        self.signal(signal.SIGTERM)
-        rc = self.wait(timeout)
-        if rc is None:
-            self.kill()
+        """SIGTERM, wait up to timeout s, else SIGKILL (to the whole group with session); returns
+        the exit status (killed: None)."""
+        if self.session:
+            rc = None if stop_group(self.proc, timeout) else self.proc.returncode
+        else:
+            self.signal(signal.SIGTERM)
+            rc = self.wait(timeout)
+            if rc is None:
+                self.kill()
         self.reader.join(2)
         return rc
 
     def stderr_text(self, last=None):
         lines = self.lines if last is None else self.lines[-last:]
         return "\n".join(l for _, l in lines)
+
+
+def stop_group(proc, grace=15.0):
+    """SIGTERM to the process group proc leads, up to grace s for proc to exit, then SIGKILL to
+    whatever is left of the group (a worker its master did not reap); True when it had to kill."""
+    killed = False
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            killed = True
+        except ProcessLookupError:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    return killed
+
+
+class Group:
+    """cmd in a session of its own, so that it and its workers are one process group (nginx, h2o,
+    the floor, a JVM). .proc, .pid (= the group's id), .port; with a port, waits up to timeout s
+    for /healthz 200 there and raises NotReady with its stderr tail when none comes. stop()."""
+
+    def __init__(self, cmd, port=None, env=None, stdout=subprocess.DEVNULL, stderr=None, timeout=10.0):
+        self.port = port
+        self.err = stderr if stderr is not None else tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self.err,
+                                     start_new_session=True)
+        self.pid = self.proc.pid
+        if port is not None and not wait_ok(port, timeout=timeout, proc=self.proc):
+            self.stop()
+            tail = ""
+            if stderr is None:
+                self.err.seek(0)
+                tail = self.err.read().decode(errors="replace")[-400:]
+            raise NotReady("%s did not answer /healthz on port %d: %s" % (" ".join(cmd), port, tail))
+
+    def stop(self, grace=15.0):
+        stop_group(self.proc, grace)
+        return self.proc.returncode
 
 
 def wrk_cmd(url, conns, secs, threads=2, timeout_s=10, lua=LUA, extra=()):

@@ -15,7 +15,7 @@
 // UPSTREAM_TIMEOUT from the catalog's answer (a product whose turn comes after it is not
 // called). A catalog that cannot be reached is 502, one past the timeout 504, one that
 // answers non-200 or not a JSON array of objects 502; the body names the upstream.
-// GET /metrics counts, under primed's names so benchmarks/gateway reads both alike,
+// GET /metrics counts, under primed's names so benchmarks/gateway.py reads both alike,
 // /api/products answered 200 and products answered null. /healthz and /readyz answer "OK".
 // Environment: CATALOG_URL and INVENTORY_URL (http://HOST:PORT), UPSTREAM_TIMEOUT (s, 3),
 // MODEL (servlet), POOL (200), HOST (0.0.0.0), PORT (8080; 0 picks one, the ready line on

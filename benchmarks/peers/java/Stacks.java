@@ -251,7 +251,7 @@ final class Stacks {
         return new Answer(200, "application/json", Products.answer(products, avail, FALLBACKS), null);
     }
 
-    /** /metrics under primed's names, so benchmarks/gateway reads every gateway alike. */
+    /** /metrics under primed's names, so benchmarks/gateway.py reads every gateway alike. */
     static Answer metrics() {
         return new Answer(200, "text/plain; version=0.0.4",
             "primed_http_requests_total{path=\"/api/products\",code=\"200\"} " + ANSWERED.get() + "\n"

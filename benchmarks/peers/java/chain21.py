@@ -1,4 +1,4 @@
-"""benchmarks/peers/java/chain21.py - benchmarks/chain's Java rows: seed 000's callme and caller
+"""benchmarks/peers/java/chain21.py - benchmarks/chain.py's Java rows: seed 000's callme and caller
 on JDK 21 (Chain.java: HttpServer + HttpClient, the event in H2 in memory through JDBC), and the
 same pair on Tomcat and Netty (--java tomcat-platform, tomcat-virtual, netty: TomcatPeer.java and
 NettyPeer.java through benchmarks/peers/java/stacks, JDBC through HikariCP; rows named so).
@@ -6,7 +6,7 @@ NettyPeer.java through benchmarks/peers/java/stacks, JDBC through HikariCP; rows
 start() starts, per THREAD_TYPE asked (--java fixed,virtual), a callme and a caller pinned to
 --cpu as primed's pair is (the whole chain on one core), with the same APP_NAME, POD_NAME and
 POD_NAMESPACE, checks that each answers the body primed's would (docs/chain.md), and returns
-the peers and the (name, port, path) rows benchmarks/chain measures in its A B A B rounds
+the peers and the (name, port, path) rows benchmarks/chain.py measures in its A B A B rounds
 beside primed's. A peer that does not start, or answers otherwise, raises: never a missing row.
 """
 import re
@@ -30,7 +30,7 @@ def start(a, env):
                 kw, name = {"runner": peer21.STACKS, "ready_timeout": 90}, tt
             else:
                 cls, extra, kw, name = "Chain", {"THREAD_TYPE": tt}, {}, "java21-%s" % tt
-            db = getattr(a, "java_db", lambda pair, n: {})   # benchmarks/chain --db postgresql: a database each
+            db = getattr(a, "java_db", lambda pair, n: {})   # benchmarks/chain.py --db postgresql: a database each
             callme = peer21.Peer(cls, dict(env, APP_NAME="callme", **extra, **db(name, "callme")), cpu=a.cpu, **kw)
             peers.append(callme)
             caller = peer21.Peer(cls, dict(env, APP_NAME="caller", **extra, **db(name, "caller"),

@@ -1,11 +1,11 @@
-"""benchmarks/peers/java/gateway21.py - benchmarks/gateway's Java rows: seed 003's gateway on
+"""benchmarks/peers/java/gateway21.py - benchmarks/gateway.py's Java rows: seed 003's gateway on
 JDK 21 (Gateway.java) in its three models, and on embedded Tomcat (platform pool, virtual
 threads) and Netty (TomcatPeer.java, NettyPeer.java through benchmarks/peers/java/stacks), over
 the same catalog and inventory as primed's.
 
-For each delay setting benchmarks/gateway calls models(): each model in turn is started pinned
+For each delay setting benchmarks/gateway.py calls models(): each model in turn is started pinned
 to --cpu (one CPU, as primed's gateway, --threads 1), given the scenario's load through
-benchmarks/gateway's own scenario() (the same siege, the same /metrics counters: Gateway.java
+benchmarks/gateway.py's own scenario() (the same siege, the same /metrics counters: Gateway.java
 writes primed's names), and stopped. In the delayed setting harder() then runs the harder
 load, --hard-users (more users than the servlet model's pool) for --hard-reps, against primed's
 gateway (both fan-outs) and every model. report() prints one table of all of them with the CPU

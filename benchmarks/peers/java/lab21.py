@@ -1,6 +1,6 @@
 """benchmarks/peers/java/lab21.py - the lab's JDK 21 targets, java21-fixed and java21-virtual.
 
-benchmarks/load imports this for `--peers java21`: Example.java (the seed's first article,
+benchmarks/load.py imports this for `--peers java21`: Example.java (the seed's first article,
 the same source as the JDK 17 row, which keeps its name java-fixed) on Debian 13's OpenJDK 21
 with THREAD_TYPE=fixed (Executors.newFixedThreadPool(200)) and THREAD_TYPE=virtual (a virtual
 thread per task). run21 installs the JDK (benchmarks/peers/java/jdk21, cached) and compiles;

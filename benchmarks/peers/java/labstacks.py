@@ -1,7 +1,7 @@
 """benchmarks/peers/java/labstacks.py - the lab's Tomcat and Netty rows: tomcat-platform,
 tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
 
-benchmarks/load imports this for `--peers stacks`. Each target's command is the java command
+benchmarks/load.py imports this for `--peers stacks`. Each target's command is the java command
 benchmarks/peers/java/stacks would exec (`--print-cmd`: JDK 21 from jdk21, Debian's jars, the
 JVM tuned, its CPU count taken under the server's CPUs), so no script is in the start-up time;
 the flags go in the row's note and the JVM's own settings line, in the server log, is what
@@ -10,13 +10,14 @@ platform pool started from a CDS archive (-XX:SharedArchiveFile) that targets() 
 with a training run (-XX:ArchiveClassesAtExit: the peer started as the row runs, without an
 event store, /healthz and /example asked, then stopped). Every row runs with DB_URL=none: it
 serves /example, as Example.java does, so no connection pool is in its start-up. A missing jar, JDK or archive ends the run with the reason
-(SystemExit): a requested peer is never skipped quietly. Standard library only.
+(SystemExit): a requested peer is never skipped quietly.
 """
 import os
 import signal
 import subprocess
 import time
-import urllib.request
+
+from primedlab import spawn     # the importing script has put the lab's package on the path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STACKS = os.path.join(HERE, "stacks")
@@ -49,7 +50,9 @@ def train(archive, port, timeout=90):
             lines.append(line.rstrip())
             if "tomcat: ready" in line:
                 for path in ("/healthz", "/example", "/example"):
-                    urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=30).read()
+                    st = spawn.http_get(port, path, timeout=30)[0]
+                    if st != 200:
+                        raise OSError("the training run's %s answered %d" % (path, st))
                 break
     finally:
         if p.poll() is None:

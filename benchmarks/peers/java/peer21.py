@@ -2,21 +2,23 @@
 
 Owns: starting `benchmarks/peers/java/run21 CLASS` (or `stacks CLASS`, runner=STACKS) on 127.0.0.1 with PORT=0 (optionally pinned
 with taskset), reading its `... ready ... port=N` line from stderr (kept, line by line),
-stopping it (SIGTERM, bounded wait, SIGKILL), and its CPU time and memory from /proc. run21
+stopping it (SIGTERM, bounded wait, SIGKILL), and its CPU time and peak memory (spawn's). run21
 installs JDK 21 and compiles on first use, so the first start may take the download's time
 (ready_timeout covers it). A peer that does not print its ready line raises PeerError with its
-stderr: it never starts silently half-way. Standard library only.
+stderr: it never starts silently half-way.
 """
 import os
 import re
-import signal
 import subprocess
-import threading
+
+from primedlab import spawn     # the importing script has put the lab's package on the path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN21 = os.path.join(HERE, "run21")
 STACKS = os.path.join(HERE, "stacks")   # TomcatPeer, NettyPeer (runner=STACKS)
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+READY = re.compile(r": ready .*\bport=(\d+)")
 
 
 class PeerError(RuntimeError):
@@ -34,86 +36,38 @@ def prepare(timeout=1800):
     return p.stdout.strip().splitlines()[-1]
 
 
-class Peer:
-    """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral. .port, .pid, .lines, .ready_line."""
+class Peer(spawn.Primed):
+    """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral, a spawn.Primed in a session of its
+    own (run21 execs the JVM). .port, .pid, .ready_line, .text() its stderr lines."""
 
     def __init__(self, cls, env, cpu=None, ready_timeout=60, runner=RUN21, pre=()):
-        cmd = [runner, *pre, cls]
-        if cpu is not None:
-            cmd = ["taskset", "-c", str(cpu)] + cmd
+        cmd = (["taskset", "-c", str(cpu)] if cpu is not None else []) + [runner, *pre, cls]
         full = dict(os.environ, HOST="127.0.0.1", PORT="0")
         full.update({k: str(v) for k, v in env.items()})
         self.cls = cls
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=full, start_new_session=True)
-        self.pid = self.proc.pid
-        self.lines, self.ready_line, self.port = [], None, None
-        got = threading.Event()
-
-        def reader():
-            for raw in self.proc.stderr:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                self.lines.append(line)
-                m = re.search(r": ready .*\bport=(\d+)", line)
-                if self.port is None and m:
-                    self.ready_line, self.port = line, int(m.group(1))
-                    got.set()
-            got.set()
-
-        self.reader = threading.Thread(target=reader, daemon=True)
-        self.reader.start()
-        if not got.wait(ready_timeout) or self.port is None:
-            self.stop(2)
+        try:
+            super().__init__(cmd[0], cmd[1:], env=full, ready_timeout=ready_timeout, listen=[], ready=READY,
+                             session=True)
+        except spawn.NotReady as e:
             raise PeerError("%s %s (%s) printed no ready line within %g s; stderr:\n%s" % (
-                os.path.basename(runner), cls, " ".join("%s=%s" % kv for kv in env.items()), ready_timeout, "\n".join(self.lines[-15:])))
+                os.path.basename(runner), cls, " ".join("%s=%s" % kv for kv in env.items()), ready_timeout,
+                str(e).split("\n", 1)[-1])) from None
 
-    def alive(self):
-        return self.proc.poll() is None
+    def text(self):
+        """Its stderr lines so far."""
+        return [line for _, line in self.lines]
 
     def stop(self, timeout=10):
-        """SIGTERM, up to timeout s, then SIGKILL (the whole session: run21 execs the JVM)."""
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.reader.join(2)
-        return self.proc.returncode
-
-
-def proc_cpu_s(pid):
-    """User + system CPU seconds of any pid (primed's, for the same column); None once gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            rest = f.read().rsplit(")", 1)[1].split()
-        return (int(rest[11]) + int(rest[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def proc_hwm_kib(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+        return super().stop(timeout)
 
 
 def timed(pid, fn):
     """fn()'s result (a dict) with cpu_s (pid's CPU seconds during fn) and rss_mib (pid's peak
     resident memory so far, VmHWM) added."""
-    c0 = proc_cpu_s(pid)
+    c0 = spawn.cpu_s(pid)
     r = fn()
-    c1 = proc_cpu_s(pid)
-    hwm = proc_hwm_kib(pid)
+    c1 = spawn.cpu_s(pid)
+    hwm = spawn.status_kib(pid, "VmHWM")
     r["cpu_s"] = c1 - c0 if c0 is not None and c1 is not None else None
     r["rss_mib"] = hwm / 1024.0 if hwm is not None else None
     return r

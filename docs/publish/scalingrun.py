@@ -1,10 +1,10 @@
-"""benchmarks/lib/primedlab/scalingrun.py - a published scaling sweep, kept under docs/lab/scaling/<id>/.
+"""docs/publish/scalingrun.py - a published scaling sweep, kept under docs/lab/scaling/<id>/.
 
-owns: the sweep's data as its tables read it (med, servers, by_server_n), judging a benchmarks/scaling results folder for publishing (every measured run a quiet
+owns: the sweep's data as its tables read it (med, servers, by_server_n), judging a benchmarks/scaling.py results folder for publishing (every measured run a quiet
 window, no failed run), keeping it (scaling.json, its charts and report.html) under
 docs/lab/scaling/<id>/, its notebook entry's text (the command, scaling.md's tables, the
 contamination), and naming the latest published sweep (the greatest id there).
-never: measures (benchmarks/scaling does), writes a page's block (figures.py writes its text,
+never: measures (benchmarks/scaling.py does), writes a page's block (figures.py writes its text,
 publish puts it in place), or touches the lab runs under docs/lab/runs/ (rundata.py).
 
 A sweep is published apart from the lab run: it may come from another host (the bundle's run on a
@@ -32,7 +32,7 @@ def load(res):
             data = json.load(f)
         data["meta"]["date"], data["summary"], data["config"]["rounds"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError("%s holds no benchmarks/scaling scaling.json (%s: %s)" % (res, type(e).__name__, e))
+        raise ValueError("%s holds no benchmarks/scaling.py scaling.json (%s: %s)" % (res, type(e).__name__, e))
     return data
 
 
@@ -67,7 +67,7 @@ def measured(data):
 
 def refusal(data):
     """Why the sweep may not be published, or None: a run without its own contamination window
-    (made before benchmarks/scaling measured one per run), a window over quiet.py's threshold, or
+    (made before benchmarks/scaling.py measured one per run), a window over quiet.py's threshold, or
     a run that failed."""
     runs = measured(data)
     if not runs:
@@ -77,7 +77,7 @@ def refusal(data):
         return "%d of its %d runs failed (first: %s)" % (len(failed), len(runs), failed[0]["error"][:200])
     missing = [r for r in runs if not r.get("contamination")]
     if missing:
-        return ("%d of its %d runs have no contamination window (a sweep made before benchmarks/scaling "
+        return ("%d of its %d runs have no contamination window (a sweep made before benchmarks/scaling.py "
                 "measured one per run): re-run it" % (len(missing), len(runs)))
     over = [r for r in runs if quiet.contaminated(r["contamination"])]
     if over:
@@ -130,7 +130,7 @@ def window_line(data):
     """The sweep's contamination in one line: each measured run is a window (quiet.Window)."""
     w = quiet.worst([r.get("contamination") for r in measured(data)])
     if not w:
-        return "Contamination per run: not measured (a sweep made before benchmarks/scaling measured one per run)."
+        return "Contamination per run: not measured (a sweep made before benchmarks/scaling.py measured one per run)."
     return "Contamination (worst of its %d runs): %s; %s." % (
         w["runs"], quiet.describe(w), "%d over the threshold" % w["over"] if w["over"] else
         "every run under the threshold")

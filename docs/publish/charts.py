@@ -1,9 +1,9 @@
-"""benchmarks/lib/primedlab/charts.py - the lab's charts, drawn by gnuplot from one results directory.
+"""docs/publish/charts.py - the lab's charts, drawn by gnuplot from one results directory.
 
 Owns: reading a results dir (summary.csv, results.csv, startup.csv, raw.json, meta.txt, and
-benchmarks/scaling's scaling.json or raw.json's "scaling") into one Run; one function per
+benchmarks/scaling.py's scaling.json or raw.json's "scaling") into one Run; one function per
 chart, each returning a gnuplot script whose output is SVG (inlined by report_html.py) or PNG
-(the charts benchmarks/plot writes and publish copies to docs/, and benchmarks/scaling's
+(the charts benchmarks/plot.py writes and publish copies to docs/, and benchmarks/scaling.py's
 speedup charts).
 Rules every chart keeps: a target has one colour in every chart and no two targets share one
 (up to len(PALETTE) targets); every axis says its unit; /example (one prime per request) and
@@ -43,7 +43,7 @@ class Run:
     contamination: dict                # raw.json's windows by section
     ceiling: float = None
     colours: dict = field(default_factory=dict)
-    scaling: dict = None               # benchmarks/scaling's data (raw.json's or scaling.json), or None
+    scaling: dict = None               # benchmarks/scaling.py's data (raw.json's or scaling.json), or None
 
     def targets(self):
         return [s["TYPE"] for s in self.summary]
@@ -72,7 +72,7 @@ def load(outdir):
         with open(p, newline="") as f:
             return list(csv.DictReader(f))
     meta = {}
-    if os.path.exists(os.path.join(outdir, "meta.txt")):    # absent where benchmarks/scaling ran alone
+    if os.path.exists(os.path.join(outdir, "meta.txt")):    # absent where benchmarks/scaling.py ran alone
         with open(os.path.join(outdir, "meta.txt")) as f:
             for line in f:
                 k, _, v = line.rstrip("\n").partition("=")
@@ -361,7 +361,7 @@ def contamination(run, terminal):
 
 
 def speedup(scaling, path, terminal):
-    """benchmarks/scaling's speedup over N=1 against server CPUs on one path: a line per server
+    """benchmarks/scaling.py's speedup over N=1 against server CPUs on one path: a line per server
     (loader-bound rows, which have no speedup, left out) and the ideal, speedup = N, dashed.
     None when no row of path has a speedup."""
     rows = [s for s in (scaling or {}).get("summary", []) if s["path"] == path]

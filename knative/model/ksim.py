@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/ksim.py - a Knative revision under load, simulated: pods, the metric path, the KPA.
+"""knative/model/ksim.py - a Knative revision under load, simulated: pods, the metric path, the KPA.
 
 Owns: a discrete-event simulation of one Knative Service: users (closed loop, k6's ramping VUs,
 with think time) or an arrival rate (open loop: constant, step, spike, ramp), Knative's data plane
@@ -9,7 +9,7 @@ a queue of 10 x containerConcurrency, 503 past it), pods serving with a service-
 distribution (FIFO over the pod's cores like primed's workers, or processor sharing like a
 thread-per-request JVM), start-up (scheduling delay + container start + boot to the first 200),
 the metric path (time-weighted concurrency per second, stable and panic window averages), a
-decision of benchmarks/lib/primedlab/kpa.py every 2 s and the KPA reconciler's bounds (min/max
+decision of knative/model/kpa.py every 2 s and the KPA reconciler's bounds (min/max
 scale, scale-to-zero after the grace period), and what it all cost (pod-seconds x requested CPU).
 Invariants: deterministic for a seed (one random.Random for the load and the service times, one
 for routing, events ordered by time then sequence); every request that arrives is answered or
@@ -256,7 +256,7 @@ class Sim:
         heapq.heappush(self.events, (t, self.seq, kind, arg))
 
     def run(self):
-        sv, load = self.sv, self.load
+        load = self.load
         if load.stages is not None:
             for t, delta in load.user_changes():
                 self.at(t, "user+" if delta > 0 else "user-")
@@ -561,7 +561,8 @@ class Sim:
 
 
 def pct(sorted_xs, q):
-    """Nearest-rank percentile of a sorted list (None when empty)."""
+    """Nearest-rank percentile of a sorted list (None when empty). Not statistics.quantiles, which
+    interpolates: the published sweep's figures are nearest-rank."""
     if not sorted_xs:
         return None
     k = max(0, min(len(sorted_xs) - 1, int(math.ceil(q / 100.0 * len(sorted_xs))) - 1))

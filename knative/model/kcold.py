@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/kcold.py - scale from zero and bursts, per image: who waits for a cold start, how long.
+"""knative/model/kcold.py - scale from zero and bursts, per image: who waits for a cold start, how long.
 
 Owns: the cold-start scenarios (requests arriving at zero pods; the same after the Service has
 scaled to zero while idle; a burst past the panic threshold on one ready pod), the parts a cold
@@ -6,7 +6,7 @@ start is made of (scheduling, image pull, process start to the first /healthz 20
 /example answer, JIT warm-up) and their tables.
 Invariants: deterministic for a seed; every part shown is an input (measured by the lab, or a
 stated model default), never fitted; a part the lab did not measure is shown as such.
-Never: writes files (benchmarks/knative-sim does), decides (benchmarks/lib/primedlab/kpa.py does).
+Never: writes files (benchmarks/knative-sim does), decides (knative/model/kpa.py does).
 """
 
 from primedlab import ksim

@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/lab_report.py - the comparison lab's report: the files a run leaves in its
+"""docs/publish/lab_report.py - the comparison lab's report: the files a run leaves in its
 results directory.
 
 Owns: results.csv, runs.csv, summary.csv, startup.csv, raw.json, openloop.csv, siege.csv
@@ -120,7 +120,7 @@ def md_head(args, meta, over):
     if over:
         L.append("")
         L.append("**CONTAMINATED: %d measurement window(s) above the quiet-machine threshold; "
-                 "benchmarks/lib/publish refuses this run.**" % len(over))
+                 "docs/publish/publish.py refuses this run.**" % len(over))
     L.append("")
     L.append(quiet.header(cs["load"] + cs["startup"] + cs["prime"]))
     nd = len(meta.get("contamination_discarded") or [])
@@ -284,7 +284,7 @@ def md_charts():
     L = []
     charts = [c for c in ("rps.png", "plaintext.png", "p95.png", "boot.png", "memory.png")]
     L.append("")
-    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot); "
+    L.append("Charts: " + ", ".join("[%s](%s)" % (c, c) for c in charts) + " (drawn by benchmarks/plot.py); "
              "every chart, per second too: [report.html](report.html).")
     return L
 

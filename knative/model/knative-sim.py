@@ -16,7 +16,7 @@
 decide: each line is {"spec": {DeciderSpec's fields in snake case + "initial_ready_pods"},
 "steps": [{"t_s", "stable_concurrency", "panic_concurrency", "ready_pods"}, ...]}; a step may also
 carry "spec" (fields changed from that step on, Knative's Update()) and "no_data": true (null
-answers, no state change). The decider is benchmarks/lib/primedlab/kpa.py; docs/autoscaling.md.
+answers, no state change). The decider is knative/model/kpa.py; docs/autoscaling.md.
 
 run: the inputs are benchmarks/ksim/published.json (the figures of the published lab table) unless
 --inputs FILE or --from-results DIR says otherwise; the Service is knative/base/service.yaml's
@@ -33,14 +33,16 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
-HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+DATA = os.path.join(ROOT, "benchmarks", "ksim")      # the model's inputs and its published sweep
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import bench  # noqa: E402
 from primedlab import kpa  # noqa: E402
 from primedlab import ksim  # noqa: E402
 from primedlab import ksweep  # noqa: E402
 
-PUBLISHED = os.path.join(HERE, "ksim", "published.json")
+PUBLISHED = os.path.join(DATA, "published.json")
 
 
 def cmd_decide(a):
@@ -176,7 +178,7 @@ def inputs_from_lab_page(path):
         tg.append(scalar)
     return {"source": "%s ('primed comparison lab: %s %s:%s UTC'%s): RPS (best /example req/s, 1 worker on "
                       "1 CPU), BOOT UP (first /healthz 200, median of 10), first /example median, sieve median/mean "
-                      "%s/%s us" % (os.path.relpath(path, os.path.dirname(HERE)), m.group(1), m.group(2), m.group(3),
+                      "%s/%s us" % (os.path.relpath(path, ROOT), m.group(1), m.group(2), m.group(3),
                                     ", commit " + commit_m.group(1) if commit_m else "", sieve.group(1), sieve.group(2)),
             "run": run, "fields": INPUT_FIELDS, "excluded": {"nginx": "serves a fixed body on /example, no prime: not the same work"},
             "targets": tg}
@@ -288,17 +290,9 @@ def color(i):
     return COLORS[i % len(COLORS)]
 
 
-def commit():
-    try:
-        return subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10).stdout.strip() or "?"
-    except (OSError, subprocess.SubprocessError):
-        return "?"
-
-
 def chart(outdir, names, title):
     """pods-latency.png: ready pods and p95 latency (10 s buckets, by arrival) over time, every target;
-    the title names the load, the second line the inputs, commit and seed (as benchmarks/plot names
+    the title names the load, the second line the inputs, commit and seed (as benchmarks/plot.py names
     the machine, kernel, commit and date)."""
     if not shutil.which("gnuplot"):
         print("knative-sim: gnuplot not installed (profiles/deps @bench): no chart", file=sys.stderr)
@@ -391,7 +385,7 @@ def cmd_run(a):
                        "targets": [{k: v for k, v in r.items() if k != "latency_series"} for r in rows]}, f, indent=1)
         src = doc.get("source", "?")
         png = chart(a.out, names, "knative-sim (a model, not a measurement): %s\ninputs: %s | commit %s | seed %d" % (
-            desc, (src[:90] + "...") if len(src) > 90 else src, commit(), a.seed))
+            desc, (src[:90] + "...") if len(src) > 90 else src, bench.commit() or "?", a.seed))
         if png:
             print("chart: %s" % png)
     return 0
@@ -486,7 +480,7 @@ def cmd_sweep(a):
 
 
 def page(name):
-    return os.path.join(os.path.dirname(HERE), "docs", name)
+    return os.path.join(ROOT, "docs", name)
 
 
 def write_block(path, name, data, body):
@@ -494,7 +488,7 @@ def write_block(path, name, data, body):
     blocks come from benchmarks/ksim/, which a lab run's publish does not rewrite; bench-knative-sim
     and bench-knative-sweep fail when those files are older than the latest published run."""
     from primedlab import blocks
-    run = os.path.relpath(os.path.abspath(data), os.path.dirname(HERE))
+    run = os.path.relpath(os.path.abspath(data), ROOT)
     try:
         changed = blocks.rewrite(path, name, run, body)
     except (OSError, blocks.BlockError) as e:
@@ -540,7 +534,7 @@ def cmd_cold(a):
     names = a.images or (list(ksweep.CLASSES) + [t["name"] for t in doc["targets"] if t["name"].startswith("java")])
     targets = sorted(targets_of(doc, names, start_parts=True), key=lambda t: names.index(t.name))
     # the classes run with what their manifest carries: the base (scalar), the IFMA overlay
-    have = kmanifest.carried(os.path.dirname(HERE))
+    have = kmanifest.carried(ROOT)
     recs = {kmanifest.SCALAR: have[kmanifest.BASE], kmanifest.IFMA: have.get(kmanifest.IFMA_OVERLAY, have[kmanifest.BASE])}
     res = [(t.name, kcold.scenarios(t, seed=a.seed, pull_mib_s=a.pull_mib_s, settings={
         "target": recs[t.name]["target"], "container_concurrency": recs[t.name]["cc"],
@@ -575,7 +569,7 @@ def cmd_cold(a):
     return 0
 
 
-SWEEP = os.path.join(HERE, "ksim", "sweep.json")
+SWEEP = os.path.join(DATA, "sweep.json")
 
 
 def load_sweep(path):
@@ -605,7 +599,7 @@ def manifest_settings(sw, slo_ms):
     return kmanifest.wanted(ans, sw["max_scale"]), ans
 
 
-CHART_RPS, CHART_S = 1500.0, 240.0     # the answer chart's load: Poisson, as the issue that asked for it ran
+CHART_RPS, CHART_S = 1500.0, 240.0     # the answer chart's load: Poisson arrivals at this rate for this long
 OLD = {"target": 100.0, "util": 1.0, "cc": 100, "cpus": 2, "max_scale": 10}   # the manifests' before the arrivals sweep
 
 
@@ -644,7 +638,7 @@ def answer_chart(doc, outdir, want, seed=1):
     png = os.path.join(outdir, "pods-answer.png")
     gp = ['set terminal pngcairo size 1100,800 font "DejaVu Sans,10" noenhanced', 'set output "%s"' % png,
           'set multiplot layout 2,1 title "ctr-static (AVX-512 IFMA) at %g req/s, Poisson, %g s: a model, not a '
-          'measurement\\ninputs: lab run %s | commit %s | seed %d"' % (CHART_RPS, CHART_S, doc.get("run"), commit(), seed),
+          'measurement\\ninputs: lab run %s | commit %s | seed %d"' % (CHART_RPS, CHART_S, doc.get("run"), bench.commit() or "?", seed),
           'set key below', 'set grid', 'set xlabel "time (s)"', 'set ylabel "CPUs held (ready pods x CPUs)"',
           'set yrange [0:*]', 'plot ' + ", ".join(plots_p),
           'set ylabel "p95 latency (ms, 10 s buckets)"', 'set logscale y', 'set yrange [*:*]', 'plot ' + ", ".join(plots_l),
@@ -703,9 +697,9 @@ def cmd_publish(a):
     if not a.write:
         sys.stdout.write(table + "\n" + note + "\n" + "\n".join(detail) + "\n" + "\n".join(grids))
         return 0
-    outdir = os.path.join(os.path.dirname(HERE), "docs", "autoscaling", run)
+    outdir = os.path.join(ROOT, "docs", "autoscaling", run)
     png = answer_chart(doc, outdir, want, seed=sw["seed"])
-    rel_k = os.path.relpath(png, os.path.join(os.path.dirname(HERE), "docs")) if png else None
+    rel_k = os.path.relpath(png, os.path.join(ROOT, "docs")) if png else None
     chart_md = ("\n![CPUs held and p95 over time: the settings before against the IFMA answer](%s)\n" % rel_k
                 if rel_k else "")
     write_block(page("knative.md"), "answer", a.sweep or SWEEP, table + "\n" + note + chart_md)
@@ -713,9 +707,9 @@ def cmd_publish(a):
                 table + "\n" + note + "\n" + "\n".join(detail))
     write_block(page("autoscaling.md"), "sweep-grid", a.sweep or SWEEP, "\n".join(grids))
     why = "lab run %s, p95 objective %g ms, %d-CPU pods" % (run_date(run), a.slo_ms, n)
-    changed = kmanifest.rewrite(os.path.dirname(HERE), want, why)
+    changed = kmanifest.rewrite(ROOT, want, why)
     # the saturation alert follows the base's cap
-    changed += kmanifest.rewrite_rules(os.path.dirname(HERE), want[kmanifest.BASE]["cc"])
+    changed += kmanifest.rewrite_rules(ROOT, want[kmanifest.BASE]["cc"])
     for c in changed:
         print("knative-sim: %s rewritten" % c, file=sys.stderr)
     return 0
@@ -724,7 +718,7 @@ def cmd_publish(a):
 def cmd_annotate_check(a):
     from primedlab import kmanifest
     want, _ = manifest_settings(load_sweep(a.sweep), a.slo_ms)
-    errs = kmanifest.differences(os.path.dirname(HERE), want)
+    errs = kmanifest.differences(ROOT, want)
     for e in errs:
         print("knative-sim: %s" % e, file=sys.stderr)
     return 1 if errs else 0
@@ -736,7 +730,7 @@ def add_model_args(ap):
     g = ap.add_argument_group("the Service (defaults: knative/base/service.yaml)")
     from primedlab import kmanifest
     try:
-        b = kmanifest.base_settings(os.path.dirname(HERE))
+        b = kmanifest.base_settings(ROOT)
     except (OSError, KeyError, ValueError, TypeError) as e:
         sys.exit("knative-sim: %s: %s" % (kmanifest.BASE, e))
     g.add_argument("--target", type=float, default=b["target"],

@@ -1,8 +1,8 @@
-"""benchmarks/lib/primedlab/report_html.py - report.html: one lab run as a page a person reads at a glance.
+"""docs/publish/report_html.py - report.html: one lab run as a page a person reads at a glance.
 
 Owns: the page (report.html in the results dir): the run's context (machine, commit,
 command, pinning, the contamination verdict), the summary table, every chart of charts.py
-inlined as SVG, and, when the dir holds benchmarks/scaling's data, a Scaling section (its
+inlined as SVG, and, when the dir holds benchmarks/scaling.py's data, a Scaling section (its
 tables, loader-bound rows drawn as the limit row, and its speedup charts). Self-contained: no
 script, no font, no image fetched at view time, so it opens from disk and from a CI artifact
 alike. A chart gnuplot could not draw is kept as
@@ -74,7 +74,7 @@ def context(run):
     if m.get("quick") == "true":
         out.append('<p class="warn">Quick smoke run (--quick): these figures are not to be quoted.</p>')
     over = int(m.get("contamination_over", "0") or 0)
-    verdict = ("%s of %s measurement windows above the quiet-machine threshold (%s): benchmarks/lib/publish "
+    verdict = ("%s of %s measurement windows above the quiet-machine threshold (%s): docs/publish/publish.py "
                "refuses this run." if over else "%s of %s measurement windows above the threshold (%s).") % (
         over, m.get("contamination_windows", "?"), m.get("contamination_threshold", "?"))
     out.append('<p class="%s">Contamination: %s Worst window: other processes %s %% of a CPU, steal %s %%.</p>' % (
@@ -100,10 +100,10 @@ def table(run, limit_row=None):
 
 
 def scaling_section(sc, n):
-    """benchmarks/scaling's tables (loader-bound rows as the limit row is drawn) and its speedup
+    """benchmarks/scaling.py's tables (loader-bound rows as the limit row is drawn) and its speedup
     charts; n numbers the charts. Returns (lines, charts drawn)."""
     m = sc.get("meta", {})
-    out = ["<h2>Scaling</h2>", "<p>benchmarks/scaling on %s, %s; <code>%s</code>; %s.</p>" % (
+    out = ["<h2>Scaling</h2>", "<p>benchmarks/scaling.py on %s, %s; <code>%s</code>; %s.</p>" % (
         esc(m.get("host", "?")), esc(m.get("date", "?")), esc(m.get("command", "?")), esc(m.get("version", "?")))]
     for t in sc.get("tables", []):
         out.append("<h3>%s</h3>" % esc(t["title"]))
@@ -124,19 +124,19 @@ def scaling_section(sc, n):
 
 
 def page(outdir):
-    """report.html's text for the results dir outdir: a lab run, benchmarks/scaling's data, or both."""
+    """report.html's text for the results dir outdir: a lab run, benchmarks/scaling.py's data, or both."""
     run = charts.load(outdir)
     limit = None
     if os.path.exists(os.path.join(outdir, "summary.csv")):
         with open(os.path.join(outdir, "summary.csv"), newline="") as f:
             limit = next((s for s in csv.DictReader(f) if s.get("status") == "limit"), None)
-    if not run.meta and run.scaling:        # benchmarks/scaling's folder alone
+    if not run.meta and run.scaling:        # benchmarks/scaling.py's folder alone
         title = "primed scaling sweep: %s" % run.scaling.get("meta", {}).get("date", "?")
         out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
                '<meta name="viewport" content="width=device-width, initial-scale=1">',
                "<title>%s</title><style>%s</style></head><body>" % (esc(title), CSS), "<h1>%s</h1>" % esc(title)]
         out += scaling_section(run.scaling, 0)[0]
-        out.append("<p>Written by benchmarks/lib/primedlab/report_html.py from this directory's scaling.json; the charts "
+        out.append("<p>Written by docs/publish/report_html.py from this directory's scaling.json; the charts "
                    "by gnuplot (see docs/report.md).</p></body></html>")
         return "\n".join(out) + "\n"
     title = "primed comparison lab: %s" % run.meta.get("date", "?")
@@ -172,7 +172,7 @@ def page(outdir):
         out.append("</div>")
     if run.scaling:
         out += scaling_section(run.scaling, n)[0]
-    out.append("<p>Written by benchmarks/lib/primedlab/report_html.py from this directory's CSV and raw.json; "
+    out.append("<p>Written by docs/publish/report_html.py from this directory's CSV and raw.json; "
                "the charts by gnuplot (see docs/report.md).</p></body></html>")
     return "\n".join(out) + "\n"
 

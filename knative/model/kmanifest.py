@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/kmanifest.py - the Knative manifests' autoscaling settings, from the published sweep.
+"""knative/model/kmanifest.py - the Knative manifests' autoscaling settings, from the published sweep.
 
 Owns: the settings the sweep answers (autoscaling.knative.dev/target, its target-utilization-
 percentage, containerConcurrency, max-scale, and the pod's CPUs with PRIMED_THREADS) as the base

@@ -1,15 +1,15 @@
-"""benchmarks/lib/primedlab/kseed.py - seed 000's cluster figures against the autoscaler model's prediction.
+"""knative/model/kseed.py - seed 000's cluster figures against the autoscaler model's prediction.
 
 Owns: the figures seed 000 published for its own cluster (SEED), the model of that cluster
 (k6 users who never pause on one machine whose CPU every pod shares, Knative's KPA of
-benchmarks/lib/primedlab/kpa.py deciding every 2 s on the concurrency the pods' sidecars count), its
+knative/model/kpa.py deciding every 2 s on the concurrency the pods' sidecars count), its
 calibration on the first stage's rate and the pod's CPU, and the comparison table, row by row,
 with the error and whether it is within 20 %.
 Invariants: deterministic (no random draw: the state of each second follows from the users in
 the system); the calibration figures, and those that follow from it by construction (the later
 stages' requests, a pod's CPU after scaling), are marked as such and never judged.
 Never: reads or writes files (benchmarks/knative-sim does), simulates request by request
-(benchmarks/lib/primedlab/ksim.py does that; here the machine's capacity, not one pod's, is the limit).
+(knative/model/ksim.py does that; here the machine's capacity, not one pod's, is the limit).
 """
 
 import math

@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/figures.py - the bodies of the generated blocks on the user pages, from one run.
+"""docs/publish/figures.py - the bodies of the generated blocks on the user pages, from one run.
 
 owns: which blocks exist (BLOCKS: page -> block names), and for each name the Markdown its body
 is, written from a published run's data (rundata.py's dict) and nothing else.
@@ -383,8 +383,8 @@ def b_scaling(sc, to_docs=""):
     """The Results page's Across cores block: the sweep's throughput against N (each mode over the
     first), the overload and lone-request comparisons, and what the host could not show."""
     if not sc:
-        return ("No scaling sweep is published yet: `benchmarks/scaling` measures one and "
-                "`benchmarks/lib/publish --scaling DIR` puts it here ([how](%sbenchmarking.md#scaling-across-cores))."
+        return ("No scaling sweep is published yet: `benchmarks/scaling.py` measures one and "
+                "`docs/publish/publish.py --scaling DIR` puts it here ([how](%sbenchmarking.md#scaling-across-cores))."
                 % to_docs)
     m, cfg = sc["meta"], sc["config"]
     engine = next((l.split(":", 1)[1].strip() for l in m.get("build", "").splitlines()

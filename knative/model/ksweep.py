@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/ksweep.py - the target sweep: the autoscaling settings a team can set, per CPU class and pod size.
+"""knative/model/ksweep.py - the target sweep: the autoscaling settings a team can set, per CPU class and pod size.
 
 Owns: the grid swept (fractional targets, target utilisation 60-100 %, containerConcurrency caps
 from 1 to none), the scenarios it is swept under (arrivals: Poisson from a third of one pod's
@@ -17,7 +17,6 @@ passes it too: it gates the answer, it does not price it.
 Never: writes files or pages (benchmarks/knative-sim does), knows manifests (kmanifest.py does).
 """
 
-import math
 from multiprocessing import Pool
 
 from primedlab import ksim

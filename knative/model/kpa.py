@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/kpa.py - Knative's KPA decider, written again in Python from its source.
+"""knative/model/kpa.py - Knative's KPA decider, written again in Python from its source.
 
 Owns: the scale decision of knative/serving's pkg/autoscaler/scaling/autoscaler.go (Scale():
 desired pods from the stable and panic concurrencies, the rate clamps, panic mode, activation
@@ -8,7 +8,7 @@ config-autoscaler (pkg/autoscaler/config/config.go) and how a Service's annotati
 target (pkg/reconciler/autoscaling/resources/target.go, ResolveMetricTarget).
 Invariants: one Decider is one revision's autoscaler; it is fed one observation per tick with
 times that never go back (as the autoscaler's ticker does); it knows nothing of pods, requests or
-the simulation around it (benchmarks/lib/primedlab/ksim.py). Standard library only, no I/O.
+the simulation around it (knative/model/ksim.py). Standard library only, no I/O.
 Written from reading the Go source; not a translation of it line by line.
 """
 

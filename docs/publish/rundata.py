@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/rundata.py - a published lab run's data, kept under docs/lab/runs/<run-id>/.
+"""docs/publish/rundata.py - a published lab run's data, kept under docs/lab/runs/<run-id>/.
 
 owns: reading a lab run's table.md (the Markdown the lab writes, which is also its notebook entry)
 into one dict; writing and reading docs/lab/runs/<run-id>/run.json; naming the latest published
@@ -136,7 +136,7 @@ def _mib_kb(cell):
 
 
 def to_results_dir(data, out):
-    """The kept data as the results-directory files benchmarks/lib/primedlab/charts.py reads (meta.txt,
+    """The kept data as the results-directory files docs/publish/charts.py reads (meta.txt,
     summary.csv, results.csv): how a run kept only as data gets its charts drawn again."""
     os.makedirs(out, exist_ok=True)
     e = data.get("engine", {}).get(data.get("server_engine") or "sieve")

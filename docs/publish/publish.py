@@ -1,13 +1,13 @@
 #!/usr/bin/python3
-"""benchmarks/lib/publish [--check] [--docs DIR] RESULTS_DIR - publish a full lab run: the one source of
+"""docs/publish/publish.py [--check] [--docs DIR] RESULTS_DIR - publish a full lab run: the one source of
 the figures on the user pages.
-benchmarks/lib/publish --regenerate [--docs DIR] - rewrite every generated block from the latest
+docs/publish/publish.py --regenerate [--docs DIR] - rewrite every generated block from the latest
 published run's data, without a new run.
-benchmarks/lib/publish --scaling DIR [--docs DIR] - publish a benchmarks/scaling sweep (DIR holds its
+docs/publish/publish.py --scaling DIR [--docs DIR] - publish a benchmarks/scaling.py sweep (DIR holds its
 scaling.json): the one source of the Results page's Across cores block.
-benchmarks/lib/publish --reconstruct ENTRY [--features F] [--redraw] [--docs DIR] - keep the data of
+docs/publish/publish.py --reconstruct ENTRY [--features F] [--redraw] [--docs DIR] - keep the data of
 a run published before publish kept data, read back from its notebook entry's tables; --redraw
-draws its charts again from that data (benchmarks/lib/primedlab/charts.py, gnuplot) into its folder.
+draws its charts again from that data (docs/publish/charts.py, gnuplot) into its folder.
 
 Publishing keeps the run under docs/lab/runs/<run-id>/ (run.json: its tables as data, read from
 table.md by rundata.py; its charts rps, plaintext, p95, boot, memory .png and report.html), writes
@@ -24,7 +24,7 @@ writes into another docs tree (README.md is then DIR/../README.md). Refuses (exi
     passed 2 % (benchmarks/lib/primedlab/quiet.py THRESHOLDS; docs/benchmarking.md "Quiet machine").
 --check: only say whether the run may be published (exit 0 or 1).
 
-A scaling sweep is kept apart (benchmarks/lib/primedlab/scalingrun.py): under
+A scaling sweep is kept apart (docs/publish/scalingrun.py): under
 docs/lab/scaling/<id>/ (scaling.json with its id and notebook, its charts and report.html),
 its notebook entry (scaling.md's tables) docs/lab/<id>-scaling-run.md listed in docs/lab/README.md, then
 the blocks of figures.SCALING_BLOCKS are rewritten from the latest published sweep (--regenerate
