@@ -1,13 +1,11 @@
-"""partlib.py - what the end-to-end scripts of primed's upstream calls share: tests/upstream/chain
-(caller -> callme, issue 17) and tests/gateway/gateway (the gateway's fan-out, issue 18).
+"""primedtest.parts - the PART scripts of primed's upstream calls: tests/upstream/chain (caller ->
+callme), tests/gateway/gateway (the fan-out), tests/upstream/chaos and soak.
 
-A script is a set of PARTs; each part gets a Ctx that starts primed processes (tests/fault/faultlib.py
-over benchmarks/lib/primedlab/spawn.py: --port 0, the ready line, --io BACKEND appended when given) and
-tests/upstream/hostile.py subprocesses, and stops every one of them in close(). A process that
-does not start is a failed check line and ends the part (Abort). req() is one HTTP/1.1 exchange
-that never raises for the server's behaviour. run() is the scripts' main: argument parsing,
-exit 0 (every check held) / 1 / 2 (usage) / 77 (no PRIMED_BIN).
-Every socket wait here has a timeout. Standard library only.
+A script is a set of PARTs; each part gets a Ctx that starts primed processes (primedtest.Server,
+--io BACKEND appended when given) and tests/upstream/hostile.py subprocesses, and stops every one
+of them in close(). A process that does not start is a failed check line and ends the part
+(Abort). req() is one HTTP/1.1 exchange that never raises for the server's behaviour. run() is
+the scripts' main: exit 0 (every check held) / 1 / 2 (usage) / 77 (no PRIMED_BIN).
 """
 import json
 import os
@@ -19,12 +17,9 @@ import threading
 import time
 import traceback
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "fault"))
-import faultlib as fl  # noqa: E402
+import primedtest as fl
 
-HOSTILE_PY = os.path.join(HERE, "hostile.py")
+HOSTILE_PY = str(fl.ROOT / "tests" / "upstream" / "hostile.py")
 
 
 class Abort(Exception):
@@ -139,6 +134,27 @@ class Load:
             t.join(10)
 
 
+def concurrent(n, fn):
+    """Runs fn(i) for i < n in threads started together; returns the results (None: no result in 30 s)."""
+    out = [None] * n
+    go = threading.Barrier(n + 1, timeout=10)
+
+    def one(i):
+        try:
+            go.wait()
+        except threading.BrokenBarrierError:
+            return
+        out[i] = fn(i)
+
+    ts = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
+    for t in ts:
+        t.start()
+    go.wait()
+    for t in ts:
+        t.join(30)
+    return out
+
+
 def wait_port_free(port, host="127.0.0.1", timeout=10.0):
     """Waits until host:port can be bound again (a SIGKILLed primed's io_uring lets go of its
     listener after the process is reaped, not at once). Returns whether it could."""
@@ -155,13 +171,6 @@ def wait_port_free(port, host="127.0.0.1", timeout=10.0):
             time.sleep(0.05)
         finally:
             s.close()
-
-
-def fd_count(pid):
-    try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return -1
 
 
 class HostileProc:
