@@ -88,16 +88,17 @@ def _own_pg_database(e):
 
 
 class Server(spawn.Primed):
-    """primed under test (PRIMED_BIN) on 127.0.0.1:ephemeral, our environment plus env, no PORT.
-    With PostgreSQL as the store, it waits (bounded) for /readyz 200: connecting is not start-up."""
+    """primed under test (PRIMED_BIN, or exe: a wrapper that runs it) on 127.0.0.1:ephemeral, our
+    environment plus env, no PORT. With PostgreSQL as the store, it waits (bounded) for /readyz
+    200: connecting is not start-up."""
 
-    def __init__(self, args=(), env=None, nofile=None, ready_timeout=15):
+    def __init__(self, args=(), env=None, nofile=None, ready_timeout=15, exe=None):
         e = dict(os.environ)
         e.update(env or {})
         e.pop("PORT", None)
         pg = _own_pg_database(e)
         try:
-            super().__init__(primed_bin(), args, env=e, ready_timeout=ready_timeout, nofile=nofile)
+            super().__init__(exe or primed_bin(), args, env=e, ready_timeout=ready_timeout, nofile=nofile)
         except spawn.NotReady as err:
             raise RuntimeError(f"primed did not print its ready line: {err}") from None
         if pg and "--db" not in args:

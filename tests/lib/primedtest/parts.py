@@ -242,10 +242,10 @@ class Ctx:
     def ok(self, cond, msg):
         return self.check.ok(cond, msg)
 
-    def primed(self, name, args, env=None):
+    def primed(self, name, args, env=None, exe=None):
         args = list(args) + (["--io", self.io] if self.io else [])
         try:
-            s = fl.Server(args, env=env)
+            s = fl.Server(args, env=env, exe=exe)
         except RuntimeError as e:
             self.ok(False, f"{name} starts ({' '.join(args)}): {e}")
             raise Abort() from None
@@ -279,37 +279,28 @@ class Ctx:
                 print(f"# cleanup: {e}")
 
 
-def run(prog, parts, argv, scrub=(), ctx_class=Ctx):
-    """The main of a PART script: `prog PART [PRIMED_BIN] [--io BACKEND]`. Clears the environment
-    variables in scrub, runs parts[PART] with a ctx_class, exits through Checks.finish()."""
-    args = list(argv)
-    io = None
-    if "--io" in args:
-        i = args.index("--io")
-        if i + 1 >= len(args):
-            print(f"{prog}: --io needs a value")
-            return 2
-        io = args[i + 1]
-        del args[i:i + 2]
-    part = None
-    for a in args:
-        if a in parts and part is None:
-            part = a
-        elif os.path.isfile(a) and os.access(a, os.X_OK):
-            os.environ["PRIMED_BIN"] = os.path.abspath(a)
-        else:
-            print(f"{prog}: unknown argument {a!r}")
-            part = None
-            break
-    if part is None:
-        print(f"usage: {prog} PART [PRIMED_BIN] [--io BACKEND]; PART one of {', '.join(parts)}")
-        return 2
+def run(prog, parts, argv, scrub=(), ctx_class=Ctx, options=None):
+    """The main of a PART script: `prog PART [PRIMED_BIN] [--io BACKEND]` and what options(parser)
+    adds (ctx.args holds them all). Clears the environment variables in scrub, runs parts[PART]
+    with a ctx_class, exits through Checks.finish() (2 on a usage error, as argparse does)."""
+    import argparse
+    ap = argparse.ArgumentParser(prog=prog)
+    ap.add_argument("part", choices=list(parts))
+    ap.add_argument("primed", nargs="?", help="the binary under test (default: $PRIMED_BIN)")
+    ap.add_argument("--io", help="passed to every primed started")
+    if options:
+        options(ap)
+    args = ap.parse_args(argv)
+    part, io = args.part, args.io
+    if args.primed:
+        os.environ["PRIMED_BIN"] = os.path.abspath(args.primed)
     for k in scrub:
         os.environ.pop(k, None)
     fl.primed_bin()  # exit 77 without a binary
     fl.raise_nofile()
     check = fl.Checks(f"{prog} {part}" + (f" --io {io}" if io else ""))
     ctx = ctx_class(check, io)
+    ctx.args = args
     try:
         parts[part](ctx)
     except Abort:
