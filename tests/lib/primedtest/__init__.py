@@ -7,6 +7,7 @@ A script puts tests/lib on sys.path and imports this; it puts benchmarks/lib the
 primedlab (spawn, tap, pglib, kustomize) is importable too. parts.py runs PART scripts (the chain,
 gateway, chaos and soak suites); zipkin.py is the span collector. Every socket wait has a timeout.
 """
+import json
 import os
 import pathlib
 import resource
@@ -159,12 +160,55 @@ def read_response(sock, deadline, head_only=False, pre=b""):
     return int(parts[1]), headers, rest[:n], rest[n:]
 
 
+class Resp:
+    """One answer: status (None when there was none), lower-case headers, body text (raw: bytes),
+    ms taken, error."""
+
+    def __init__(self, status, headers, raw, ms, error=None):
+        self.status, self.headers, self.raw, self.ms, self.error = status, headers, raw, ms, error
+        self.body = raw.decode("utf-8", "replace")
+
+    def __repr__(self):
+        if self.status is None:
+            return f"no answer after {self.ms:.0f} ms ({self.error})"
+        return f"{self.status} {self.body[:120]!r} in {self.ms:.0f} ms"
+
+    def json(self):
+        """The body as JSON, or None when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+def req(port, path, headers=None, timeout=5.0, sock=None, method="GET"):
+    """One request: on sock (keep-alive) when given, else on a fresh connection with Connection: close.
+    Never raises for the server's behaviour: no answer is Resp(status=None)."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    own = sock is None
+    try:
+        if own:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        sock.settimeout(timeout)
+        conn = "Connection: close\r\n" if own else ""
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}{conn}\r\n".encode())
+        st, h, body, _ = read_response(sock, deadline, head_only=method == "HEAD")
+        return Resp(st, h, body, (time.monotonic() - t0) * 1e3)
+    except (OSError, ValueError) as e:
+        return Resp(None, {}, b"", (time.monotonic() - t0) * 1e3, f"{type(e).__name__}: {e}")
+    finally:
+        if own and sock is not None:
+            sock.close()
+
+
 def get(port, path, timeout=5.0, method="GET"):
-    """One request on a fresh connection: (status, headers, body bytes); raises OSError/ValueError."""
-    deadline = time.monotonic() + timeout
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(f"{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".encode())
-        return read_response(s, deadline)[:3]
+    """req() on a fresh connection as (status, headers, body bytes); raises OSError for no answer."""
+    r = req(port, path, timeout=timeout, method=method)
+    if r.status is None:
+        raise OSError(r.error)
+    return r.status, r.headers, r.raw
 
 
 def parse_metrics(text):

@@ -18,53 +18,13 @@ import time
 import traceback
 
 import primedtest as fl
+from primedtest import Resp, req  # noqa: F401  (the scripts take them from here too)
 
 HOSTILE_PY = str(fl.ROOT / "tests" / "upstream" / "hostile.py")
 
 
 class Abort(Exception):
     """A part cannot go on (a process did not start): the failure is already a check line."""
-
-
-class Resp:
-    """One answer: status (None when there was none), lower-case headers, body text, ms taken, error."""
-
-    def __init__(self, status, headers, body, ms, error=None):
-        self.status, self.headers, self.body, self.ms, self.error = status, headers, body, ms, error
-
-    def __repr__(self):
-        if self.status is None:
-            return f"no answer after {self.ms:.0f} ms ({self.error})"
-        return f"{self.status} {self.body[:120]!r} in {self.ms:.0f} ms"
-
-    def json(self):
-        """The body as JSON, or None when it is not JSON."""
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
-
-def req(port, path, headers=None, timeout=5.0, sock=None, method="GET"):
-    """One request: on sock (keep-alive) when given, else on a fresh connection with Connection: close.
-    Never raises for the server's behaviour: no answer is Resp(status=None)."""
-    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-    t0 = time.monotonic()
-    deadline = t0 + timeout
-    own = sock is None
-    try:
-        if own:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        sock.settimeout(timeout)
-        conn = "Connection: close\r\n" if own else ""
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}{conn}\r\n".encode())
-        st, h, body, _ = fl.read_response(sock, deadline, head_only=method == "HEAD")
-        return Resp(st, h, body.decode("utf-8", "replace"), (time.monotonic() - t0) * 1e3)
-    except (OSError, ValueError) as e:
-        return Resp(None, {}, "", (time.monotonic() - t0) * 1e3, f"{type(e).__name__}: {e}")
-    finally:
-        if own and sock is not None:
-            sock.close()
 
 
 _HELD = []  # closed_port()'s sockets: bound for the life of the script
@@ -196,13 +156,10 @@ class HostileProc:
             raise RuntimeError("hostile.py printed no ready line")
 
     def _ctl(self, method, path):
-        t = time.monotonic() + 5
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
-            s.sendall(f"{method} {path} HTTP/1.1\r\nHost: ctl\r\nConnection: close\r\n\r\n".encode())
-            st, _, body, _ = fl.read_response(s, t)
-        if st != 200:
-            raise RuntimeError(f"hostile {method} {path} answered {st}")
-        return body.decode()
+        r = req(self.port, path, method=method)
+        if r.status != 200:
+            raise RuntimeError(f"hostile {method} {path} answered {r!r}")
+        return r.body
 
     def mode(self, name):
         assert self._ctl("POST", "/_mode/" + name) == f"mode {name}\n"
