@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """hostile.py - an upstream HTTP/1.1 server on 127.0.0.1 that misbehaves on demand, for
-tests/upstream/chain (primed's upstream client, issue 17).
+tests/upstream/chain and tests/gateway/gateway (primed's upstream client).
 
     python3 hostile.py [--port N]      prints `hostile: ready port=N` on stdout, serves until killed
     python3 hostile.py --self-test     drives every mode with a raw socket client; exit 0/1

@@ -1,13 +1,11 @@
-"""partlib.py - what the end-to-end scripts of primed's upstream calls share: tests/upstream/chain
-(caller -> callme, issue 17) and tests/gateway/gateway (the gateway's fan-out, issue 18).
+"""primedtest.parts - the PART scripts of primed's upstream calls: tests/upstream/chain (caller ->
+callme), tests/gateway/gateway (the fan-out), tests/upstream/chaos and soak.
 
-A script is a set of PARTs; each part gets a Ctx that starts primed processes (tests/fault/faultlib.py
-over benchmarks/lib/primedlab/spawn.py: --port 0, the ready line, --io BACKEND appended when given) and
-tests/upstream/hostile.py subprocesses, and stops every one of them in close(). A process that
-does not start is a failed check line and ends the part (Abort). req() is one HTTP/1.1 exchange
-that never raises for the server's behaviour. run() is the scripts' main: argument parsing,
-exit 0 (every check held) / 1 / 2 (usage) / 77 (no PRIMED_BIN).
-Every socket wait here has a timeout. Standard library only.
+A script is a set of PARTs; each part gets a Ctx that starts primed processes (primedtest.Server,
+--io BACKEND appended when given) and tests/upstream/hostile.py subprocesses, and stops every one
+of them in close(). A process that does not start is a failed check line and ends the part
+(Abort). req() is one HTTP/1.1 exchange that never raises for the server's behaviour. run() is
+the scripts' main: exit 0 (every check held) / 1 / 2 (usage) / 77 (no PRIMED_BIN).
 """
 import json
 import os
@@ -19,57 +17,14 @@ import threading
 import time
 import traceback
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "fault"))
-import faultlib as fl  # noqa: E402
+import primedtest as fl
+from primedtest import Resp, req  # noqa: F401  (the scripts take them from here too)
 
-HOSTILE_PY = os.path.join(HERE, "hostile.py")
+HOSTILE_PY = str(fl.ROOT / "tests" / "upstream" / "hostile.py")
 
 
 class Abort(Exception):
     """A part cannot go on (a process did not start): the failure is already a check line."""
-
-
-class Resp:
-    """One answer: status (None when there was none), lower-case headers, body text, ms taken, error."""
-
-    def __init__(self, status, headers, body, ms, error=None):
-        self.status, self.headers, self.body, self.ms, self.error = status, headers, body, ms, error
-
-    def __repr__(self):
-        if self.status is None:
-            return f"no answer after {self.ms:.0f} ms ({self.error})"
-        return f"{self.status} {self.body[:120]!r} in {self.ms:.0f} ms"
-
-    def json(self):
-        """The body as JSON, or None when it is not JSON."""
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
-
-def req(port, path, headers=None, timeout=5.0, sock=None, method="GET"):
-    """One request: on sock (keep-alive) when given, else on a fresh connection with Connection: close.
-    Never raises for the server's behaviour: no answer is Resp(status=None)."""
-    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-    t0 = time.monotonic()
-    deadline = t0 + timeout
-    own = sock is None
-    try:
-        if own:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        sock.settimeout(timeout)
-        conn = "Connection: close\r\n" if own else ""
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}{conn}\r\n".encode())
-        st, h, body, _ = fl.read_response(sock, deadline, head_only=method == "HEAD")
-        return Resp(st, h, body.decode("utf-8", "replace"), (time.monotonic() - t0) * 1e3)
-    except (OSError, ValueError) as e:
-        return Resp(None, {}, "", (time.monotonic() - t0) * 1e3, f"{type(e).__name__}: {e}")
-    finally:
-        if own and sock is not None:
-            sock.close()
 
 
 _HELD = []  # closed_port()'s sockets: bound for the life of the script
@@ -139,6 +94,27 @@ class Load:
             t.join(10)
 
 
+def concurrent(n, fn):
+    """Runs fn(i) for i < n in threads started together; returns the results (None: no result in 30 s)."""
+    out = [None] * n
+    go = threading.Barrier(n + 1, timeout=10)
+
+    def one(i):
+        try:
+            go.wait()
+        except threading.BrokenBarrierError:
+            return
+        out[i] = fn(i)
+
+    ts = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(n)]
+    for t in ts:
+        t.start()
+    go.wait()
+    for t in ts:
+        t.join(30)
+    return out
+
+
 def wait_port_free(port, host="127.0.0.1", timeout=10.0):
     """Waits until host:port can be bound again (a SIGKILLed primed's io_uring lets go of its
     listener after the process is reaped, not at once). Returns whether it could."""
@@ -155,13 +131,6 @@ def wait_port_free(port, host="127.0.0.1", timeout=10.0):
             time.sleep(0.05)
         finally:
             s.close()
-
-
-def fd_count(pid):
-    try:
-        return len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        return -1
 
 
 class HostileProc:
@@ -187,13 +156,10 @@ class HostileProc:
             raise RuntimeError("hostile.py printed no ready line")
 
     def _ctl(self, method, path):
-        t = time.monotonic() + 5
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
-            s.sendall(f"{method} {path} HTTP/1.1\r\nHost: ctl\r\nConnection: close\r\n\r\n".encode())
-            st, _, body, _ = fl.read_response(s, t)
-        if st != 200:
-            raise RuntimeError(f"hostile {method} {path} answered {st}")
-        return body.decode()
+        r = req(self.port, path, method=method)
+        if r.status != 200:
+            raise RuntimeError(f"hostile {method} {path} answered {r!r}")
+        return r.body
 
     def mode(self, name):
         assert self._ctl("POST", "/_mode/" + name) == f"mode {name}\n"
@@ -233,10 +199,10 @@ class Ctx:
     def ok(self, cond, msg):
         return self.check.ok(cond, msg)
 
-    def primed(self, name, args, env=None):
+    def primed(self, name, args, env=None, exe=None):
         args = list(args) + (["--io", self.io] if self.io else [])
         try:
-            s = fl.Server(args, env=env)
+            s = fl.Server(args, env=env, exe=exe)
         except RuntimeError as e:
             self.ok(False, f"{name} starts ({' '.join(args)}): {e}")
             raise Abort() from None
@@ -270,37 +236,28 @@ class Ctx:
                 print(f"# cleanup: {e}")
 
 
-def run(prog, parts, argv, scrub=(), ctx_class=Ctx):
-    """The main of a PART script: `prog PART [PRIMED_BIN] [--io BACKEND]`. Clears the environment
-    variables in scrub, runs parts[PART] with a ctx_class, exits through Checks.finish()."""
-    args = list(argv)
-    io = None
-    if "--io" in args:
-        i = args.index("--io")
-        if i + 1 >= len(args):
-            print(f"{prog}: --io needs a value")
-            return 2
-        io = args[i + 1]
-        del args[i:i + 2]
-    part = None
-    for a in args:
-        if a in parts and part is None:
-            part = a
-        elif os.path.isfile(a) and os.access(a, os.X_OK):
-            os.environ["PRIMED_BIN"] = os.path.abspath(a)
-        else:
-            print(f"{prog}: unknown argument {a!r}")
-            part = None
-            break
-    if part is None:
-        print(f"usage: {prog} PART [PRIMED_BIN] [--io BACKEND]; PART one of {', '.join(parts)}")
-        return 2
+def run(prog, parts, argv, scrub=(), ctx_class=Ctx, options=None):
+    """The main of a PART script: `prog PART [PRIMED_BIN] [--io BACKEND]` and what options(parser)
+    adds (ctx.args holds them all). Clears the environment variables in scrub, runs parts[PART]
+    with a ctx_class, exits through Checks.finish() (2 on a usage error, as argparse does)."""
+    import argparse
+    ap = argparse.ArgumentParser(prog=prog)
+    ap.add_argument("part", choices=list(parts))
+    ap.add_argument("primed", nargs="?", help="the binary under test (default: $PRIMED_BIN)")
+    ap.add_argument("--io", help="passed to every primed started")
+    if options:
+        options(ap)
+    args = ap.parse_args(argv)
+    part, io = args.part, args.io
+    if args.primed:
+        os.environ["PRIMED_BIN"] = os.path.abspath(args.primed)
     for k in scrub:
         os.environ.pop(k, None)
     fl.primed_bin()  # exit 77 without a binary
     fl.raise_nofile()
     check = fl.Checks(f"{prog} {part}" + (f" --io {io}" if io else ""))
     ctx = ctx_class(check, io)
+    ctx.args = args
     try:
         parts[part](ctx)
     except Abort:

@@ -1,37 +1,31 @@
-#!/usr/bin/python3
-"""collector.py - a Zipkin v2 collector on 127.0.0.1 for tests/upstream/chain (issue 17).
-
-    python3 collector.py [--port N]    prints `collector: ready port=N` on stdout, serves until killed
-    python3 collector.py --self-test   posts a valid and an invalid batch to an in-process one; exit 0/1/77
-    in-process:  c = Collector().start(); c.port; c.spans(); c.errors(); c.wait_for(pred, s); c.stop()
+"""primedtest.zipkin - a Zipkin v2 collector on 127.0.0.1 for tests/upstream/chain, in-process:
+c = Collector().start(); c.port; c.spans(); c.errors(); c.posts(); c.wait_for(pred, s); c.stop().
 
 POST /api/v2/spans with a JSON body (Content-Length or chunked; Content-Encoding: gzip accepted):
 the batch is validated against definitions.ListOfSpans of ../shared/zipkin/zipkin2-api.yaml with
-jsonschema's Draft4Validator, as tests/zipkin/validate does. A valid batch is stored and answered
+jsonschema's Draft4Validator (as tests/zipkin/validate does). A valid batch is stored and answered
 202 (Zipkin's answer); an invalid one (bad JSON, or schema errors) is answered 400, stored nowhere,
 and each of its errors is kept as one string. Other paths answer 404.
     GET /_spans   JSON list of every stored span, in arrival order
     GET /_errors  JSON list of the validation error strings
-load_validator() returns (validator, None) or (None, why) - why: ../shared absent, or
-python3-jsonschema / python3-yaml missing (the suite then skips with 77).
+load_validator() returns (validator, None) or (None, why): ../shared absent, or python3-jsonschema
+/ python3-yaml missing (the suites then skip with 77). Checked by test_primedtest.py.
 """
 import gzip
 import http.server
 import json
-import os
-import sys
 import threading
 import time
 
-sys.dont_write_bytecode = True
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-API = os.path.join(ROOT, "..", "shared", "zipkin", "zipkin2-api.yaml")
+from primedtest import SHARED
+
+API = SHARED / "zipkin" / "zipkin2-api.yaml"
 MAX_BODY = 16 << 20
 
 
 def load_validator():
     """(Draft4Validator for ListOfSpans, None), or (None, reason) where it cannot be built."""
-    if not os.path.isfile(API):
+    if not API.is_file():
         return None, f"{API} is absent (a clone without ../shared)"
     try:
         import jsonschema
@@ -174,120 +168,3 @@ class Collector:
             if pred(s) or time.monotonic() >= deadline:
                 return s
             time.sleep(0.05)
-
-
-# -- self-test ------------------------------------------------------------------------------
-# A batch like tests/zipkin/sample.c prints (the spans primed exports: SERVER, its CLIENT, an error CLIENT).
-VALID = [
-    {"traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "id": "00f067aa0ba902b7", "kind": "SERVER",
-     "name": "get /caller/ping", "timestamp": 1764580000000000, "duration": 2100,
-     "localEndpoint": {"serviceName": "caller"},
-     "tags": {"http.method": "GET", "http.path": "/caller/ping", "http.status_code": "200"}},
-    {"traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "id": "1111111111111111", "parentId": "00f067aa0ba902b7",
-     "kind": "CLIENT", "name": "get /callme/ping", "timestamp": 1764580000000100, "duration": 1800,
-     "localEndpoint": {"serviceName": "caller"}, "remoteEndpoint": {"serviceName": "callme.default.svc.cluster.local"},
-     "tags": {"http.method": "GET", "http.path": "/callme/ping", "http.status_code": "200"}},
-    {"traceId": "00000000000000004bf92f3577b34da6", "id": "2222222222222222", "parentId": "00f067aa0ba902b7",
-     "kind": "CLIENT", "name": "get /callme/ping", "timestamp": 1764580000005000, "duration": 1,
-     "localEndpoint": {"serviceName": "caller"}, "remoteEndpoint": {"serviceName": "callme"},
-     "tags": {"http.method": "GET", "http.path": "/callme/ping", "http.status_code": "504",
-              "error": "upstream timeout"}},
-]
-# Each span breaks one rule of the schema: a short id, an unknown kind, duration 0, a tag that is not a string.
-INVALID = [
-    dict(VALID[0], id="00f067aa"),
-    dict(VALID[1], kind="LOCAL"),
-    dict(VALID[2], duration=0),
-    dict(VALID[0], tags={"http.status_code": 200}),
-]
-
-
-def _post(port, body, headers=None):
-    import http.client
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        c.request("POST", "/api/v2/spans", body=body, headers=dict({"Content-Type": "application/json"}, **(headers or {})))
-        r = c.getresponse()
-        return r.status, r.read()
-    finally:
-        c.close()
-
-
-def _get_json(port, path):
-    import http.client
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        c.request("GET", path)
-        r = c.getresponse()
-        return r.status, json.loads(r.read())
-    finally:
-        c.close()
-
-
-def self_test(sample_bin=None):
-    validator, why = load_validator()
-    if validator is None:
-        print(f"SKIP collector self-test: {why}")
-        return 77
-    failed = 0
-
-    def ok(cond, msg):
-        nonlocal failed
-        print(("ok   " if cond else "FAIL ") + msg, flush=True)
-        failed += 0 if cond else 1
-
-    c = Collector(validator=validator).start()
-    try:
-        valid = json.dumps(VALID).encode()
-        if sample_bin:  # the real formatter's batch, when built (build/tests/zipkin_sample)
-            import subprocess
-            valid = subprocess.run([sample_bin], capture_output=True, timeout=30, check=True).stdout.strip()
-            ok(json.loads(valid) == VALID, f"{sample_bin} prints the batch this self-test holds")
-        st, _ = _post(c.port, valid)
-        ok(st == 202, f"valid batch of 3 (sample.c's spans) -> {st}")
-        st, _ = _post(c.port, gzip.compress(valid), {"Content-Encoding": "gzip"})
-        ok(st == 202, f"the same batch gzip-encoded -> {st}")
-        st, _ = _post(c.port, json.dumps(INVALID).encode())
-        ok(st == 400, f"invalid batch (short id, kind LOCAL, duration 0, non-string tag) -> {st}")
-        st, _ = _post(c.port, b"[{not json")
-        ok(st == 400, f"not JSON -> {st}")
-        st, _ = _post(c.port, json.dumps({"traceId": "4bf92f3577b34da6"}).encode())
-        ok(st == 400, f"an object, not a list -> {st}")
-        st, spans = _get_json(c.port, "/_spans")
-        ok(st == 200 and spans == VALID + VALID and c.spans() == spans,
-           f"/_spans: {len(spans)} stored (the valid batch twice), none of the invalid ones")
-        st, errs = _get_json(c.port, "/_errors")
-        ok(st == 200 and len(errs) >= 6 and any("LOCAL" in e for e in errs) and any("not JSON" in e for e in errs)
-           and errs == c.errors(), f"/_errors: {len(errs)} strings, e.g. {errs[0]!r}")
-        ok([p[0] for p in c.posts()] == [202, 202, 400, 400, 400], f"posts: {c.posts()}")
-        got = c.wait_for(lambda s: any(x["kind"] == "CLIENT" for x in s), 1)
-        ok(len(got) == 6, "wait_for returns once its predicate holds")
-    finally:
-        c.stop()
-    print(f"collector self-test: {'FAIL' if failed else 'PASS'} ({failed} failed)", flush=True)
-    return 1 if failed else 0
-
-
-def main(argv):
-    if "--self-test" in argv:
-        rest = [a for a in argv if a != "--self-test"]
-        return self_test(rest[0] if rest else None)
-    port = int(argv[argv.index("--port") + 1]) if "--port" in argv else 0
-    try:
-        c = Collector(port).start()
-    except RuntimeError as e:
-        print(e)
-        return 77
-    print(f"collector: ready port={c.port}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        c.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
