@@ -752,7 +752,7 @@ static void mont_redc(const struct mont *m, mp_limb_t *r)
         mpn_sub_n(r, r, m->n, m->nn);
 }
 
-#if GMP_NUMB_BITS == 64 && defined(__SIZEOF_INT128__)
+#if GMP_NUMB_BITS == 64 && defined(__x86_64__) && defined(__GNUC__)
 /* ---- a square and its reduction in one pass (product scanning) -----------
  *
  * mpn_sqr() then mont_redc() write the 2 nn limbs of the square and read them
@@ -765,28 +765,21 @@ static void mont_redc(const struct mont *m, mp_limb_t *r)
  * after column k >= nn (no later column reads x_i for i <= k - nn, so r may
  * be x). A column sums at most 2 nn + 1 products below 2^128: three limbs
  * never overflow. The same value as mont_redc() (the result below n), so the
- * same primes. */
+ * same primes. x86-64 only, where it was measured: elsewhere (arm64) GMP's
+ * functions serve, as before. */
 typedef unsigned __int128 u128;
 
-/* (c2:c1:c0) += a b. The x86-64 form keeps the carries in the flags, where
- * GCC's code for the C form below compared the 128-bit sums (about twice the
- * instructions). */
+/* (c2:c1:c0) += a b, the carries kept in the flags: GCC's code for the same
+ * sum in C (unsigned __int128, compared for the carry) took about twice the
+ * instructions, and the loops were slower than GMP's. */
 static inline __attribute__((always_inline)) void mac(mp_limb_t *c0, mp_limb_t *c1, mp_limb_t *c2, mp_limb_t a,
                                                       mp_limb_t b)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
     mp_limb_t h;
     __asm__("mulq %[b]\n\taddq %%rax, %[c0]\n\tadcq %%rdx, %[c1]\n\tadcq $0, %[c2]"
             : [c0] "+r"(*c0), [c1] "+r"(*c1), [c2] "+r"(*c2), "+a"(a), "=d"(h)
             : [b] "rm"(b)
             : "cc");
-#else
-    u128 p = (u128)a * b;
-    u128 s = (((u128)*c1 << 64) | *c0) + p;
-    *c2 += s < p;
-    *c0 = (mp_limb_t)s;
-    *c1 = (mp_limb_t)(s >> 64);
-#endif
 }
 
 /* r = (x^2 / R mod n) 2^dbl, dbl 0 or 1, for nn limbs known at compile time
