@@ -752,6 +752,130 @@ static void mont_redc(const struct mont *m, mp_limb_t *r)
         mpn_sub_n(r, r, m->n, m->nn);
 }
 
+#if GMP_NUMB_BITS == 64 && defined(__x86_64__) && defined(__GNUC__)
+/* ---- a square and its reduction in one pass (product scanning) -----------
+ *
+ * mpn_sqr() then mont_redc() write the 2 nn limbs of the square and read them
+ * back nn times, one mpn_addmul_1() call per limb: about half of a scalar
+ * prime's time went to those calls and a third to mpn_sqr() (perf, 1000-bit
+ * primes). Here column k of the square and of the reduction are summed
+ * together in three limbs (c2:c1:c0) held in registers, as the lanes kernels
+ * do (lanes_tmpl.h): the square's cross terms once, doubled, then its middle
+ * term; m_k = c0 ninv fixed at column k < nn; result limb k - nn written
+ * after column k >= nn (no later column reads x_i for i <= k - nn, so r may
+ * be x). A column sums at most 2 nn + 1 products below 2^128: three limbs
+ * never overflow. The same value as mont_redc() (the result below n), so the
+ * same primes. x86-64 only, where it was measured: elsewhere (arm64) GMP's
+ * functions serve, as before. */
+typedef unsigned __int128 u128;
+
+/* (c2:c1:c0) += a b, the carries kept in the flags: GCC's code for the same
+ * sum in C (unsigned __int128, compared for the carry) took about twice the
+ * instructions, and the loops were slower than GMP's. */
+static inline __attribute__((always_inline)) void mac(mp_limb_t *c0, mp_limb_t *c1, mp_limb_t *c2, mp_limb_t a,
+                                                      mp_limb_t b)
+{
+    mp_limb_t h;
+    __asm__("mulq %[b]\n\taddq %%rax, %[c0]\n\tadcq %%rdx, %[c1]\n\tadcq $0, %[c2]"
+            : [c0] "+r"(*c0), [c1] "+r"(*c1), [c2] "+r"(*c2), "+a"(a), "=d"(h)
+            : [b] "rm"(b)
+            : "cc");
+}
+
+/* r = (x^2 / R mod n) 2^dbl, dbl 0 or 1, for nn limbs known at compile time
+ * (every loop unrolled); m->t holds the m_k. Not reduced: the value is
+ * x^2 / R + (some m) n / R, below (x^2 / n R + 1) n, doubled; returns the
+ * bit above r's nn limbs. So x < n gives r < 2n, r < n after one
+ * subtraction (mont_mul()); x < 4n with 16 n < R gives r < 2n, 4n doubled,
+ * the bit 0 (strong_base2()'s ladder: no comparison, the doubling free). */
+static inline __attribute__((always_inline)) mp_limb_t mont_sqr_fixed(const struct mont *m, mp_limb_t *r,
+                                                                      const mp_limb_t *x, const mp_size_t nn,
+                                                                      mp_limb_t dbl)
+{
+    const mp_limb_t *n = m->n, ninv = m->ninv;
+    mp_limb_t *q = m->t;
+    mp_limb_t c0 = 0, c1 = 0, c2 = 0, hb = 0; /* hb: the bit the doubling moves up a limb */
+#pragma GCC unroll 64
+    for (mp_size_t k = 0; k < 2 * nn - 1; k++) {
+        mp_size_t lo = k >= nn ? k - nn + 1 : 0, qe = k < nn ? k : nn;
+        mp_limb_t s0 = 0, s1 = 0, s2 = 0;
+        mp_size_t i = lo, j = k - lo;
+#pragma GCC unroll 32
+        for (; i < j; i++, j--)
+            mac(&s0, &s1, &s2, x[i], x[j]);
+        s2 = (s2 << 1) | (s1 >> 63);
+        s1 = (s1 << 1) | (s0 >> 63);
+        s0 <<= 1;
+        if (i == j)
+            mac(&s0, &s1, &s2, x[i], x[i]);
+        u128 s = ((u128)s1 << 64) | s0, t = (((u128)c1 << 64) | c0) + s;
+        c2 += s2 + (t < s);
+        c0 = (mp_limb_t)t;
+        c1 = (mp_limb_t)(t >> 64);
+#pragma GCC unroll 32
+        for (i = lo; i < qe; i++)
+            mac(&c0, &c1, &c2, q[i], n[k - i]);
+        if (k < nn) {
+            mp_limb_t mk = c0 * ninv;
+            q[k] = mk;
+            mac(&c0, &c1, &c2, mk, n[0]); /* c0 becomes 0 */
+        } else {
+            r[k - nn] = (c0 << dbl) | hb;
+            hb = (c0 >> 63) & dbl;
+        }
+        c0 = c1;
+        c1 = c2;
+        c2 = 0;
+    }
+    r[nn - 1] = (c0 << dbl) | hb; /* column 2 nn - 1 has no terms: the carry */
+    return (c1 << dbl) | ((c0 >> 63) & dbl);
+}
+
+/* The square of a 16-limb residue (961 to 1024 bits: the default 1000-bit
+ * primes). Other sizes, and the Lucas test's products of two residues, stay
+ * on GMP's functions: the same loops not unrolled, for any nn, measured
+ * slower than those (prime_bench --checks), and each size unrolled costs
+ * ~10 KB of code. */
+static __attribute__((noinline)) mp_limb_t mont_sqr_16(const struct mont *m, mp_limb_t *r, const mp_limb_t *x,
+                                                       mp_limb_t dbl)
+{
+    return mont_sqr_fixed(m, r, x, 16, dbl);
+}
+
+/* r = a b, in Montgomery form and < n (a square when a == b); r may be a or b. */
+static void mont_mul(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
+{
+    if (a == b && m->nn == 16) {
+        if (mont_sqr_16(m, r, a, 0) || mpn_cmp(r, m->n, 16) >= 0)
+            mpn_sub_n(r, r, m->n, 16);
+        return;
+    }
+    if (a == b)
+        mpn_sqr(m->t, a, m->nn);
+    else
+        mpn_mul_n(m->t, a, b, m->nn);
+    mont_redc(m, r);
+}
+
+/* strong_base2()'s ladder in mont_sqr_16(), unreduced (x < 4n): n of 16 limbs
+ * below 2^1020 (16 n < R). */
+static bool lazy_16(const struct mont *m)
+{
+    return m->nn == 16 && m->n[15] >> 60 == 0;
+}
+#else
+static bool lazy_16(const struct mont *m)
+{
+    (void)m;
+    return false;
+}
+
+static mp_limb_t mont_sqr_16(const struct mont *m, mp_limb_t *r, const mp_limb_t *x, mp_limb_t dbl)
+{
+    (void)m, (void)r, (void)x, (void)dbl;
+    abort(); /* lazy_16() is false */
+}
+
 /* r = a b, in Montgomery form and < n (a square when a == b); r may be a or b. */
 static void mont_mul(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b)
 {
@@ -761,6 +885,7 @@ static void mont_mul(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, con
         mpn_mul_n(m->t, a, b, m->nn);
     mont_redc(m, r);
 }
+#endif
 
 /* r = a b - c, all in Montgomery form and < n; r may be a or b. */
 static void mont_mul_sub(const struct mont *m, mp_limb_t *r, const mp_limb_t *a, const mp_limb_t *b, const mp_limb_t *c)
@@ -821,12 +946,26 @@ static int strong_base2(struct prime_state *st, const mpz_t n, const struct stop
     mont_const(st, n, 1ul << e, x, nn);
     mont_const(st, n, 1, one, nn);
     mpn_sub_n(minus_one, m.n, one, nn);
-    while (i-- > 0) {
-        if ((i & STOP_EVERY) == 0 && stopped(stop))
-            return -1;
-        mont_mul(&m, x, x, x);
-        if (mpz_tstbit(st->d, i) && (mpn_lshift(x, x, nn, 1) || mpn_cmp(x, m.n, nn) >= 0))
-            mpn_sub_n(x, x, m.n, nn); /* x < n, so 2x < 2n: once is enough */
+    if (lazy_16(&m)) {
+        /* x < 4n throughout, each doubling inside the square; bit i of d is
+         * bit i + s of n (s >= 1) */
+        const mp_limb_t *nl = m.n;
+        while (i-- > 0) {
+            if ((i & STOP_EVERY) == 0 && stopped(stop))
+                return -1;
+            size_t b = i + s;
+            mont_sqr_16(&m, x, x, (nl[b / GMP_NUMB_BITS] >> (b % GMP_NUMB_BITS)) & 1);
+        }
+        while (mpn_cmp(x, m.n, nn) >= 0)
+            mpn_sub_n(x, x, m.n, nn);
+    } else {
+        while (i-- > 0) {
+            if ((i & STOP_EVERY) == 0 && stopped(stop))
+                return -1;
+            mont_mul(&m, x, x, x);
+            if (mpz_tstbit(st->d, i) && (mpn_lshift(x, x, nn, 1) || mpn_cmp(x, m.n, nn) >= 0))
+                mpn_sub_n(x, x, m.n, nn); /* x < n, so 2x < 2n: once is enough */
+        }
     }
     if (mpn_cmp(x, one, nn) == 0 || mpn_cmp(x, minus_one, nn) == 0)
         return 1;

@@ -612,10 +612,12 @@ Test(prime, lucas_passes_primes_and_fails_composites_of_many_limbs, .fini = fini
     mpz_t p, q, n;
     mpz_inits(p, q, n, NULL);
     char hp[HEXCAP], hq[HEXCAP], hn[2 * HEXCAP];
-    static const unsigned bits[] = {65, 128, 500, 1000, 2048};
+    static const unsigned bits[] = {65, 128, 500, 1000, 1024, 2048};
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-        int count = bits[i] > 1000 ? 3 : 12;
+        int count = bits[i] > 1000 ? 4 : 12;
         for (int k = 0; k < count; k++) {
+            /* every other round scalar: its Lucas ladder (16 limbs: the unrolled square), not IFMA's */
+            cr_assert_eq(prime_state_vector(st, k % 2 ? PRIME_VECTOR_SCALAR : prime_vector_best()), 0);
             cr_assert_eq(prime_generate(st, PRIME_ENGINE_SIEVE, bits[i], hp, sizeof(hp)), (int)bits[i]);
             cr_assert_eq(prime_generate(st, PRIME_ENGINE_SIEVE, bits[i], hq, sizeof(hq)), (int)bits[i]);
             cr_assert_eq(prime_check(st, PRIME_CHECK_LUCAS, hp), 1, "%u-bit prime %s", bits[i], hp);
@@ -665,7 +667,9 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
     mpz_t n;
     mpz_init(n);
     char hn[PRIME_BITS_MAX / 4 + 2];
-    static const unsigned bits[] = {63, 64, 65, 127, 128, 129, 500, 1000, 1001, 1035, 1036, 2048, PRIME_BITS_MAX + 4};
+    /* 961-1024: 16 limbs, the unrolled square (unreduced up to 1020 bits, reduced above) */
+    static const unsigned bits[] = {63,   64,   65,   127,  128,  129,  500,  961,  1000,
+                                    1001, 1020, 1021, 1024, 1035, 1036, 2048, PRIME_BITS_MAX + 4};
     unsigned passed = 0;
     /* and each batching engine's test (IFMA: 20 digits up to 1035 bits, unrolled) */
     struct prime_state *vs[N_BATCHING] = {0};
@@ -695,7 +699,7 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
         }
     }
     cr_assert_geq(passed, 90, "only %u of the primes passed", passed);
-    static const unsigned mersenne[] = {11, 23, 29, 67, 257, 1061, 4001}; /* 2^p - 1 composite */
+    static const unsigned mersenne[] = {11, 23, 29, 67, 257, 1009, 1021, 1061, 4001}; /* 2^p - 1 composite */
     for (size_t i = 0; i < sizeof(mersenne) / sizeof(mersenne[0]); i++) {
         mpz_set_ui(n, 0);
         mpz_setbit(n, mersenne[i]);
