@@ -25,7 +25,7 @@
 #include "gateway.h"
 #include "spans.h"
 #if PRIMED_HAVE_PG
-#include "pgstore.h"
+#include "pg.h"
 #endif
 
 /* ---- the route table --------------------------------------------------- */
@@ -405,7 +405,7 @@ static void app_fini(struct worker *w)
     }
     events_fini(&aw->events);
     free(aw->reqs);
-    /* aw stays: server.c reads its metrics after the join (drain report) */
+    /* aw stays: process.c reads its metrics after the join (drain report) */
 }
 
 static uint64_t app_next_deadline(struct worker *w, uint64_t next)

@@ -8,12 +8,12 @@
  * it): app.c. A route is a row of route.h's table and one file with its
  * struct app_route (docs/architecture.md, "Adding an asynchronous route"):
  * plain.c (the probes, /ping, the catalog service, unknown paths), example.c,
- * chain.c, products.c, product.c, scrape.c. Each answers now, or waits
+ * chain.c, product_list.c, product_item.c, scrape.c. Each answers now, or waits
  * through conn_wait() and answers through conn_answer(), on the connection's
  * own worker.
  *
  * owns: these types. never: a route's own types or state (its file's: lent
- * through app_req.state and app_worker.route_state), a service's (hold.h,
+ * through app_req.state and app_worker.route_state), a service's (fault_delay.h,
  * events.h, gateway.h, spans.h: their headers).
  */
 #ifndef PRIMED_APP_H
@@ -28,7 +28,7 @@
 #include "events.h"
 #include "fault.h"
 #include "handlers.h"
-#include "hold.h"
+#include "fault_delay.h"
 #include "log.h"
 #include "metrics.h"
 #include "resolver.h"
@@ -46,7 +46,7 @@ struct gateway;
 struct pgstore;
 struct spans;
 
-/* The process: what every worker's app reads (set up by server.c before the
+/* The process: what every worker's app reads (set up by process.c before the
  * workers start; read-only afterwards, but for the atomics). */
 struct app {
     const struct config *cfg;
@@ -59,7 +59,7 @@ struct app {
     const char *pod, *ns, *name; /* /ping: from POD_NAME, POD_NAMESPACE, APP_NAME */
     char revision_hdr[160];     /* "K-Revision: ...\r\n" or "" */
     struct store *store;        /* the SQLite event store, owned; NULL without it (or with PostgreSQL) */
-    const char *pg;             /* --db's PostgreSQL conninfo, or NULL: each worker connects (pgstore.h) */
+    const char *pg;             /* --db's PostgreSQL conninfo, or NULL: each worker connects (pg.h) */
     struct url pg_url;          /* --db's host name, when one is looked up (pgstore_host) */
     struct resolver_target *pg_target; /* in resolver, or NULL: libpq looks nothing up */
     _Atomic int pg_up;          /* workers whose PostgreSQL connection is ready */
@@ -124,7 +124,7 @@ struct app_req {
     void *state;
     /* an event stored before the answer, while it waits for its commit (events.h) */
     struct event_job *event;
-    /* --fault-delay, any route's (hold.h) */
+    /* --fault-delay, any route's (fault_delay.h) */
     struct hold held;
 };
 
@@ -156,7 +156,7 @@ struct app_worker {
     void *route_state[ROUTE__COUNT];
 };
 
-/* The hooks server.c gives the core. */
+/* The hooks process.c gives the core. */
 extern const struct worker_hooks app_worker_hooks;
 
 /* The app of c's worker, and c's request. */

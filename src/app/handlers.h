@@ -90,7 +90,7 @@ bool handlers_store_ready(const struct handler_env *env);
 void handlers_store_error(const struct handler_env *env, const struct http *h, int err, struct resp *r, char *body,
                           size_t cap);
 
-/* The gateway's routes (products.c, product.c) once their calls are over:
+/* The gateway's routes (product_list.c, product_item.c) once their calls are over:
  * 200 with the JSON body (len bytes; the caller sends it), else status (404,
  * 502, 503, 504) with why into body. */
 void handlers_products(const struct handler_env *env, const struct http *h, int status, const char *json, size_t len,

@@ -1,6 +1,6 @@
 /* test_handlers.c - what a request is answered at once, pure, so each answer
  * is checked from a parsed request alone: the refusals, the plain routes
- * (src/app/plain.c) and the gateway's that need no call, through the table
+ * (src/app/routes/plain.c) and the gateway's that need no call, through the table
  * (app_answer_now); and the answers the routes share (src/app/handlers.c).
  * The chain's and /example's own answers: test_chain.c, test_example.c.
  */

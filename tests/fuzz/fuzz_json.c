@@ -1,4 +1,4 @@
-/* fuzz_json.c - libFuzzer target over src/app/json.c and the answer src/app/gateway.c
+/* fuzz_json.c - libFuzzer target over src/app/services/json.c and the answer src/app/services/gateway.c
  * builds from what the catalog and inventory send.
  *
  * Input: one byte of options (bit 0: sequential fan-out, bit 1: a traced

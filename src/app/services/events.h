@@ -5,7 +5,7 @@
  * its request when the client goes away before the commit), their deadlines,
  * the worker's store inbox. never: a request, a connection or an answer (the
  * caller hands a slot and a done function, and answers from there), the
- * store's connection (the app's: store.h, pgstore.h).
+ * store's connection (the app's: store.h, pg.h).
  */
 #ifndef PRIMED_EVENTS_H
 #define PRIMED_EVENTS_H
@@ -57,7 +57,7 @@ void events_cancel(struct event_job **slot);
 unsigned events_poll(struct events *ev);
 /* Runs then with -ETIMEDOUT for SQLite's events not committed --db-timeout
  * after their submit (PostgreSQL's connection answers its own by then:
- * pgstore.h). */
+ * pg.h). */
 void events_expire(struct events *ev);
 /* The next such deadline, or none. */
 uint64_t events_next_deadline(const struct events *ev, uint64_t none);

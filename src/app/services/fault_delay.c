@@ -1,10 +1,10 @@
-/* hold.c - --fault-delay's wait (hold.h): a held request's deadline on the
+/* fault_delay.c - --fault-delay's wait (fault_delay.h): a held request's deadline on the
  * worker's own timer list, and its connection's wait.
  *
  * owns: the deadlines. never: the app (it knows a connection and a timer;
  * what a request held means is the list's fire function's).
  */
-#include "hold.h"
+#include "fault_delay.h"
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-/* test_scrape.c - GET /metrics (src/app/scrape.c) through the app's hooks over
+/* test_scrape.c - GET /metrics (src/app/routes/scrape.c) through the app's hooks over
  * the scripted backend (tests/lib/pool_fixture.c): the worker's counters
  * rendered (the answers before it counted under their path and code), a body
  * sent from the heap and freed once sent, and at most SCRAPES_MAX bodies
@@ -12,7 +12,7 @@
 
 /* the route's file itself, for its limit and its count of bodies alive
  * (the app library's scrape.o is then not linked: this file defines it) */
-#include "scrape.c"
+#include "routes/scrape.c"
 
 #define LIVE (((struct scrapes *)F.aw->route_state[ROUTE_METRICS])->live)
 

@@ -1,4 +1,4 @@
-/* hold.h - --fault-delay's wait: a request held on a timer list of its
+/* fault_delay.h - --fault-delay's wait: a request held on a timer list of its
  * worker's own (no thread blocks: the worker serves everything else
  * meanwhile) until its delay is over, then handed to the list's fire
  * function, the app's, which serves it or answers --fault-abort's status
@@ -8,8 +8,8 @@
  * answer or its counting (the fire function's and the app's), a fault's draw
  * (fault.h).
  */
-#ifndef PRIMED_HOLD_H
-#define PRIMED_HOLD_H
+#ifndef PRIMED_FAULT_DELAY_H
+#define PRIMED_FAULT_DELAY_H
 
 #include <stdint.h>
 

@@ -1,11 +1,11 @@
-/* test_example_answer.c - src/app/example.c's answer, pure: Hello_N counts up; a
+/* test_example_answer.c - src/app/routes/example.c's answer, pure: Hello_N counts up; a
  * failed prime is 500 and closes. Includes example.c to reach its static
  * answer function (the app library's example.o is then never linked: this
  * file defines its module). */
 #include <criterion/criterion.h>
 #include <errno.h>
 
-#include "example.c"
+#include "routes/example.c"
 
 Test(example, counts_and_failure_closes)
 {

@@ -1,4 +1,4 @@
-/* products.c - GET /api/products: the gateway's fan-out (gateway.h) on the
+/* product_list.c - GET /api/products: the gateway's fan-out (gateway.h) on the
  * worker's ring, the trace continued into every call; the request waits on
  * it and is answered with the products, or 502/504 naming the upstream (404
  * without --catalog-url and --inventory-url).

@@ -1,4 +1,4 @@
-/* store.c - the event store (store.h): a bounded FIFO of events under one
+/* store/sqlite.c - the event store (store.h): a bounded FIFO of events under one
  * mutex, drained by a store thread that owns the SQLite connection.
  *
  * Invariants: SQLite is called by the store thread, or, for an in-memory

@@ -1,4 +1,4 @@
-/* server.c - the process: CPU discovery, one pinned worker per core,
+/* process.c - the process: CPU discovery, one pinned worker per core,
  * listeners, signals, drain and join.
  *
  * The main thread owns start-up (every error there is one clear line and a
@@ -10,7 +10,7 @@
  * ready line, the wait for a signal, the drain.
  */
 #define _GNU_SOURCE
-#include "server.h"
+#include "process.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,7 +34,7 @@
 #include "store.h"
 #endif
 #if PRIMED_HAVE_PG
-#include "pgstore.h"
+#include "pg.h"
 #endif
 
 /* CPUs this process may use: the affinity mask, capped by a cgroup CPU quota

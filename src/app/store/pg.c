@@ -1,4 +1,4 @@
-/* pgstore.c - PostgreSQL as the event store (pgstore.h): one worker's libpq
+/* store/pg.c - PostgreSQL as the event store (pg.h): one worker's libpq
  * connection in pipeline mode on the worker's ring.
  *
  * Invariants: libpq is only called on the owning worker's thread, with the
@@ -16,7 +16,7 @@
  * a cross-thread hand-off per event and a thread blocked on the network),
  * and one transaction per event (a WAL flush per request).
  */
-#include "pgstore.h"
+#include "pg.h"
 
 #include <errno.h>
 #include <inttypes.h>

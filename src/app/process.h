@@ -1,9 +1,9 @@
-/* server.h - the process: CPU discovery, one pinned worker per core (the
+/* process.h - the process: CPU discovery, one pinned worker per core (the
  * core's workers, with the app's hooks), the app's process-wide state,
  * listeners, signals, drain, join.
  */
-#ifndef PRIMED_SERVER_H
-#define PRIMED_SERVER_H
+#ifndef PRIMED_PROCESS_H
+#define PRIMED_PROCESS_H
 
 #include "app.h"
 #include "config.h"

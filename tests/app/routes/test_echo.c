@@ -1,4 +1,4 @@
-/* test_echo.c - /echo (src/app/echo.c) through the app's hooks over the
+/* test_echo.c - /echo (src/app/routes/echo.c) through the app's hooks over the
  * scripted backend: off by default (404, like an unknown path, for every
  * method); with --echo-route, GET's text, POST's and PUT's body back (from
  * Content-Length and chunked bodies across receives), OPTIONS' Allow, and a

@@ -1,4 +1,4 @@
-/* test_chain_answer.c - src/app/chain.c's answers, pure: /callme/ping names its
+/* test_chain_answer.c - src/app/routes/chain.c's answers, pure: /callme/ping names its
  * event, /caller/ping answers each way its call can end (its 404 without
  * --callme-url: test_handlers.c, through the table). Includes chain.c to reach its static answer functions (the
  * app library's chain.o is then never linked: this file defines its
@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "chain.c"
+#include "routes/chain.c"
 
 static _Atomic int draining;
 static struct handler_env env = {.draining = &draining, .app = "app", .pod = "pod-1", .ns = "ns"};

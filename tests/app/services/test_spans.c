@@ -1,4 +1,4 @@
-/* test_spans.c - the span exporter (src/app/spans.c) as the app drives it:
+/* test_spans.c - the span exporter (src/app/services/spans.c) as the app drives it:
  * requests through the app's hooks over the scripted backend
  * (tests/lib/pool_fixture.c), the export on a real backend (epoll) to a
  * scripted collector on 127.0.0.1 (tests/lib/upstub.c). A sampled request's

@@ -19,7 +19,7 @@
  * stays the store's until it comes back, as a cancelled one does. That timer
  * is the only work the bound adds to a request: a list insert and a
  * removal, no syscall. PostgreSQL's connection is on this worker and keeps
- * the bound itself (pgstore.h): an event not sent by then is dropped,
+ * the bound itself (pg.h): an event not sent by then is dropped,
  * "nothing was stored", and a transaction past its oldest event's deadline
  * is dropped with its connection, "not confirmed"; a timer here would
  * answer "not confirmed" for the events it never sent.
@@ -35,7 +35,7 @@
 #include "clock.h"
 #include "log.h"
 #if PRIMED_HAVE_PG
-#include "pgstore.h"
+#include "pg.h"
 #endif
 
 #define CHUNK 64

@@ -1,4 +1,4 @@
-/* test_chain.c - GET /callme/ping (src/app/chain.c) through the app's hooks
+/* test_chain.c - GET /callme/ping (src/app/routes/chain.c) through the app's hooks
  * over the scripted backend (tests/lib/pool_fixture.c), built or run without
  * an event store: each request's event id is the answer ("APP(id=N): POD in
  * NS", N counting up), and a trace starts there when none came (the chain's

@@ -1,4 +1,4 @@
-/* product.c - GET /api/products/{id}: one product as /api/products answers
+/* product_item.c - GET /api/products/{id}: one product as /api/products answers
  * it, with its "availability": the catalog, then one inventory call for that
  * product (with --catalog-url and --inventory-url).
  *

@@ -1,4 +1,4 @@
-/* test_example.c - GET /example (src/app/example.c) through the app's hooks
+/* test_example.c - GET /example (src/app/routes/example.c) through the app's hooks
  * over the scripted backend (tests/lib/pool_fixture.c): a prime on the
  * dispatch answered "Hello_N" (N process-wide, never repeated); with steal
  * dispatch and one task a request queues behind the task out and the worker

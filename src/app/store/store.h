@@ -51,7 +51,7 @@ struct store_inbox {
 /* One event from store_submit() until its done runs; the submitter's object,
  * untouched by it meanwhile. */
 struct store_req {
-    struct fifo_link link;    /* on a store's own queue while it is out (pgstore.c) */
+    struct fifo_link link;    /* on a store's own queue while it is out (store/pg.c) */
     struct treiber_link back; /* on its inbox, once committed or failed */
     /* runs on the inbox's worker: err 0 (committed, id set) or -errno
      * (nothing was stored; its kind: store_fault_of) */

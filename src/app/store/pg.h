@@ -1,4 +1,4 @@
-/* pgstore.h - PostgreSQL as the event store that many pods share: one
+/* pg.h - PostgreSQL as the event store that many pods share: one
  * worker's connection, driven through libpq's non-blocking API on the
  * worker's own ring (io_poll), never blocking the worker.
  *
