@@ -26,16 +26,9 @@
 #include <unistd.h>
 
 #include "build_info.h"
-#include "catalog.h"
 #include "cgroup.h"
 #include "clock.h"
 #include "log.h"
-#if PRIMED_HAVE_STORE
-#include "store.h"
-#endif
-#if PRIMED_HAVE_PG
-#include "pg.h"
-#endif
 
 /* CPUs this process may use: the affinity mask, capped by a cgroup CPU quota
  * (rounded up); at least 1. Fills cpus (up to max) with the allowed CPU ids
@@ -184,44 +177,8 @@ static void *worker_entry(void *arg)
     return NULL;
 }
 
-/* The event store: PostgreSQL (each worker connects; a database down now
- * is not fatal: /readyz says 503 until it is up), or SQLite's thread. */
-static void open_store(struct server *s)
-{
-    const struct config *cfg = s->cfg;
-    struct app *a = &s->app;
-#if PRIMED_HAVE_PG
-    if (pgstore_is_conninfo(cfg->db)) {
-        pgstore_redact(cfg->db, a->store_name, sizeof(a->store_name));
-        char perr[200];
-        if (pgstore_load(perr, sizeof(perr)))
-            die(1, "--db %s: %s", a->store_name, perr);
-        a->pg = cfg->db;
-        /* its host's name is looked up on the resolver thread, never on a
-         * worker (libpq would, in each connect); not at start-up either */
-        if (pgstore_host(cfg->db, &a->pg_url) == 1 && !(a->pg_target = resolver_add_later(&a->resolver, &a->pg_url)))
-            die(1, "--db %s: no resolver slot left for its host", a->store_name);
-        return;
-    }
-#else
-    if (strncmp(cfg->db, "postgres", 8) == 0 || strchr(cfg->db, '='))
-        die(2, "--db: this binary is built without PostgreSQL (-Dpostgres=disabled; the lto-static profile)");
-#endif
-    snprintf(a->store_name, sizeof(a->store_name), "%s", cfg->db);
-#if PRIMED_HAVE_STORE
-    char serr[200];
-    /* a lock another process holds is waited for up to half of --db-timeout: below the requests' bound */
-    if (store_open(&a->store, cfg->db, cfg->db_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL, 0,
-                   cfg->db_timeout_ms / 2, serr, sizeof(serr)))
-        die(1, "event store --db %s: %s", cfg->db, serr);
-#else
-    if (strcmp(cfg->db, ":memory:") != 0)
-        die(1, "--db %s: this binary is built without the event store (-Dstore=disabled)", cfg->db);
-#endif
-}
-
 /* The app's process-wide state: /ping's names, K-Revision, the resolver of
- * the upstreams, the event store, the catalog. */
+ * the upstreams, and every service's start. */
 static void app_start(struct server *s)
 {
     const struct config *cfg = s->cfg;
@@ -245,59 +202,40 @@ static void app_start(struct server *s)
         snprintf(a->revision_hdr, sizeof(a->revision_hdr), "K-Revision: %s\r\n", clean);
     }
 
-    /* the chain: names resolved now (a failure is not fatal: Knative may
-     * create callme after the caller), the event store opened. After the
-     * signal mask: their threads must not take SIGTERM (its default action
-     * would kill the process instead of draining it). */
-    resolver_init(&a->resolver);
-    if (cfg->callme.host[0])
-        a->callme_target = resolver_add(&a->resolver, &cfg->callme);
-    if (cfg->zipkin.host[0])
-        a->zipkin_target = resolver_add(&a->resolver, &cfg->zipkin);
-    if (cfg->catalog_url.host[0] && cfg->inventory_url.host[0]) {
-        a->catalog_target = resolver_add(&a->resolver, &cfg->catalog_url);
-        a->inventory_target = resolver_add(&a->resolver, &cfg->inventory_url);
+    /* the services (services.h), in the table's order: the names they call
+     * are given to the resolver (looked up now: a failure is not fatal,
+     * Knative may create callme after the caller), the event store opened,
+     * the catalog loaded. After the signal mask: their threads must not take
+     * SIGTERM (its default action would kill the process instead of
+     * draining it). */
+    a->resolver = &s->resolver;
+    resolver_init(a->resolver);
+    each_service(sv) {
+        if ((*sv)->start)
+            (*sv)->start(a);
     }
-    for (unsigned i = 0; i < a->resolver.n; i++) {
-        const struct resolver_target *t = &a->resolver.targets[i];
-        if (!t->resolved)
+    for (unsigned i = 0; i < a->resolver->n; i++) {
+        const struct resolver_target *t = &a->resolver->targets[i];
+        if (t->looked && !t->resolved)
             log_msg("cannot resolve %s (%s): calls to it fail with 502 until it resolves; retrying every %d ms",
                     t->url->host, t->err, RESOLVER_RETRY_MS);
     }
-    open_store(s);
-    if (resolver_start(&a->resolver))
+    if (resolver_start(a->resolver))
         die(1, "cannot start the resolver thread");
-    /* the products: the built-in set or --catalog's, through the store's
-     * tables when it is built in (what is served is what they hold) */
-    a->catalog = calloc(1, sizeof(*a->catalog));
-    if (!a->catalog)
-        die(1, "cannot allocate the catalog: out of memory");
-    char cerr[300];
-    if (cfg->catalog_file[0]) {
-        if (catalog_load(a->catalog, cfg->catalog_file, cerr, sizeof(cerr)))
-            die(2, "--catalog %s", cerr);
-    } else {
-        catalog_builtin(a->catalog);
+    each_service(sv) {
+        if ((*sv)->run)
+            (*sv)->run(a);
     }
-#if PRIMED_HAVE_STORE
-    if (a->store && store_catalog(a->store, a->catalog, cerr, sizeof(cerr)))
-        die(1, "event store --db %s: %s", a->store_name, cerr);
-#endif
-    if (catalog_render(a->catalog))
-        die(1, "cannot render the catalog: out of memory");
 }
 
 static void app_stop(struct server *s)
 {
     struct app *a = &s->app;
-#if PRIMED_HAVE_STORE
-    store_close(a->store); /* writes what is queued */
-    a->store = NULL;
-#endif
-    resolver_fini(&a->resolver);
-    catalog_free(a->catalog);
-    free(a->catalog);
-    a->catalog = NULL;
+    each_service(sv) { /* the store writes what is queued */
+        if ((*sv)->stop)
+            (*sv)->stop(a);
+    }
+    resolver_fini(a->resolver);
 }
 
 /* How many workers, on which CPUs; and their settings. */
@@ -389,24 +327,28 @@ static int start_workers(struct server *s)
 }
 
 /* The ready line: what runs (version, the backend, the workers and their
- * CPUs, the port, the split and vector unit in effect, the store without its
- * password, the catalog), then every setting of the flag list (config_ready). */
+ * CPUs, the port, the split and vector unit in effect, each service's words:
+ * the store without its password, the catalog), then every setting of the flag list (config_ready). */
 static void say_ready(struct server *s)
 {
     const struct config *cfg = s->cfg;
     const struct app *a = &s->app;
     const struct worker *w0 = &s->workers[0];
-    char quota_txt[32] = "none", settings[3072];
+    char quota_txt[32] = "none", settings[3072], words[1024];
     if (s->quota)
         snprintf(quota_txt, sizeof(quota_txt), "%u", s->quota);
     config_ready(cfg, settings, sizeof(settings));
+    size_t n = 0;
+    words[0] = '\0';
+    each_service(sv) {
+        if ((*sv)->describe && n < sizeof(words))
+            n += (*sv)->describe(a, words + n, sizeof(words) - n);
+    }
     log_msg("ready version=%s profile=%s io=%s threads=%u cpus=%s cgroup_cpus=%s listeners=%u port=%d prime_split=%s "
-            "prime_vector=%s db=%s catalog=%s products=%u%s",
+            "prime_vector=%s%s%s",
             PRIMED_VERSION, PRIMED_PROFILE, w0->io.desc, s->all.n, s->cpu_list, quota_txt,
             cfg->listeners && cfg->listeners < s->all.n ? cfg->listeners : s->all.n, s->port,
-            w0->dispatch.share ? "on" : "off", prime_vector_name(config_vector(cfg)),
-            PRIMED_HAVE_STORE || a->pg ? a->store_name : "none", cfg->catalog_file[0] ? cfg->catalog_file : "built-in",
-            a->catalog->n, settings);
+            w0->dispatch.share ? "on" : "off", prime_vector_name(config_vector(cfg)), words, settings);
 }
 
 /* Blocks SIGTERM and SIGINT in every thread (inherited), for sigwait here. */

@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "config.h"
+#include "resolver.h"
 #include "worker.h"
 
 struct server {
@@ -15,6 +16,7 @@ struct server {
     struct worker_opts opts;  /* the workers' settings, from cfg */
     struct worker *workers;   /* owned array of all.n */
     struct app app;           /* the app's process-wide state */
+    struct resolver resolver; /* the upstreams' names (app.resolver), looked up on its own thread */
     int cpus[WORKERS_MAX];    /* cpus[i]: the CPU worker i is pinned to, -1 when unpinned */
     unsigned quota;           /* the cgroup CPU quota, 0: none */
     char cpu_list[256];       /* for the ready line */

@@ -17,7 +17,7 @@ static struct catalog cat;
 static void start(struct catalog *c)
 {
     route_fixture_init();
-    F.app.catalog = c;
+    F.app.service[SERVICE_CATALOG] = c;
     route_fixture_start();
 }
 

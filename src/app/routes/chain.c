@@ -24,7 +24,12 @@
 #include <string.h>
 
 #include "clock.h"
+#include "db.h"
+#include "events.h"
 #include "objpool.h"
+#include "trace_ids.h"
+#include "upstreams.h"
+#include "zipkin.h"
 
 #define CALLS_PER_CHUNK 16
 
@@ -48,22 +53,22 @@ static struct objpool *calls_of(struct app_worker *aw)
  * how the call ended, status and up_body what callme answered. 200 with the
  * chain's body, else 502 or 504 naming the upstream; an answer too long to
  * forward is refused, never cut. Pure. */
-static void caller_body(const struct handler_env *env, const struct http *h, uint64_t id, int res, int err,
+static void caller_body(const struct answer_env *env, const struct http *h, uint64_t id, int res, int err,
                         const char *why, int status, const char *up_body, size_t up_len, struct resp *r, char *body,
                         size_t cap)
 {
-    bool ka = handlers_keep_alive(env, h);
+    bool ka = answer_keep_alive(env, h);
     if (res == UPSTREAM_OK && status >= 200 && status < 300) {
-        size_t n = handlers_who(env, id, " is calling ", body, cap);
+        size_t n = answer_who(env, id, " is calling ", body, cap);
         if (n > 0 && n + up_len < cap) {
             memcpy(body + n, up_body, up_len);
             body[n + up_len] = '\0';
-            handlers_text(r, 200, body, ka);
+            answer_text(r, 200, body, ka);
             r->body_len = n + up_len; /* callme's body may hold a NUL */
             return;
         }
         snprintf(body, cap, "upstream %s: answer too long to forward (%zu bytes)\n", env->callme, up_len);
-        handlers_text(r, 502, body, ka);
+        answer_text(r, 502, body, ka);
         return;
     }
     if (res == UPSTREAM_OK)
@@ -76,14 +81,14 @@ static void caller_body(const struct handler_env *env, const struct http *h, uin
     else
         snprintf(body, cap, "upstream %s: %s\n", env->callme,
                  why ? why : upstream_result_text((enum upstream_result)res));
-    handlers_text(r, res == UPSTREAM_TIMEOUT ? 504 : 502, body, ka);
+    answer_text(r, res == UPSTREAM_TIMEOUT ? 504 : 502, body, ka);
 }
 
 static void answer(struct app_worker *aw, struct app_req *q, uint64_t event_id, int res, int err, const char *why,
                    int status, const char *up_body, size_t up_len)
 {
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     caller_body(&aw->env, &q->conn->http, event_id, res, err, why, status, up_body, up_len, &r, body, sizeof(body));
     app_answer(q, &r);
 }
@@ -101,7 +106,7 @@ static void on_call_done(struct upstream_call *call, enum upstream_result res, i
     struct app_worker *aw = call->ctx;
     struct chain_call *cc = (struct chain_call *)call;
     struct app_req *q = cc->q;
-    if (aw->spans && q->tr.valid && (q->tr.flags & 1)) {
+    if (aw->span && q->tr.valid && (q->tr.flags & 1)) {
         char parent[17];
         snprintf(parent, sizeof(parent), "%016" PRIx64, q->span ? q->span : 1);
         uint64_t dur = (clock_mono_ns() - call->start_ns) / 1000;
@@ -123,7 +128,7 @@ static void on_cancel(struct conn *c, void *arg)
     if (q->event) {
         events_cancel(&q->event);
     } else if (q->state) {
-        upstream_cancel(&aw->up, &((struct chain_call *)q->state)->call);
+        upstream_cancel(&upstreams_of(aw)->client, &((struct chain_call *)q->state)->call);
         call_put(aw, q);
     }
 }
@@ -131,8 +136,8 @@ static void on_cancel(struct conn *c, void *arg)
 static void answer_store_error(struct app_worker *aw, struct app_req *q, int err)
 {
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
-    handlers_store_error(&aw->env, &q->conn->http, err, &r, body, sizeof(body));
+    char body[ANSWER_BODY_MAX];
+    db_refusal(&aw->env, &q->conn->http, err, &r, body, sizeof(body));
     app_answer(q, &r);
 }
 
@@ -142,7 +147,7 @@ static void answer_store_error(struct app_worker *aw, struct app_req *q, int err
 static void store_event(struct app_worker *aw, struct app_req *q, events_done_fn *then)
 {
     conn_wait(q->conn, on_cancel, q); /* before the start: the answer may come inside */
-    int err = events_store(&aw->events, &q->event, then, q);
+    int err = events_store(events_of(aw), &q->event, then, q);
     if (err)
         answer_store_error(aw, q, err);
 }
@@ -175,7 +180,7 @@ static void caller_stored(void *ctx, uint64_t id, int err)
     cc->event_id = id;
     struct upstream_call *call = &cc->call;
     enum upstream_result res = UPSTREAM_ERROR;
-    cc->client_span = handlers_rand(&aw->rng);
+    cc->client_span = rng_next(&aw->rng);
     call->method = "GET";
     call->path = NULL;
     call->deadline_ms = 0;
@@ -185,21 +190,22 @@ static void caller_stored(void *ctx, uint64_t id, int err)
     trace_format_outbound(&q->tr, q->span, cc->client_span, call->extra, sizeof(call->extra));
     call->done = on_call_done;
     call->ctx = aw;
-    cc->call_wall_us = aw->spans ? clock_wall_us() : 0;
-    if (upstream_start(&aw->up, (unsigned)aw->callme_up, call, &res))
+    cc->call_wall_us = aw->span ? clock_wall_us() : 0;
+    struct upstreams *ups = upstreams_of(aw);
+    if (upstream_start(&ups->client, (unsigned)ups->callme, call, &res))
         return; /* answered in on_call_done(), maybe already: cc is not ours any more */
     call_put(aw, q);
     answer(aw, q, id, res, 0, NULL, 0, NULL, 0);
 }
 
 /* 404 without --callme-url; else serve calls. */
-static enum handler_action caller_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action caller_answer(const struct answer_env *env, const struct http *h,
                                          const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
     if (env->callme)
-        return HANDLER_ROUTE;
-    handlers_text(r, 404, "not found: /caller/ping needs --callme-url (CALLME_URL)\n", handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+        return ANSWER_LATER;
+    answer_text(r, 404, "not found: /caller/ping needs --callme-url (CALLME_URL)\n", answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
 /* /caller/ping: store the caller's event; once it is committed, call callme
@@ -212,11 +218,11 @@ static void caller_serve(struct app_worker *aw, struct app_req *q)
 }
 
 /* /callme/ping's answer once its event id is committed: "APP(id=ID): POD in NS". Pure. */
-static void callme_body(const struct handler_env *env, const struct http *h, uint64_t id, struct resp *r, char *body,
+static void callme_body(const struct answer_env *env, const struct http *h, uint64_t id, struct resp *r, char *body,
                         size_t cap)
 {
-    handlers_who(env, id, "\n", body, cap);
-    handlers_text(r, 200, body, handlers_keep_alive(env, h));
+    answer_who(env, id, "\n", body, cap);
+    answer_text(r, 200, body, answer_keep_alive(env, h));
 }
 
 /* events_done_fn of /callme/ping. */
@@ -226,7 +232,7 @@ static void callme_stored(void *ctx, uint64_t id, int err)
     if (!q)
         return;
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     callme_body(&app_of(q->conn)->env, &q->conn->http, id, &r, body, sizeof(body));
     app_answer(q, &r);
 }

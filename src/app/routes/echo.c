@@ -18,18 +18,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+
 struct echo_body {
     size_t len, cap;
     char data[];
 };
 
-static enum handler_action echo_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action echo_answer(const struct answer_env *env, const struct http *h,
                                        const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
     if (h->req.method != HTTP_GET && h->req.method != HTTP_HEAD)
-        return HANDLER_ROUTE; /* POST, PUT: serve has the body */
-    handlers_text(r, 200, "echo: POST or PUT a body and it comes back\n", handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+        return ANSWER_LATER; /* POST, PUT: serve has the body */
+    answer_text(r, 200, "echo: POST or PUT a body and it comes back\n", answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
 static int echo_take(struct app_worker *aw, struct app_req *q, const char *at, size_t len)
@@ -71,7 +73,7 @@ static void echo_serve(struct app_worker *aw, struct app_req *q)
         .status = 200,
         .ctype = "application/octet-stream",
         .body = "",
-        .keep_alive = handlers_keep_alive(&aw->env, &q->conn->http),
+        .keep_alive = answer_keep_alive(&aw->env, &q->conn->http),
     };
     if (!b || b->len == 0) {
         free(b);

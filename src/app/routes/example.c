@@ -19,6 +19,7 @@
 
 #include <stdlib.h>
 
+#include "config.h"
 #include "strout.h"
 
 struct example_job {
@@ -47,13 +48,42 @@ static void job_put(struct example_worker *ew, struct example_job *j)
     ew->job_free = j;
 }
 
+/* bits=N, 64..4096 (its query hook); cfg's --bits when absent. */
+static int example_query(const struct config *cfg, const char *q, size_t len, struct route_result *rt)
+{
+    static const char bad[] = "bits: must be a whole number from 64 to 4096";
+    const char *v;
+    size_t vlen;
+    rt->arg = cfg->bits;
+    int r = q ? route_query_param(q, len, "bits", &v, &vlen) : 0;
+    if (r <= 0) {
+        if (r < 0)
+            rt->reason = "bits: given more than once";
+        return r;
+    }
+    unsigned long n = 0;
+    rt->reason = bad;
+    if (vlen == 0 || vlen > 5)
+        return -1;
+    for (size_t k = 0; k < vlen; k++) {
+        if (v[k] < '0' || v[k] > '9')
+            return -1;
+        n = n * 10 + (unsigned long)(v[k] - '0');
+    }
+    if (n < PRIME_BITS_MIN || n > PRIME_BITS_MAX)
+        return -1;
+    rt->reason = NULL;
+    rt->arg = (unsigned)n;
+    return 0;
+}
+
 /* "Hello_N" once the prime is done (result < 0: it failed: 500, and the
  * connection closes). N counts the process's answers: it never repeats. */
-static void example_answer(const struct handler_env *env, const struct http *h, int result, struct resp *r,
+static void example_answer(const struct answer_env *env, const struct http *h, int result, struct resp *r,
                            char *body, size_t cap)
 {
     if (result < 0) {
-        handlers_text(r, 500, "prime generation failed\n", false);
+        answer_text(r, 500, "prime generation failed\n", false);
         return;
     }
     uint64_t n = atomic_fetch_add_explicit(env->example_n, 1, memory_order_relaxed) + 1;
@@ -66,14 +96,14 @@ static void example_answer(const struct handler_env *env, const struct http *h, 
         .ctype = "text/plain",
         .body = body,
         .body_len = len,
-        .keep_alive = handlers_keep_alive(env, h),
+        .keep_alive = answer_keep_alive(env, h),
     };
 }
 
 static void answer(struct app_worker *aw, struct app_req *q, int result)
 {
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     example_answer(&aw->env, &q->conn->http, result, &r, body, sizeof(body));
     app_answer(q, &r);
 }
@@ -112,7 +142,7 @@ static void example_serve(struct app_worker *aw, struct app_req *q)
     if (!j) {
         /* cannot happen: slots + queue_max jobs, one per request plus one per task out */
         struct resp r;
-        handlers_text(&r, 503, "busy; retry\n", false);
+        answer_text(&r, 503, "busy; retry\n", false);
         app_answer(q, &r);
         return;
     }
@@ -120,7 +150,7 @@ static void example_serve(struct app_worker *aw, struct app_req *q)
     j->q = q;
     q->state = j;
     int result;
-    if (dispatch_submit(&aw->w->dispatch, &j->job, (uint64_t)(j - ew->jobs), q->route.bits, &result)) {
+    if (dispatch_submit(&aw->w->dispatch, &j->job, (uint64_t)(j - ew->jobs), q->route.arg, &result)) {
         q->state = NULL;
         job_put(ew, j);
         answer(aw, q, result);
@@ -202,4 +232,5 @@ static void example_fini(struct app_worker *aw)
     prime_thread_fini(); /* fini runs on the worker's own thread */
 }
 
-const struct app_route example_route = {.serve = example_serve, .init = example_init, .fini = example_fini};
+const struct app_route example_route = {
+    .query = example_query, .serve = example_serve, .init = example_init, .fini = example_fini};

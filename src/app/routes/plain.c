@@ -11,88 +11,82 @@
  */
 #include "app.h"
 
-#include <errno.h>
-#include <stdio.h>
-
-#include "catalog.h"
+#include "catalog_service.h"
 
 static const char JSON[] = "application/json";
 
-static enum handler_action healthz_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action healthz_answer(const struct answer_env *env, const struct http *h,
                                           const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    handlers_text(r, 200, "ok\n", handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+    answer_text(r, 200, "ok\n", answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
-/* 503 while draining (and the connection closes), or while the store cannot
- * commit, with the reason. */
-static enum handler_action readyz_answer(const struct handler_env *env, const struct http *h,
+/* 503 while draining (and the connection closes), or while a service
+ * cannot serve (the event store cannot commit), with its reason. */
+static enum answer_action readyz_answer(const struct answer_env *env, const struct http *h,
                                          const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    bool ka = handlers_keep_alive(env, h);
-    if (atomic_load_explicit(env->draining, memory_order_relaxed)) {
-        handlers_text(r, 503, "draining\n", false);
-    } else if (!handlers_store_ready(env)) {
-        int e = env->store_health ? atomic_load_explicit(&env->store_health->last_err, memory_order_relaxed) : 0;
-        snprintf(body, cap, "event store %.200s cannot commit: %s\n", env->store_name,
-                 store_fault_words(store_fault_of(e ? e : -ENOTCONN)));
-        handlers_text(r, 503, body, ka);
-    } else {
-        handlers_text(r, 200, "ready\n", ka);
-    }
-    return HANDLER_RESPOND;
+    bool ka = answer_keep_alive(env, h);
+    if (atomic_load_explicit(env->draining, memory_order_relaxed))
+        answer_text(r, 503, "draining\n", false);
+    else if (!app_ready(env->process, body, cap))
+        answer_text(r, 503, body, ka);
+    else
+        answer_text(r, 200, "ready\n", ka);
+    return ANSWER_NOW;
 }
 
 /* "APP(id=N): POD in NS", N counting the process's pings. */
-static enum handler_action ping_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action ping_answer(const struct answer_env *env, const struct http *h,
                                        const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
     uint64_t n = atomic_fetch_add_explicit(env->ping_n, 1, memory_order_relaxed) + 1;
-    handlers_who(env, n, "\n", body, cap);
-    handlers_text(r, 200, body, handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+    answer_who(env, n, "\n", body, cap);
+    answer_text(r, 200, body, answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
 /* 200 with len bytes of the catalog's JSON at json, answered as found says
- * (HANDLER_LASTING: sent from the catalog, which outlives every connection;
- * HANDLER_RESPOND: copied), or 404 with missing when json is NULL. */
-static enum handler_action catalog_json(const struct handler_env *env, const struct http *h, const char *json,
-                                        size_t len, enum handler_action found, const char *missing, struct resp *r)
+ * (ANSWER_LASTING: sent from the catalog, which outlives every connection;
+ * ANSWER_NOW: copied), or 404 with missing when json is NULL. */
+static enum answer_action catalog_json(const struct answer_env *env, const struct http *h, const char *json,
+                                        size_t len, enum answer_action found, const char *missing, struct resp *r)
 {
-    bool ka = handlers_keep_alive(env, h);
+    bool ka = answer_keep_alive(env, h);
     if (!json) {
-        handlers_text(r, 404, missing, ka);
-        return HANDLER_RESPOND;
+        answer_text(r, 404, missing, ka);
+        return ANSWER_NOW;
     }
     *r = (struct resp){.status = 200, .ctype = JSON, .body = json, .body_len = len, .keep_alive = ka};
     return found;
 }
 
 /* The whole catalog, sent from where it was rendered. */
-static enum handler_action catalog_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action catalog_answer(const struct answer_env *env, const struct http *h,
                                           const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    const struct catalog *c = env->catalog;
-    return catalog_json(env, h, c ? c->json : NULL, c ? c->json_len : 0, HANDLER_LASTING, "not found\n", r);
+    const struct catalog *c = catalog_of(env->process);
+    return catalog_json(env, h, c ? c->json : NULL, c ? c->json_len : 0, ANSWER_LASTING, "not found\n", r);
 }
 
 /* One item's inventory object (copied inline: it is short). */
-static enum handler_action inventory_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action inventory_answer(const struct answer_env *env, const struct http *h,
                                             const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    const struct catalog_item *it = env->catalog && rt->item_len ? catalog_find(env->catalog, rt->item) : NULL;
-    return catalog_json(env, h, it ? it->inventory : NULL, it ? it->inventory_len : 0, HANDLER_RESPOND,
+    const struct catalog *c = catalog_of(env->process);
+    const struct catalog_item *it = c && rt->item_len ? catalog_find(c, rt->item) : NULL;
+    return catalog_json(env, h, it ? it->inventory : NULL, it ? it->inventory_len : 0, ANSWER_NOW,
                         "no such item\n", r);
 }
 
 /* A path no row names: route_match() refuses it (404) before this; here for
  * a table with no hole. */
-static enum handler_action other_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action other_answer(const struct answer_env *env, const struct http *h,
                                         const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
-    handlers_text(r, 404, "not found\n", handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+    answer_text(r, 404, "not found\n", answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
 const struct app_route healthz_route = {.answer = healthz_answer};

@@ -4,7 +4,7 @@
  *
  * owns: the route's per-request state (struct product_req, lent through
  * app_req.state while its calls run) and its answers. never: the upstream
- * client or the gateway's settings (the app's services: aw->up, aw->gateway),
+ * client or the gateway's settings (the app's services: upstreams.h, gateway_service.h),
  * a product list's parsing (json.h).
  *
  * The same contract as /api/products (docs/gateway.md): a catalog that fails
@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway.h"
+#include "gateway_service.h"
+#include "trace_ids.h"
 
 struct product_req {
     struct upstream_call call; /* the catalog's, then the inventory's */
@@ -46,14 +47,14 @@ static void done_with(struct product_req *p)
 }
 
 /* Answers with a text status (404, 502, 503, 504), and frees p. */
-static void answer_text(struct product_req *p, int status, const char *why)
+static void answer_failed(struct product_req *p, int status, const char *why)
 {
     struct app_worker *aw = p->aw;
     struct app_req *q = p->q;
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     done_with(p);
-    handlers_products(&aw->env, &q->conn->http, status, NULL, 0, why, &r, body, sizeof(body));
+    gateway_answer(&aw->env, &q->conn->http, status, NULL, 0, why, &r, body, sizeof(body));
     app_answer(q, &r);
 }
 
@@ -67,7 +68,7 @@ static void answer_product(struct product_req *p, const char *avail, size_t avai
     size_t cap = p->product_len + sizeof(",\"availability\":") + (avail ? avail_len : 4) + 1;
     char *json = malloc(cap);
     if (!json) {
-        answer_text(p, 503, "out of memory for the answer; retry");
+        answer_failed(p, 503, "out of memory for the answer; retry");
         return;
     }
     size_t n = p->product_len - 1; /* without its '}' */
@@ -78,8 +79,8 @@ static void answer_product(struct product_req *p, const char *avail, size_t avai
     json[n++] = '}';
     done_with(p);
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
-    handlers_products(&aw->env, &q->conn->http, 200, json, n, NULL, &r, body, sizeof(body));
+    char body[ANSWER_BODY_MAX];
+    gateway_answer(&aw->env, &q->conn->http, 200, json, n, NULL, &r, body, sizeof(body));
     conn_answer(q->conn, &r, &(struct conn_body){.data = json, .release = release_json});
 }
 
@@ -94,12 +95,12 @@ static void on_inventory(struct product_req *p, enum upstream_result res, int st
 
 static void on_catalog(struct product_req *p, enum upstream_result res, int status, const char *body, size_t len)
 {
-    struct gateway *g = p->aw->gateway;
+    struct gateway *g = gateway_of(p->aw);
     char why[200];
     struct json_obj objs[GATEWAY_ITEMS_MAX];
     int n = gateway_catalog(g, &p->call, res, status, body, len, objs, why, sizeof(why));
     if (n < 0) {
-        answer_text(p, -n, why);
+        answer_failed(p, -n, why);
         return;
     }
     const struct json_obj *o = NULL;
@@ -107,12 +108,12 @@ static void on_catalog(struct product_req *p, enum upstream_result res, int stat
         if (objs[i].has_id && strcmp(objs[i].id, p->q->route.item) == 0)
             o = &objs[i];
     if (!o) {
-        answer_text(p, 404, "no such product");
+        answer_failed(p, 404, "no such product");
         return;
     }
     p->product = malloc(o->len);
     if (!p->product) {
-        answer_text(p, 503, "out of memory for the product; retry");
+        answer_failed(p, 503, "out of memory for the product; retry");
         return;
     }
     memcpy(p->product, body + o->off, o->len);
@@ -125,7 +126,7 @@ static void on_catalog(struct product_req *p, enum upstream_result res, int stat
     p->call.extra[0] = '\0';
     struct app_req *q = p->q;
     if (q->tr.valid)
-        trace_format_outbound(&q->tr, q->span, handlers_rand(&p->aw->rng) | 1, p->call.extra, sizeof(p->call.extra));
+        trace_format_outbound(&q->tr, q->span, rng_next(&p->aw->rng) | 1, p->call.extra, sizeof(p->call.extra));
     enum upstream_result r2;
     if (!upstream_start(g->up, g->inventory_up, &p->call, &r2))
         answer_product(p, NULL, 0);
@@ -151,31 +152,31 @@ static void on_cancel(struct conn *c, void *arg)
     struct product_req *p = q->state;
     if (!p)
         return;
-    upstream_cancel(p->aw->gateway->up, &p->call);
+    upstream_cancel(gateway_of(p->aw)->up, &p->call);
     done_with(p);
 }
 
 /* 404 without the gateway, or for an id no product can have; else serve
  * calls. */
-static enum handler_action product_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action product_answer(const struct answer_env *env, const struct http *h,
                                           const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
     if (env->gateway && rt->item_len)
-        return HANDLER_ROUTE;
-    handlers_text(r, 404,
+        return ANSWER_LATER;
+    answer_text(r, 404,
                   !env->gateway ? "not found: /api/products/{id} needs --catalog-url and --inventory-url\n"
                                 : "no such product\n",
-                  handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+                  answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
 static void product_serve(struct app_worker *aw, struct app_req *q)
 {
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     struct product_req *p = calloc(1, sizeof(*p));
     if (!p) {
-        handlers_products(&aw->env, &q->conn->http, 503, NULL, 0, "out of memory for the request; retry", &r, body,
+        gateway_answer(&aw->env, &q->conn->http, 503, NULL, 0, "out of memory for the request; retry", &r, body,
                           sizeof(body));
         app_answer(q, &r);
         return;
@@ -183,11 +184,11 @@ static void product_serve(struct app_worker *aw, struct app_req *q)
     p->aw = aw;
     p->q = q;
     q->state = p;
-    struct gateway *g = aw->gateway;
+    struct gateway *g = gateway_of(aw);
     p->call.method = "GET";
     p->call.path = g->catalog_path;
     if (q->tr.valid)
-        trace_format_outbound(&q->tr, q->span, handlers_rand(&aw->rng) | 1, p->call.extra, sizeof(p->call.extra));
+        trace_format_outbound(&q->tr, q->span, rng_next(&aw->rng) | 1, p->call.extra, sizeof(p->call.extra));
     p->call.done = on_call_done;
     p->call.ctx = p;
     conn_wait(q->conn, on_cancel, q); /* before the start: the answer may come inside */
@@ -195,7 +196,7 @@ static void product_serve(struct app_worker *aw, struct app_req *q)
     if (!upstream_start(g->up, g->catalog_up, &p->call, &res)) {
         char why[200];
         snprintf(why, sizeof(why), "catalog %s: %s", g->up->ups[g->catalog_up].name, upstream_result_text(res));
-        answer_text(p, 502, why);
+        answer_failed(p, 502, why);
     }
 }
 

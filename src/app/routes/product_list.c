@@ -4,13 +4,16 @@
  * without --catalog-url and --inventory-url).
  *
  * owns: the route's answers and its wait. never: the fan-out's calls or
- * their parsing (gateway.h), the upstream client (aw->up).
+ * their parsing (gateway.h), the upstream client (gateway_service.h).
  */
 #include "app.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#include "gateway.h"
+#include "config.h"
+#include "gateway_service.h"
+#include "trace_ids.h"
 
 static void release_json(void *arg, char *data)
 {
@@ -20,8 +23,8 @@ static void release_json(void *arg, char *data)
 static void answer(struct app_worker *aw, struct app_req *q, int status, char *json, size_t len, const char *why)
 {
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
-    handlers_products(&aw->env, &q->conn->http, status, json, len, why, &r, body, sizeof(body));
+    char body[ANSWER_BODY_MAX];
+    gateway_answer(&aw->env, &q->conn->http, status, json, len, why, &r, body, sizeof(body));
     if (status == 200)
         conn_answer(q->conn, &r, &(struct conn_body){.data = json, .release = release_json});
     else
@@ -44,26 +47,49 @@ static void on_cancel(struct conn *c, void *arg)
         gateway_cancel(q->state); /* clears q->state */
 }
 
+/* fanout=parallel|sequential (its query hook): rt->arg an enum fanout_mode. */
+static int products_query(const struct config *cfg, const char *q, size_t len, struct route_result *rt)
+{
+    const char *v;
+    size_t vlen;
+    rt->arg = FANOUT_DEFAULT;
+    int r = q ? route_query_param(q, len, "fanout", &v, &vlen) : 0;
+    if (r <= 0) {
+        if (r < 0)
+            rt->reason = "fanout: given more than once";
+        return r;
+    }
+    if (vlen == 8 && memcmp(v, "parallel", 8) == 0) {
+        rt->arg = FANOUT_PARALLEL;
+    } else if (vlen == 10 && memcmp(v, "sequential", 10) == 0) {
+        rt->arg = FANOUT_SEQUENTIAL;
+    } else {
+        rt->reason = "fanout: must be parallel or sequential";
+        return -1;
+    }
+    return 0;
+}
+
 /* 404 without the gateway; else serve fans out. */
-static enum handler_action products_answer(const struct handler_env *env, const struct http *h,
+static enum answer_action products_answer(const struct answer_env *env, const struct http *h,
                                            const struct route_result *rt, struct resp *r, char *body, size_t cap)
 {
     if (env->gateway)
-        return HANDLER_ROUTE;
-    handlers_text(r, 404, "not found: /api/products needs --catalog-url and --inventory-url\n",
-                  handlers_keep_alive(env, h));
-    return HANDLER_RESPOND;
+        return ANSWER_LATER;
+    answer_text(r, 404, "not found: /api/products needs --catalog-url and --inventory-url\n",
+                  answer_keep_alive(env, h));
+    return ANSWER_NOW;
 }
 
 static void products_serve(struct app_worker *aw, struct app_req *q)
 {
-    uint8_t mode = q->route.fanout;
-    bool sequential = mode == ROUTE_FANOUT_DEFAULT ? aw->cfg->fanout_sequential : mode == ROUTE_FANOUT_SEQUENTIAL;
+    uint32_t mode = q->route.arg;
+    bool sequential = mode == FANOUT_DEFAULT ? aw->cfg->fanout_sequential : mode == FANOUT_SEQUENTIAL;
     conn_wait(q->conn, on_cancel, q); /* before the start: done may run inside gateway_start() */
-    if (gateway_start(aw->gateway, sequential, &q->tr, q->span, handlers_rand(&aw->rng), on_done, q, &q->state))
+    if (gateway_start(gateway_of(aw), sequential, &q->tr, q->span, rng_next(&aw->rng), on_done, q, &q->state))
         return; /* answered in on_done(), maybe already */
     q->state = NULL;
     answer(aw, q, 503, NULL, 0, "out of memory for the fan-out; retry");
 }
 
-const struct app_route products_route = {.answer = products_answer, .serve = products_serve};
+const struct app_route products_route = {.query = products_query, .answer = products_answer, .serve = products_serve};

@@ -12,10 +12,8 @@
 #include <stdlib.h>
 
 #include "build_info.h"
-#include "gateway.h"
-#if PRIMED_HAVE_STORE
-#include "store.h"
-#endif
+#include "config.h"
+#include "metrics.h"
 
 /* /metrics bodies (64 KiB buffers) alive at once per worker, while their
  * clients read them; one more scrape on the worker gets a 503. */
@@ -33,6 +31,16 @@ static void release_body(void *arg, char *data)
     free(data);
 }
 
+/* The services' series, each service's own (services.h), in the table's order. */
+static void services_series(const void *ctx, struct metrics_out *o)
+{
+    const struct app *a = ctx;
+    each_service(sv) {
+        if ((*sv)->metrics)
+            (*sv)->metrics(a, o);
+    }
+}
+
 /* Every worker's counters, merged (cold: a scrape, not a request). */
 static int render(struct app_worker *aw, char **out)
 {
@@ -40,7 +48,7 @@ static int render(struct app_worker *aw, char **out)
     const struct config *cfg = aw->cfg;
     struct metrics *ms[CONFIG_WORKERS_MAX];
     for (unsigned i = 0; i < a->workers->n; i++)
-        ms[i] = &((struct app_worker *)a->w[i].app)->metrics;
+        ms[i] = app_metrics(a->w[i].app);
     struct metrics_info info = {
         .version = PRIMED_VERSION,
         .profile = PRIMED_PROFILE,
@@ -51,42 +59,26 @@ static int render(struct app_worker *aw, char **out)
         .queue_depth = dispatch_queue_depth(&aw->w->dispatch),
         .steal = aw->w->dispatch.steal,
         .start_time = a->start_time,
-        .upstream_names = {[METRICS_UP_CALLME] = cfg->callme.host[0] ? "callme" : NULL,
-                           [METRICS_UP_ZIPKIN] = cfg->zipkin.host[0] ? "zipkin" : NULL,
-                           [METRICS_UP_CATALOG] = aw->gateway ? "catalog" : NULL,
-                           [METRICS_UP_INVENTORY] = aw->gateway ? "inventory" : NULL},
-        .upstream_results = upstream_result_labels(),
-        .store = PRIMED_HAVE_STORE,
-        .gateway = aw->gateway != NULL,
+        .services = services_series,
+        .services_ctx = a,
     };
-#if PRIMED_HAVE_STORE
-    if (a->store)
-        info.store_dropped = store_dropped(a->store);
-#endif
-    if (aw->env.store_health) {
-        info.store_health = 1;
-        info.store_ready = handlers_store_ready(&aw->env);
-        for (unsigned k = 0; k < STORE_FAULT_N; k++)
-            info.store_failures[k] =
-                atomic_load_explicit(&aw->env.store_health->failures[k], memory_order_relaxed);
-    }
     return metrics_scrape(ms, a->workers->n, &info, out);
 }
 
 /* The answer: the rendered scrape of len bytes (len < 0: -errno), or busy
  * (too many scrape bodies alive on this worker). Pure. */
-static void scrape_answer(const struct handler_env *env, const struct http *h, const char *scrape, int len, bool busy,
+static void scrape_answer(const struct answer_env *env, const struct http *h, const char *scrape, int len, bool busy,
                           struct resp *r)
 {
-    bool ka = handlers_keep_alive(env, h);
+    bool ka = answer_keep_alive(env, h);
     if (busy) {
         /* clients that do not read their scrape hold its body: a cap keeps
          * memory bounded (SCRAPES_MAX x 64 KiB a worker) */
-        handlers_text(r, 503, "too many /metrics responses in flight on this worker; retry\n", ka);
+        answer_text(r, 503, "too many /metrics responses in flight on this worker; retry\n", ka);
         return;
     }
     if (len < 0) {
-        handlers_text(r, 500, "metrics unavailable\n", ka);
+        answer_text(r, 500, "metrics unavailable\n", ka);
         return;
     }
     *r = (struct resp){

@@ -112,10 +112,10 @@ static const char *parse_line(const char *line, size_t n, struct catalog_item *i
     }
     if (nf != 5)
         return "fewer than 5 TAB-separated fields (ID NAME DESCRIPTION PRICE QUANTITY)";
-    if (fl[0] == 0 || fl[0] > ROUTE_ITEM_MAX)
+    if (fl[0] == 0 || fl[0] > ITEM_ID_MAX)
         return "the id must be 1..32 bytes";
     for (size_t k = 0; k < fl[0]; k++)
-        if (!route_item_char(f[0][k]))
+        if (!item_id_char(f[0][k]))
             return "the id may hold only letters, digits, '.', '_' and '-'";
     if (fl[1] == 0 || fl[1] > CATALOG_NAME_MAX || !text_ok((const unsigned char *)f[1], fl[1]))
         return "the name must be 1..64 bytes of UTF-8 text";
@@ -229,7 +229,7 @@ int catalog_render(struct catalog *c)
     /* the bound: every byte of a name or description escaped */
     size_t cap = 3;
     for (unsigned i = 0; i < c->n; i++)
-        cap += sizeof("{\"itemId\":\"\",\"name\":\"\",\"description\":\"\",\"price\":},") + ROUTE_ITEM_MAX +
+        cap += sizeof("{\"itemId\":\"\",\"name\":\"\",\"description\":\"\",\"price\":},") + ITEM_ID_MAX +
                2 * (CATALOG_NAME_MAX + CATALOG_DESC_MAX) + CATALOG_PRICE_MAX;
     char *buf = malloc(cap);
     if (!buf)

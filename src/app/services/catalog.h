@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "route.h"
+#include "item_id.h"
 
 #define CATALOG_ITEMS_MAX 64           /* products per catalog */
 #define CATALOG_NAME_MAX  64           /* bytes of a name */
@@ -24,12 +24,12 @@
 #define CATALOG_FILE_MAX  (256 * 1024) /* a --catalog file */
 
 struct catalog_item {
-    char id[ROUTE_ITEM_MAX + 1]; /* 1..32 of [A-Za-z0-9._-]: it is a path segment */
+    char id[ITEM_ID_MAX + 1]; /* 1..32 of [A-Za-z0-9._-]: it is a path segment */
     char name[CATALOG_NAME_MAX + 1];
     char desc[CATALOG_DESC_MAX + 1];
     char price[CATALOG_PRICE_MAX + 1]; /* as given: digits, at most one '.' and 2 decimals: a JSON number */
     int64_t quantity;
-    char inventory[ROUTE_ITEM_MAX + 48]; /* its /api/inventory answer: {"itemId":"...","quantity":N} */
+    char inventory[ITEM_ID_MAX + 48]; /* its /api/inventory answer: {"itemId":"...","quantity":N} */
     uint8_t inventory_len;
 };
 

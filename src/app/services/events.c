@@ -28,11 +28,14 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "build_info.h"
 #include "clock.h"
+#include "config.h"
+#include "db.h"
 #include "log.h"
 #if PRIMED_HAVE_PG
 #include "pg.h"
@@ -217,3 +220,59 @@ void events_fini(struct events *ev)
 {
     objpool_fini(&ev->jobs);
 }
+
+/* ---- the events service (services.h) ------------------------------------ */
+
+/* The worker's events, into the store the store service opened (db.h). */
+static int events_service_init(struct app_worker *aw)
+{
+    struct app *a = aw->app;
+    struct worker *w = aw->w;
+    const struct db *d = db_of(a);
+    struct events *ev = calloc(1, sizeof(*ev));
+    if (!ev) {
+        snprintf(w->init_why, sizeof(w->init_why), "allocate the events: out of memory");
+        return -ENOMEM;
+    }
+    *ev = (struct events){.store = d ? d->sqlite : NULL, .pg = db_pg(aw), .health = d ? d->health : NULL,
+                          .next_id = &a->event_n, .pod = a->pod, .store_name = d ? d->name : "",
+                          .now_ms = &w->pool.now_ms, .timeout_ms = aw->cfg->db_timeout_ms, .worker = w->id,
+                          .inbox = {.io = &w->io}};
+    events_init(ev);
+    aw->service[SERVICE_EVENTS] = ev;
+    return 0;
+}
+
+/* after the store's connection is gone: nothing is out */
+static void events_service_fini(struct app_worker *aw)
+{
+    struct events *ev = events_of(aw);
+    if (ev)
+        events_fini(ev);
+}
+
+static void events_service_poll(struct app_worker *aw, bool second)
+{
+    events_poll(events_of(aw));
+    events_expire(events_of(aw));
+}
+
+static uint64_t events_service_next_deadline(struct app_worker *aw, uint64_t next)
+{
+    return events_next_deadline(events_of(aw), next);
+}
+
+/* events of requests whose clients went away are not back yet */
+static bool events_service_busy(struct app_worker *aw)
+{
+    return events_of(aw)->out != 0;
+}
+
+const struct app_service events_service = {
+    .name = "events",
+    .init = events_service_init,
+    .fini = events_service_fini,
+    .poll = events_service_poll,
+    .next_deadline = events_service_next_deadline,
+    .busy = events_service_busy,
+};

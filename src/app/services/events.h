@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "app.h"
 #include "objpool.h"
 #include "store.h"
 #include "timer.h"
@@ -45,6 +46,12 @@ struct events {
 };
 
 void events_init(struct events *ev);
+
+/* The worker's events (the events service's, services.h). */
+static inline struct events *events_of(struct app_worker *aw)
+{
+    return aw->service[SERVICE_EVENTS];
+}
 
 /* Stores an event (now, the pod); then(ctx, id, err) runs once it is
  * committed or failed. While it waits, *slot holds it (for events_cancel;

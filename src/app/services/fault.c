@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "route.h"
-
 /* pct of 2^64, for a comparison with a uniform 64-bit draw */
 static uint64_t cut_of(double pct)
 {
@@ -14,18 +12,18 @@ static uint64_t cut_of(double pct)
     return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
 }
 
-bool fault_init(struct fault *f, const struct config *cfg)
+bool fault_init(struct fault *f, unsigned delay_ms, double delay_pct, unsigned abort_status, double abort_pct)
 {
     memset(f, 0, sizeof(*f));
-    if (cfg->fault_delay_ms && cfg->fault_delay_pct > 0.0) {
-        f->delay_ms = cfg->fault_delay_ms;
-        f->delay_always = cfg->fault_delay_pct >= 100.0;
-        f->delay_cut = f->delay_always ? 0 : cut_of(cfg->fault_delay_pct);
+    if (delay_ms && delay_pct > 0.0) {
+        f->delay_ms = delay_ms;
+        f->delay_always = delay_pct >= 100.0;
+        f->delay_cut = f->delay_always ? 0 : cut_of(delay_pct);
     }
-    if (cfg->fault_abort && cfg->fault_abort_pct > 0.0) {
-        f->abort_status = (int)cfg->fault_abort;
-        f->abort_always = cfg->fault_abort_pct >= 100.0;
-        f->abort_cut = f->abort_always ? 0 : cut_of(cfg->fault_abort_pct);
+    if (abort_status && abort_pct > 0.0) {
+        f->abort_status = (int)abort_status;
+        f->abort_always = abort_pct >= 100.0;
+        f->abort_cut = f->abort_always ? 0 : cut_of(abort_pct);
     }
     return f->delay_ms || f->abort_status;
 }

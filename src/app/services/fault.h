@@ -3,7 +3,7 @@
  * delay before it is served, a share is answered with a status instead.
  *
  * Pure: fault_draw() decides from two random numbers the caller draws; the
- * caller (conn.c) holds the request on a timer of its ring, so no thread
+ * caller (fault_delay.c) holds the request on a timer of its worker, so no thread
  * blocks and the worker serves everything else meanwhile. As Envoy does,
  * delay and abort are drawn independently, and a request drawn for both is
  * delayed, then aborted. The probes (/healthz, /readyz) and /metrics are
@@ -15,8 +15,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
-
 struct fault {
     unsigned delay_ms;  /* 0: no delay */
     uint64_t delay_cut; /* a request is delayed when its draw is below, or always */
@@ -26,8 +24,10 @@ struct fault {
     bool abort_always;
 };
 
-/* From cfg's --fault-* values. Returns whether any fault is configured. */
-bool fault_init(struct fault *f, const struct config *cfg);
+/* From the --fault-* values: --fault-delay (ms) and its percentage,
+ * --fault-abort (a status, 0: none) and its percentage. Returns whether any
+ * fault is configured. */
+bool fault_init(struct fault *f, unsigned delay_ms, double delay_pct, unsigned abort_status, double abort_pct);
 
 /* For a request the faults apply to (applies: its path matched --fault-path
  * and its route is not ROUTE_F_QUIET: probes and /metrics are never held),

@@ -109,7 +109,7 @@ static void finish_ok(struct gateway_req *r)
         } else {
             memcpy(body + n, "null", 4);
             n += 4;
-            stats_add(&r->g->metrics->fallbacks, 1);
+            stats_add(&r->g->fallbacks, 1);
         }
         body[n++] = '}';
     }
@@ -224,7 +224,7 @@ static void on_catalog_done(struct upstream_call *call, enum upstream_result res
         finish_error(r, -n, why);
         return;
     }
-    size_t plen = strlen(g->inventory_path) + ROUTE_ITEM_MAX + 1;
+    size_t plen = strlen(g->inventory_path) + ITEM_ID_MAX + 1;
     r->text = malloc(len ? len : 1);
     r->items = calloc((size_t)n ? (size_t)n : 1, sizeof(*r->items));
     r->paths = malloc(((size_t)n ? (size_t)n : 1) * plen);

@@ -21,14 +21,14 @@
 #include <stdint.h>
 
 #include "json.h"
-#include "metrics.h"
+#include "stats.h"
 #include "trace.h"
 #include "upstream.h"
 
 #define GATEWAY_ITEMS_MAX 64  /* products of a catalog answer; more is a 502 */
 #define GATEWAY_AVAIL_MAX 512 /* an inventory answer passed on; longer is a fallback */
 
-/* One worker's gateway; set by the owner, none of it owned. */
+/* One worker's gateway; set by the owner, none of it owned but its counter. */
 struct gateway {
     struct upstream_client *up;
     unsigned catalog_up, inventory_up;      /* indices in up */
@@ -36,7 +36,7 @@ struct gateway {
     char inventory_path[URL_PATH_MAX + 64]; /* the inventory base's path + "/api/inventory/" */
     const uint64_t *now_ms;
     unsigned timeout_ms; /* the inventory calls' deadline, from the catalog's answer */
-    struct metrics *metrics;
+    mcounter fallbacks;  /* products answered with "availability": null (its own) */
 };
 
 struct gateway_req;

@@ -243,9 +243,9 @@ static bool object(struct scan *sc, unsigned depth, struct json_obj *top)
             size_t vn = sc->pos - vstart - 2;
             bool str = sc->s[vstart] == '"';
             top->id_not_string |= !str;
-            bool ok = str && vn >= 1 && vn <= ROUTE_ITEM_MAX;
+            bool ok = str && vn >= 1 && vn <= ITEM_ID_MAX;
             for (size_t k = 0; ok && k < vn; k++)
-                ok = route_item_char(v[k]);
+                ok = item_id_char(v[k]);
             top->has_id = ok;
             if (ok) {
                 memcpy(top->id, v, vn);

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "route.h"
+#include "item_id.h"
 
 #define JSON_DEPTH_MAX 16
 
@@ -25,7 +25,7 @@ struct json_obj {
     bool has_id;                 /* it has an "itemId" usable as a path segment (written without escapes) */
     bool id_not_string;          /* it has an "itemId" that is not a string (the contract's type) */
     bool has_availability;       /* it has a member "availability" (the gateway's to add) */
-    char id[ROUTE_ITEM_MAX + 1]; /* that id: a string of 1..32 of [A-Za-z0-9._-] */
+    char id[ITEM_ID_MAX + 1]; /* that id: a string of 1..32 of [A-Za-z0-9._-] */
 };
 
 /* The UTF-8 sequence at s[0, n) (n >= 1): its length with the code point in

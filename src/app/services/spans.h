@@ -6,6 +6,10 @@
  * batch leaves when SPANS_BATCH are pending or SPANS_FLUSH_MS after the first,
  * one export in flight per worker. A collector that is down or slow costs
  * spans, counted in metrics as dropped, never a request's latency.
+ *
+ * As a service (services.h, this file's one row): it adds the collector to
+ * the resolver and its pool to the worker's upstream client, hands the app
+ * its span function (app_worker.span), and writes primed_zipkin_spans_total.
  */
 #ifndef PRIMED_SPANS_H
 #define PRIMED_SPANS_H
@@ -13,7 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "metrics.h"
+#include "app.h"
+#include "stats.h"
 #include "upstream.h"
 #include "zipkin.h"
 
@@ -26,7 +31,6 @@ struct spans {
     /* set by the owner before spans_init(); not owned */
     struct upstream_client *client;
     unsigned up; /* the collector's index in client */
-    struct metrics *metrics;
     const uint64_t *now_ms;
     unsigned worker; /* for logs */
 
@@ -37,7 +41,14 @@ struct spans {
     unsigned in_flight; /* spans in the POST in flight, 0: none */
     uint64_t log_ms;    /* next time a failed export may be logged */
     struct upstream_call call;
+    mcounter sent, dropped; /* spans: primed_zipkin_spans_total */
 };
+
+/* The worker's exporter (the spans service's, services.h), or NULL: no --zipkin-url. */
+static inline struct spans *spans_of(struct app_worker *aw)
+{
+    return aw->service[SERVICE_SPANS];
+}
 
 /* Allocates the buffers. Returns 0 or -ENOMEM. */
 int spans_init(struct spans *s);

@@ -85,7 +85,7 @@ static void caller_start(int what)
     route_fixture_init();
     F.app.name = "caller";
     route_fixture_calls_out();
-    route_fixture_upstub(&callme, callme_answer, &F.cfg.callme, &F.app.callme_target, "/callme/ping");
+    route_fixture_upstub(&callme, callme_answer, &F.cfg.callme, "/callme/ping");
     route_fixture_start();
 }
 

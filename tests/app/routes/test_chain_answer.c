@@ -10,13 +10,13 @@
 #include "routes/chain.c"
 
 static _Atomic int draining;
-static struct handler_env env = {.draining = &draining, .app = "app", .pod = "pod-1", .ns = "ns"};
+static struct answer_env env = {.draining = &draining, .app = "app", .pod = "pod-1", .ns = "ns"};
 static const struct http h = {.req.keep_alive = true}; /* a request that may keep its connection */
 
 Test(chain, callme_names_its_event)
 {
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     callme_body(&env, &h, 42, &r, body, sizeof(body));
     cr_assert_eq(r.status, 200);
     cr_assert_str_eq(r.body, "app(id=42): pod-1 in ns\n");
@@ -25,10 +25,10 @@ Test(chain, callme_names_its_event)
 
 Test(chain, caller_answers_each_outcome)
 {
-    struct handler_env e = env;
+    struct answer_env e = env;
     e.callme = "callme:80";
     struct resp r;
-    char body[HANDLERS_BODY_MAX];
+    char body[ANSWER_BODY_MAX];
     const char *up = "callme(id=9): pod-2 in ns2\n";
     caller_body(&e, &h, 4, UPSTREAM_OK, 0, NULL, 200, up, strlen(up), &r, body, sizeof(body));
     cr_assert_eq(r.status, 200);
@@ -57,7 +57,7 @@ Test(chain, caller_answers_each_outcome)
         cr_assert(r.keep_alive, "an upstream's failure is not the client's: keep the connection");
     }
     /* an answer that would not fit the inline body is refused, never cut */
-    char big[HANDLERS_BODY_MAX];
+    char big[ANSWER_BODY_MAX];
     memset(big, 'x', sizeof(big));
     caller_body(&e, &h, 6, UPSTREAM_OK, 0, NULL, 200, big, sizeof(big) - 20, &r, body, sizeof(body));
     cr_assert_eq(r.status, 502);

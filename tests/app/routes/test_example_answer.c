@@ -11,7 +11,7 @@ Test(example, counts_and_failure_closes)
 {
     static _Atomic int draining;
     static _Atomic uint64_t n;
-    struct handler_env env = {.draining = &draining, .example_n = &n};
+    struct answer_env env = {.draining = &draining, .example_n = &n};
     struct http h = {.req.keep_alive = true};
     static const struct {
         int result, status;
@@ -24,7 +24,7 @@ Test(example, counts_and_failure_closes)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct resp r;
-        char body[HANDLERS_BODY_MAX];
+        char body[ANSWER_BODY_MAX];
         example_answer(&env, &h, cases[i].result, &r, body, sizeof(body));
         cr_assert_eq(r.status, cases[i].status, "case %zu", i);
         cr_assert_str_eq(r.body, cases[i].body, "case %zu", i);

@@ -5,6 +5,12 @@
 
 #include "config.h"
 #include "fault.h"
+
+/* fault_init() from a config's --fault-* values, as the fault delay service calls it. */
+static bool fault_init_cfg(struct fault *f, const struct config *c)
+{
+    return fault_init(f, c->fault_delay_ms, c->fault_delay_pct, c->fault_abort, c->fault_abort_pct);
+}
 #include "route.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -24,10 +30,10 @@ Test(fault, none_configured)
     struct config c;
     config_defaults(&c);
     struct fault f;
-    cr_assert(!fault_init(&f, &c));
+    cr_assert(!fault_init_cfg(&f, &c));
     c.fault_delay_ms = 100;
     c.fault_delay_pct = 0;
-    cr_assert(!fault_init(&f, &c), "0 % is no fault");
+    cr_assert(!fault_init_cfg(&f, &c), "0 % is no fault");
 }
 
 Test(fault, always_and_exempt_routes)
@@ -37,7 +43,7 @@ Test(fault, always_and_exempt_routes)
     c.fault_delay_ms = 250;
     c.fault_abort = 503;
     struct fault f;
-    cr_assert(fault_init(&f, &c));
+    cr_assert(fault_init_cfg(&f, &c));
     unsigned d;
     int a;
     fault_draw(&f, true, UINT64_MAX, UINT64_MAX, &d, &a);
@@ -64,7 +70,7 @@ static void shares(double pct, double apct, unsigned n, double *dshare, double *
     c.fault_abort = 500;
     c.fault_abort_pct = apct;
     struct fault f;
-    fault_init(&f, &c);
+    fault_init_cfg(&f, &c);
     unsigned nd = 0, na = 0, nb = 0;
     for (unsigned i = 0; i < n; i++) {
         unsigned d;

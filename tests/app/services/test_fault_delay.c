@@ -6,10 +6,15 @@
  * and /metrics are never faulted.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
+#include "fault_delay.h"
 #include "route_fixture.h"
+
+/* the worker's fault delay service (faults configured) */
+#define FD ((struct fault_delay *)F.aw->service[SERVICE_FAULT_DELAY])
 
 static void start(unsigned delay_ms, int abort_status)
 {
@@ -44,7 +49,7 @@ Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = 
     route_feed(5, GET("/ping"));
     conn_expect_waiting(&P, &S, 5);
     cr_assert(!S.fd[5].send_armed, "held: nothing goes out");
-    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
+    cr_assert_eq(atomic_load(&FD->delayed), 1);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 1);
     cr_assert_eq(app_worker_hooks.next_deadline(&F.w, UINT64_MAX), P.now_ms + 500 + 1,
                  "its timer is the delay (+ 1 ms: the clock is floored to whole ms)");
@@ -66,7 +71,7 @@ Test(hold, held_by_a_delay_is_answered_at_its_end, .init = setup_delay, .fini = 
     pool_fixture_tick(&F, 100);
     route_drain(6);
     cr_assert_eq(io_script_count(S.fd[6].out, "HTTP/1.1 200 OK"), 2, "%s", S.fd[6].out);
-    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 2);
+    cr_assert_eq(atomic_load(&FD->delayed), 2);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_200]), 2);
 }
@@ -120,8 +125,8 @@ Test(hold, abort_answers_the_code, .init = setup_abort, .fini = route_fixture_st
     cr_assert(strstr(o, "\r\n\r\nfault filter abort"), "Envoy's body: %s", o);
     cr_assert(strstr(o, "\r\n\r\nok\n"), "/healthz is never faulted: %s", o);
     cr_assert_eq(io_script_count(o, "fault filter abort"), 1, "/metrics is never faulted either");
-    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_ABORT]), 1);
-    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 0);
+    cr_assert_eq(atomic_load(&FD->aborted), 1);
+    cr_assert_eq(atomic_load(&FD->delayed), 0);
     cr_assert_eq(atomic_load(&M.requests[ROUTE_PING][STATUS_IDX_503]), 1);
     cr_assert(S.fd[5].recv_armed && !S.fd[5].closed, "an abort keeps the connection");
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
@@ -136,7 +141,7 @@ Test(hold, delay_then_abort, .init = setup_both, .fini = route_fixture_stop)
     route_drain(5);
     cr_assert(strstr(S.fd[5].out, "HTTP/1.1 503 "), "then aborted: %s", S.fd[5].out);
     cr_assert(strstr(S.fd[5].out, "fault filter abort"));
-    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_DELAY]), 1);
-    cr_assert_eq(atomic_load(&M.faults[METRICS_FAULT_ABORT]), 1);
+    cr_assert_eq(atomic_load(&FD->delayed), 1);
+    cr_assert_eq(atomic_load(&FD->aborted), 1);
     cr_assert_eq(atomic_load(&M.conn.in_flight), 0);
 }

@@ -117,8 +117,8 @@ static void gw_up(enum io_kind kind, unsigned conns, unsigned timeout_ms)
         cr_skip_test("backend %d unavailable: %s", kind, strerror(-r));
     cr_assert_eq(upstub_start(&cat, catalog_answer, NULL), 0);
     cr_assert_eq(upstub_start(&inv, inventory_answer, NULL), 0);
-    cat_up = uphost_add(&h, cat.port, "/", METRICS_UP_CATALOG);
-    inv_up = uphost_add(&h, inv.port, "/", METRICS_UP_INVENTORY);
+    cat_up = uphost_add(&h, cat.port, "/");
+    inv_up = uphost_add(&h, inv.port, "/");
     cr_assert(cat_up >= 0 && inv_up >= 0);
     cr_assert_eq(uphost_ready(&h), 0);
     memset(&g, 0, sizeof(g));
@@ -129,7 +129,6 @@ static void gw_up(enum io_kind kind, unsigned conns, unsigned timeout_ms)
     snprintf(g.inventory_path, sizeof(g.inventory_path), "/api/inventory/");
     g.now_ms = &h.now_ms;
     g.timeout_ms = timeout_ms;
-    g.metrics = &h.m;
 }
 
 static void gw_down(void)
@@ -217,9 +216,9 @@ static void answers_in_catalog_order(enum io_kind kind, bool sequential)
     } else {
         cr_assert_geq(inv.max_pending, 2, "parallel: the calls overlap (%u at most)", inv.max_pending);
     }
-    cr_assert_eq(h.m.upstream[METRICS_UP_CATALOG].calls[UPSTREAM_OK], 1);
-    cr_assert_eq(h.m.upstream[METRICS_UP_INVENTORY].calls[UPSTREAM_OK], 4);
-    cr_assert_eq(h.m.fallbacks, 0);
+    cr_assert_eq(h.stats[cat_up].calls[UPSTREAM_OK], 1);
+    cr_assert_eq(h.stats[inv_up].calls[UPSTREAM_OK], 4);
+    cr_assert_eq(g.fallbacks, 0);
     gw_down();
 }
 
@@ -264,8 +263,8 @@ static void silent_item_is_null_at_the_deadline(enum io_kind kind)
              "{\"itemId\":\"a4\",\"name\":\"D\",\"availability\":%s}]",
              avail("a1"), avail("a2"), avail("a4"));
     expect_body(want);
-    cr_assert_eq(h.m.fallbacks, 1);
-    cr_assert_eq(h.m.upstream[METRICS_UP_INVENTORY].calls[UPSTREAM_TIMEOUT], 1);
+    cr_assert_eq(g.fallbacks, 1);
+    cr_assert_eq(h.stats[inv_up].calls[UPSTREAM_TIMEOUT], 1);
     gw_down();
 }
 
@@ -298,7 +297,7 @@ static void deadline_is_shared(enum io_kind kind)
                                "{\"itemId\":\"a4\",\"name\":\"D\",\"availability\":null}]";
     expect_body(want);
     cr_assert_eq(inv.requests, 1, "the products whose turn comes after the deadline are not called");
-    cr_assert_eq(h.m.fallbacks, 4);
+    cr_assert_eq(g.fallbacks, 4);
     gw_down();
 }
 
@@ -385,7 +384,7 @@ static void catalog_failures(enum io_kind kind)
     cr_assert(uphost_run(&h, is_done, &out, 3000));
     cr_assert_eq(out.status, 200, "%s", out.why);
     cr_assert_eq(inv.requests, 64);
-    cr_assert_eq(h.m.fallbacks, 0);
+    cr_assert_eq(g.fallbacks, 0);
     cr_assert(memmem(out.body, out.len, "{\"itemId\":\"p63\",\"name\":\"P\",\"availability\":{\"itemId\":\"p63\"", 57));
     gw_down();
 }
@@ -456,7 +455,7 @@ static void cancel_mid_fanout(enum io_kind kind, bool sequential, bool in_catalo
         cr_assert_eq(uphost_conns(&h, (unsigned)cat_up), cat.open, "the catalog's answered connection is pooled");
         cr_assert_eq(cat.open, 1);
     }
-    cr_assert_eq(h.m.fallbacks, 0);
+    cr_assert_eq(g.fallbacks, 0);
     gw_down();
 }
 
@@ -514,7 +513,7 @@ static void inventory_bounds(enum io_kind kind)
              avail("a1"), obj512);
     expect_body(want);
     cr_assert_eq(inv.requests, 6, "an object without itemId is not called");
-    cr_assert_eq(h.m.fallbacks, 5);
+    cr_assert_eq(g.fallbacks, 5);
     gw_down();
 }
 

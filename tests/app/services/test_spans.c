@@ -27,7 +27,7 @@ static void start(int what)
     coll_what = what;
     route_fixture_init();
     route_fixture_calls_out();
-    route_fixture_upstub(&coll, collector_answer, &F.cfg.zipkin, &F.app.zipkin_target, "/api/v2/spans");
+    route_fixture_upstub(&coll, collector_answer, &F.cfg.zipkin, "/api/v2/spans");
     route_fixture_start();
 }
 
@@ -39,7 +39,7 @@ static void teardown(void)
 
 static bool exported(void *ctx)
 {
-    return atomic_load(&M.spans_sent) + atomic_load(&M.spans_dropped) > 0;
+    return atomic_load(&spans_of(F.aw)->sent) + atomic_load(&spans_of(F.aw)->dropped) > 0;
 }
 
 Test(spans, a_sampled_request_s_span_is_posted_after_the_flush_time, .fini = teardown)
@@ -49,14 +49,14 @@ Test(spans, a_sampled_request_s_span_is_posted_after_the_flush_time, .fini = tea
     route_feed(5, GET("/callme/ping")); /* starts a sampled trace */
     route_feed(5, GET("/callme/ping"));
     pool_fixture_send(&F, 5, SIZE_MAX);
-    cr_assert_eq(F.aw->spans->n, 2u, "two SERVER spans wait for their batch");
+    cr_assert_eq(spans_of(F.aw)->n, 2u, "two SERVER spans wait for their batch");
     pool_fixture_tick(&F, SPANS_FLUSH_MS - 1);
-    cr_assert_eq(F.aw->spans->in_flight, 0u, "not before the flush time");
+    cr_assert_eq(spans_of(F.aw)->in_flight, 0u, "not before the flush time");
     pool_fixture_tick(&F, 1);
-    cr_assert_eq(F.aw->spans->in_flight, 2u, "one batch of both");
+    cr_assert_eq(spans_of(F.aw)->in_flight, 2u, "one batch of both");
     cr_assert(pool_fixture_run(&F, exported, NULL, 3000), "no export within 3 s");
-    cr_assert_eq(atomic_load(&M.spans_sent), 2);
-    cr_assert_eq(atomic_load(&M.spans_dropped), 0);
+    cr_assert_eq(atomic_load(&spans_of(F.aw)->sent), 2);
+    cr_assert_eq(atomic_load(&spans_of(F.aw)->dropped), 0);
     cr_assert_eq(atomic_load(&coll.requests), 1);
     char path[96];
     cr_assert_str_eq(upstub_path(&coll, 0, path, sizeof(path)), "/api/v2/spans");
@@ -71,7 +71,7 @@ Test(spans, probes_and_unsampled_requests_make_none, .fini = teardown)
     route_feed(5, "GET /ping HTTP/1.1\r\nHost: t\r\n"
                   "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00\r\n\r\n");
     pool_fixture_send(&F, 5, SIZE_MAX);
-    cr_assert_eq(F.aw->spans->n, 0u);
+    cr_assert_eq(spans_of(F.aw)->n, 0u);
     pool_fixture_tick(&F, SPANS_FLUSH_MS);
     cr_assert(!pool_fixture_run(&F, exported, NULL, 200));
     cr_assert_eq(atomic_load(&coll.requests), 0);
@@ -85,8 +85,8 @@ Test(spans, a_collector_that_fails_drops_the_batch_once, .fini = teardown)
     pool_fixture_send(&F, 5, SIZE_MAX);
     pool_fixture_tick(&F, SPANS_FLUSH_MS);
     cr_assert(pool_fixture_run(&F, exported, NULL, 3000), "no export within 3 s");
-    cr_assert_eq(atomic_load(&M.spans_dropped), 1);
-    cr_assert_eq(atomic_load(&M.spans_sent), 0);
+    cr_assert_eq(atomic_load(&spans_of(F.aw)->dropped), 1);
+    cr_assert_eq(atomic_load(&spans_of(F.aw)->sent), 0);
     pool_fixture_tick(&F, 2 * SPANS_FLUSH_MS);
-    cr_assert_eq(F.aw->spans->n + F.aw->spans->in_flight, 0u, "never retried");
+    cr_assert_eq(spans_of(F.aw)->n + spans_of(F.aw)->in_flight, 0u, "never retried");
 }
