@@ -1,20 +1,23 @@
-/* app.h - what every route needs: the process's app (struct app), one
- * worker's app (struct app_worker), one request as the app sees it (struct
- * app_req), a route's module (struct app_route), and the app's ways to
- * answer; the hooks the core calls (struct worker_hooks, struct conn_app).
+/* app.h - what every route needs, and nothing more: the process's app
+ * (struct app), one worker's app (struct app_worker), one request as the
+ * app sees it (struct app_req), a route's module (struct app_route), the
+ * app's ways to answer (answer.h's words, app_answer, app_serve); the hooks
+ * the core calls (struct worker_hooks).
  *
  * The core knows no route: it hands each request head to the app (route
  * it), each complete request (answer, or wait) and each response (record
- * it): app.c. A route is a row of route.h's table and one file with its
- * struct app_route (docs/architecture.md, "Adding an asynchronous route"):
- * plain.c (the probes, /ping, the catalog service, unknown paths), example.c,
- * chain.c, product_list.c, product_item.c, scrape.c. Each answers now, or waits
- * through conn_wait() and answers through conn_answer(), on the connection's
- * own worker.
+ * it): app.c. A route is a row of route.h's table and one file of routes/
+ * with its struct app_route (docs/architecture.md, "Adding an asynchronous
+ * route"). Each answers now, or waits through conn_wait() and answers
+ * through conn_answer(), on the connection's own worker. What the routes
+ * use beyond a request is a service (services.h): a route includes the
+ * header of each service it uses (upstreams.h, events.h, gateway_service.h,
+ * catalog_service.h, db.h); a route that uses none (the probes, /ping) sees
+ * no upstream client, dispatch, store or config.
  *
  * owns: these types. never: a route's own types or state (its file's: lent
- * through app_req.state and app_worker.route_state), a service's (fault_delay.h,
- * events.h, gateway.h, spans.h: their headers).
+ * through app_req.state and app_worker.route_state), a service's (its
+ * file's: app.service[], app_worker.service[]).
  */
 #ifndef PRIMED_APP_H
 #define PRIMED_APP_H

@@ -24,8 +24,8 @@
  *           id is an unknown item: the route answers 404). One metrics label a row.
  *   MODULE  the route's struct app_route (app.h), in the route's own file
  *           (routes/): its query, answer and serve functions and its worker
- *           hooks (the small routes answered from what the process holds
- *           share routes/plain.c)
+ *           hooks (the probes, /ping and "other" share routes/plain.c, the
+ *           catalog service's two routes/catalog_api.c)
  *   FLAGS   ROUTE_F_*: what the app does around the route
  *   HELP    what --help says after the path: its query, the flag it needs
  *

@@ -32,14 +32,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "build_info.h"
 #include "clock.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
-#if PRIMED_HAVE_PG
-#include "pg.h"
-#endif
 
 #define CHUNK 64
 
@@ -56,7 +52,6 @@ void events_init(struct events *ev)
     timer_list_init(&ev->timers, 2);
 }
 
-#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
 static struct event_job *job_get(struct events *ev)
 {
     if (!ev->jobs.size)
@@ -90,70 +85,51 @@ static void on_committed(struct store_req *r)
     then(ctx, id, err);
 }
 
-/* Submits r to the worker's store: PostgreSQL's connection, else SQLite's
- * thread. Returns 0, or -errno (nothing queued). */
-static int submit(struct events *ev, struct store_req *r)
-{
-#if PRIMED_HAVE_PG
-    if (ev->pg)
-        return pgstore_submit(ev->pg, r);
-#endif
-#if PRIMED_HAVE_STORE
-    if (ev->store)
-        return store_submit(ev->store, r);
-#endif
-    return -ENOSYS;
-}
-#endif
-
 int events_store(struct events *ev, struct event_job **slot, events_done_fn *then, void *ctx)
 {
-#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
-    if (ev->store || ev->pg) {
-        int64_t time_ms = (int64_t)(clock_wall_us() / 1000u);
-#if PRIMED_HAVE_STORE
-        if (!ev->pg) {
-            struct store_req now = {.time_ms = time_ms, .pod = ev->pod};
-            int r = store_insert_now(ev->store, &now);
-            if (r != -EBUSY) {
-                if (r) {
-                    store_health_count(ev->health, r);
-                    return r;
-                }
-                then(ctx, now.id, 0);
-                return 0;
-            }
-        }
-#endif
-        struct event_job *j = job_get(ev);
-        if (!j)
-            return -ENOMEM;
-        j->slot = slot;
-        j->then = then;
-        j->ctx = ctx;
-        j->req.done = on_committed;
-        j->req.inbox = &ev->inbox;
-        j->req.time_ms = time_ms;
-        j->req.deadline_ms = *ev->now_ms + ev->timeout_ms;
-        j->req.pod = ev->pod;
-        int r = submit(ev, &j->req);
-        if (r) {
-            job_put(ev, j);
-            if (ev->health)
-                store_health_count(ev->health, r);
-            return r;
-        }
-        *slot = j;
-        ev->out++;
-        timer_init(&j->deadline);
-        if (!ev->pg)
-            timer_add(&ev->timers, &j->deadline, j->req.deadline_ms);
+    const struct store_ops *ops = ev->ops;
+    if (!ops) {
+        /* no store: the id is the answer, at once */
+        uint64_t id = atomic_fetch_add_explicit(ev->next_id, 1, memory_order_relaxed) + 1;
+        then(ctx, id, 0);
         return 0;
     }
-#endif
-    /* no store: the id is the answer, at once */
-    uint64_t id = atomic_fetch_add_explicit(ev->next_id, 1, memory_order_relaxed) + 1;
-    then(ctx, id, 0);
+    int64_t time_ms = (int64_t)(clock_wall_us() / 1000u);
+    if (ops->insert_now) {
+        struct store_req now = {.time_ms = time_ms, .pod = ev->pod};
+        int r = ops->insert_now(ev->conn, &now);
+        if (r != -EBUSY) {
+            if (r) {
+                store_health_count(ev->health, r);
+                return r;
+            }
+            then(ctx, now.id, 0);
+            return 0;
+        }
+    }
+    struct event_job *j = job_get(ev);
+    if (!j)
+        return -ENOMEM;
+    j->slot = slot;
+    j->then = then;
+    j->ctx = ctx;
+    j->req.done = on_committed;
+    j->req.inbox = &ev->inbox;
+    j->req.time_ms = time_ms;
+    j->req.deadline_ms = *ev->now_ms + ev->timeout_ms;
+    j->req.pod = ev->pod;
+    int r = ops->submit(ev->conn, &j->req);
+    if (r) {
+        job_put(ev, j);
+        if (ev->health)
+            store_health_count(ev->health, r);
+        return r;
+    }
+    *slot = j;
+    ev->out++;
+    timer_init(&j->deadline);
+    if (ops->timed_out)
+        timer_add(&ev->timers, &j->deadline, j->req.deadline_ms);
     return 0;
 }
 
@@ -167,14 +143,9 @@ void events_cancel(struct event_job **slot)
 
 unsigned events_poll(struct events *ev)
 {
-#if PRIMED_HAVE_STORE
-    return store_inbox_poll(&ev->inbox);
-#else
-    return 0;
-#endif
+    return ev->ops && ev->ops->poll ? ev->ops->poll(&ev->inbox) : 0;
 }
 
-#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
 /* timer_fire_fn: an event is not committed after --db-timeout. */
 static void on_deadline(struct timer *t, void *arg)
 {
@@ -188,27 +159,19 @@ static void on_deadline(struct timer *t, void *arg)
     struct store_health *h = ev->health;
     if (h) {
         store_health_count(h, -ETIMEDOUT);
-        /* SQLite (PostgreSQL's events have no timer): the store thread did
+        /* a backend that keeps no deadline of its own (SQLite's thread) did
          * not commit in time, so it cannot commit now, until one succeeds */
         if (!atomic_load_explicit(&h->down, memory_order_relaxed))
             log_msg("worker %u: event store %s: no commit within %u ms (--db-timeout); /readyz 503 until a "
                     "commit succeeds", ev->worker, ev->store_name, ev->timeout_ms);
-#if PRIMED_HAVE_STORE
-        if (ev->store)
-            store_timed_out(ev->store); /* wakes its thread: it probes while down */
-        else
-#endif
-            store_health_down(h, -ETIMEDOUT);
+        ev->ops->timed_out(ev->conn); /* SQLite's wakes its thread: it probes while down */
     }
     j->then(j->ctx, 0, -ETIMEDOUT);
 }
-#endif
 
 void events_expire(struct events *ev)
 {
-#if PRIMED_HAVE_STORE || PRIMED_HAVE_PG
     timer_expire(&ev->timers, *ev->now_ms, on_deadline, ev);
-#endif
 }
 
 uint64_t events_next_deadline(const struct events *ev, uint64_t none)
@@ -234,7 +197,9 @@ static int events_service_init(struct app_worker *aw)
         snprintf(w->init_why, sizeof(w->init_why), "allocate the events: out of memory");
         return -ENOMEM;
     }
-    *ev = (struct events){.store = d ? d->sqlite : NULL, .pg = db_pg(aw), .health = d ? d->health : NULL,
+    const struct store_ops *ops = NULL;
+    void *conn = db_conn(aw, &ops);
+    *ev = (struct events){.ops = ops, .conn = conn, .health = d ? d->health : NULL,
                           .next_id = &a->event_n, .pod = a->pod, .store_name = d ? d->name : "",
                           .now_ms = &w->pool.now_ms, .timeout_ms = aw->cfg->db_timeout_ms, .worker = w->id,
                           .inbox = {.io = &w->io}};

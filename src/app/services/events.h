@@ -5,7 +5,7 @@
  * its request when the client goes away before the commit), their deadlines,
  * the worker's store inbox. never: a request, a connection or an answer (the
  * caller hands a slot and a done function, and answers from there), the
- * store's connection (the app's: store.h, pg.h).
+ * store's connection (the store service's: db.h), which backend it is.
  */
 #ifndef PRIMED_EVENTS_H
 #define PRIMED_EVENTS_H
@@ -18,7 +18,6 @@
 #include "store.h"
 #include "timer.h"
 
-struct pgstore;
 struct event_job;
 
 /* Runs once ctx's event is committed (err 0, id set) or failed (-errno:
@@ -29,8 +28,8 @@ typedef void events_done_fn(void *ctx, uint64_t id, int err);
 /* One worker's events. The owner sets the fields down to "its own" before
  * events_init(); none of those is owned. */
 struct events {
-    struct store *store;         /* the SQLite store, or NULL */
-    struct pgstore *pg;          /* the worker's PostgreSQL connection, or NULL (neither: ids from next_id) */
+    const struct store_ops *ops; /* the worker's backend (store.h, chosen by db.c), or NULL: ids from next_id */
+    void *conn;                  /* its connection: SQLite's store, or the worker's PostgreSQL one */
     struct store_health *health; /* the store's, or NULL */
     _Atomic uint64_t *next_id;   /* process-wide ids without a store */
     const char *pod;             /* each event's pod; lives as long as the process */
@@ -41,7 +40,7 @@ struct events {
     /* its own */
     struct store_inbox inbox;  /* events committed for this worker (its io: the owner's, set before the first submit) */
     struct objpool jobs;       /* events until their commit */
-    struct timer_list timers;  /* their --db-timeout deadlines (SQLite's: PostgreSQL keeps its own) */
+    struct timer_list timers;  /* their --db-timeout deadlines, where the backend has timed_out */
     unsigned out;              /* events submitted and not yet back: the worker does not exit while any is out */
 };
 
@@ -62,9 +61,9 @@ int events_store(struct events *ev, struct event_job **slot, events_done_fn *the
 void events_cancel(struct event_job **slot);
 /* Runs then for the events committed for this worker. Returns how many. */
 unsigned events_poll(struct events *ev);
-/* Runs then with -ETIMEDOUT for SQLite's events not committed --db-timeout
- * after their submit (PostgreSQL's connection answers its own by then:
- * pg.h). */
+/* Runs then with -ETIMEDOUT for the events not committed --db-timeout after
+ * their submit, where the backend keeps no deadline of its own
+ * (store_ops.timed_out set: SQLite's). */
 void events_expire(struct events *ev);
 /* The next such deadline, or none. */
 uint64_t events_next_deadline(const struct events *ev, uint64_t none);

@@ -15,6 +15,9 @@
 #include "log.h"
 #include "metrics.h"
 #include "resolver.h"
+#if PRIMED_HAVE_STORE
+#include "sqlite.h"
+#endif
 #if PRIMED_HAVE_PG
 #include "pg.h"
 #endif
@@ -144,6 +147,26 @@ static uint64_t db_next_deadline(struct app_worker *aw, uint64_t next)
 #define db_poll          NULL
 #define db_next_deadline NULL
 #endif
+
+void *db_conn(struct app_worker *aw, const struct store_ops **ops)
+{
+    const struct db *d = db_of(aw->app);
+    *ops = NULL;
+#if PRIMED_HAVE_PG
+    if (db_pg(aw)) {
+        *ops = &store_pg_ops;
+        return db_pg(aw);
+    }
+#endif
+#if PRIMED_HAVE_STORE
+    if (d && d->sqlite) {
+        *ops = &store_sqlite_ops;
+        return d->sqlite;
+    }
+#endif
+    (void)d;
+    return NULL;
+}
 
 bool db_ready(const struct db *d)
 {

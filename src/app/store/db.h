@@ -2,7 +2,8 @@
  * names (SQLite's file or :memory:, or PostgreSQL's conninfo), chosen here
  * and nowhere else; its lifecycle on the process (SQLite's connection and
  * thread) and on each worker (PostgreSQL's connection); whether it can
- * commit (/readyz); its series; its words of the ready line.
+ * commit (/readyz); its series; its words of the ready line. The backends
+ * themselves are store.h's ops (sqlite.c, pg.c).
  *
  * owns: the process's store (its state below) and each worker's PostgreSQL
  * connection. never: an event (events.h), a request.
@@ -45,6 +46,11 @@ static inline struct pgstore *db_pg(struct app_worker *aw)
 {
     return aw->service[SERVICE_STORE];
 }
+
+/* This worker's connection to the store and its backend's ops into *ops
+ * (the worker's PostgreSQL connection, or the process's SQLite store), or
+ * NULL and *ops NULL: no store (a test's app: ids without one). */
+void *db_conn(struct app_worker *aw, const struct store_ops **ops);
 
 /* The answer of a request whose event could not be stored: 503 naming the
  * store, what happened (err's kind, store.h) and the event's fate: "not

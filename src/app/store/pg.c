@@ -643,10 +643,10 @@ static void on_result(struct pgstore *p, PGresult *res)
         /* the SELECT of the schema version is the result before the prepare */
         if (i == p->version_at && PQntuples(res) == 1) {
             long v = strtol(PQgetvalue(res, 0, 0), NULL, 10);
-            if (v > PGSTORE_SCHEMA && !p->failed) {
+            if (v > STORE_SCHEMA && !p->failed) {
                 p->failed = true;
                 snprintf(p->why, sizeof(p->why), "schema_version %ld is newer than this binary's (%d)", v,
-                         PGSTORE_SCHEMA);
+                         STORE_SCHEMA);
             }
         }
         return;
@@ -976,3 +976,17 @@ uint64_t pgstore_next_deadline(const struct pgstore *p, uint64_t none)
     }
     return t && t < none ? t : none;
 }
+
+/* ---- the backend's ops (store.h) ----------------------------------------- */
+
+static int ops_submit(void *conn, struct store_req *r)
+{
+    return pgstore_submit(conn, r);
+}
+
+/* done runs on the worker, from pgstore_poll(): no inbox to poll; each event's
+ * deadline is the connection's own */
+const struct store_ops store_pg_ops = {
+    .name = "PostgreSQL",
+    .submit = ops_submit,
+};

@@ -45,7 +45,6 @@
 #define PGSTORE_QUEUE_MAX    8192 /* events waiting per worker before submits refuse (-EAGAIN) */
 #define PGSTORE_RETRY_MIN_MS 100
 #define PGSTORE_RETRY_MAX_MS 2000
-#define PGSTORE_SCHEMA       1 /* the schema_version this binary writes and reads */
 
 struct pgstore;
 

@@ -1,5 +1,6 @@
-/* store/sqlite.c - the event store (store.h): a bounded FIFO of events under one
- * mutex, drained by a store thread that owns the SQLite connection.
+/* sqlite.c - the SQLite backend of the event store (sqlite.h, store.h): a
+ * bounded FIFO of events under one mutex, drained by a store thread that
+ * owns the SQLite connection.
  *
  * Invariants: SQLite is called by the store thread, or, for an in-memory
  * database, by one worker at a time that found nothing queued and no one
@@ -15,7 +16,7 @@
  * databases (table locks, SQLITE_LOCKED).
  */
 #define _GNU_SOURCE
-#include "store.h"
+#include "sqlite.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -114,15 +115,15 @@ void store_timed_out(struct store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* While the store is down and nothing is queued: one small commit (a row of
- * store_probe rewritten), so readiness comes back by itself once the disk
+/* While the store is down and nothing is queued: one small commit (the row
+ * of schema_version rewritten), so readiness comes back by itself once the disk
  * has room again, without waiting for a request a not-ready pod is no
  * longer sent. */
 static void probe(struct store *s)
 {
     char sql[128];
-    snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO store_probe (k, at_ms) VALUES (1, %lld)",
-             (long long)(clock_wall_us() / 1000u));
+    snprintf(sql, sizeof(sql), "UPDATE schema_version SET applied_at = %lld WHERE version = %d",
+             (long long)(clock_wall_us() / 1000u), STORE_SCHEMA);
     /* a WAL that grew until the disk was full frees its space only through
      * a checkpoint that truncates it: the commits that would have run the
      * automatic one fail */
@@ -341,6 +342,18 @@ static void *store_main(void *arg)
 }
 
 /* err gets "event store PATH: WHY". Returns e. */
+/* Whether the database has the table name (a read, never a write: a
+ * read-only file of an existing store opens as it did). */
+static bool table_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *q = NULL;
+    bool found = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q,
+                                    NULL) == SQLITE_OK &&
+                 sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    return found;
+}
+
 static int fail(char *err, size_t errlen, int e, const char *path, const char *why)
 {
     snprintf(err, errlen, "event store %s: %s", path, why);
@@ -385,14 +398,32 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
                       SQLITE_OK)) ||
         exec(s->db, "CREATE TABLE IF NOT EXISTS event (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, "
                     "pod TEXT NOT NULL)") != SQLITE_OK ||
-        exec(s->db, "CREATE TABLE IF NOT EXISTS store_probe (k INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL)") !=
-            SQLITE_OK ||
+        (!table_exists(s->db, "schema_version") &&
+         (exec(s->db, "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL "
+                      "DEFAULT 0)") != SQLITE_OK ||
+          exec(s->db, "INSERT INTO schema_version (version) VALUES (1)") != SQLITE_OK)) ||
         sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert, NULL) !=
             SQLITE_OK) {
         r = fail(err, errlen, -EIO, path, sqlite3_errmsg(s->db));
         goto out;
     }
+    /* the probe's one-row table in the files written before schema_version
+     * (whose row the probe rewrites now); a file that cannot lose it keeps it */
+    if (table_exists(s->db, "store_probe"))
+        exec(s->db, "DROP TABLE store_probe");
     sqlite3_stmt *q = NULL;
+    long long version = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT max(version) FROM schema_version", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        version = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    q = NULL;
+    if (version > STORE_SCHEMA) {
+        char why[96];
+        snprintf(why, sizeof(why), "schema_version %lld is newer than this binary's (%d)", version, STORE_SCHEMA);
+        r = fail(err, errlen, -EPROTO, path, why);
+        goto out;
+    }
     s->next_id = 1;
     if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM event", -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW)
@@ -530,3 +561,28 @@ void store_close(struct store *s)
     free(s->batch);
     free(s);
 }
+
+/* ---- the backend's ops (store.h) ----------------------------------------- */
+
+static int ops_submit(void *conn, struct store_req *r)
+{
+    return store_submit(conn, r);
+}
+
+static int ops_insert_now(void *conn, struct store_req *r)
+{
+    return store_insert_now(conn, r);
+}
+
+static void ops_timed_out(void *conn)
+{
+    store_timed_out(conn);
+}
+
+const struct store_ops store_sqlite_ops = {
+    .name = "SQLite",
+    .submit = ops_submit,
+    .insert_now = ops_insert_now,
+    .poll = store_inbox_poll,
+    .timed_out = ops_timed_out,
+};

@@ -1,24 +1,28 @@
-/* store.h - the event store: rows (id, time, pod) in SQLite, the embedded
- * database of the caller/callme chain (the seed's in-memory H2).
+/* store.h - the event store's seam: what every backend takes and gives back
+ * (an event's request, a worker's inbox, the kinds of failure and the
+ * store's health), one ops struct a backend fills (struct store_ops), and
+ * the one schema every backend writes. Like core/io.h: one small interface,
+ * a backend a file (sqlite.c: SQLite's file or :memory:, the embedded
+ * database of the caller/callme chain; pg.c: PostgreSQL), chosen in one
+ * place (db.c, from --db).
  *
- * One store thread owns the SQLite connection and writes. A worker queues an
- * event (store_submit) and goes on serving; the store thread commits what
- * arrived while its previous commit ran as one transaction (group commit),
- * then hands each event back to its worker's inbox and wakes the worker,
- * which runs the event's done callback on its own thread (store_inbox_poll):
- * a request that stores an event is answered only once the event is
- * committed. No worker ever waits on a lock held across SQLite, or on a
- * disk. An in-memory database (the default: nothing to wait for) lets a
- * worker that finds the store idle insert its event itself instead
- * (store_insert_now), which saves the two wake-ups of the hand-over. Ids are unique and increasing across workers (assigned under the
- * queue's lock, in queue order) and, with a file, across restarts (seeded
- * from max(id)).
+ * An event is queued (submit) and the worker goes on serving; the backend
+ * commits it (SQLite's thread, or the worker's PostgreSQL connection in
+ * pipeline mode) and hands it back, and its done callback runs on the
+ * worker: a request that stores an event is answered only once the event is
+ * committed. No worker ever waits on a lock held across a database, or on a
+ * disk. Ids are unique and increasing across workers and restarts.
  *
  * Failures have kinds (STORE_FAULTS: disk full, read-only, ...), carried as
  * -errno to the answer; struct store_health says whether the store can
  * commit now (/readyz, /metrics): down from a failed commit (or a wait past
- * --db-timeout) until one succeeds, which, while nothing is queued, the
- * store thread's own probe commit finds out.
+ * --db-timeout) until one succeeds.
+ *
+ * The schema, the same in every backend: event (id, time_ms, pod); catalog
+ * and inventory (the products, written at start-up); schema_version
+ * (version, applied_at: STORE_SCHEMA, and a backend that finds a newer one
+ * refuses to start; its row is also what a probe or a set-up rewrites when
+ * it must write something).
  */
 #ifndef PRIMED_STORE_H
 #define PRIMED_STORE_H
@@ -158,62 +162,33 @@ static inline void store_health_count(struct store_health *h, int err)
     atomic_fetch_add_explicit(&h->failures[store_fault_of(err)], 1, memory_order_relaxed);
 }
 
-struct store;
+/* The schema version this binary writes and reads (schema_version). */
+#define STORE_SCHEMA 1
 
-/* Opens path (":memory:" for an in-memory database, else a file in WAL mode,
- * created if missing; sync: synchronous=NORMAL or FULL) and starts the store
- * thread; queue_cap events may wait at once (0: STORE_QUEUE_DEFAULT); the
- * store thread waits up to busy_ms for a lock another connection holds
- * (sqlite3_busy_timeout; 0: a commit that meets one fails at once). Returns
- * 0, or -errno with a one-line reason in err. */
-int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, unsigned busy_ms,
-               char *err, size_t errlen);
+/* One backend's operations on its connection (conn: SQLite's store, or one
+ * worker's PostgreSQL connection). */
+struct store_ops {
+    const char *name;
+    /* Queues r (its inbox, done, time_ms, deadline_ms and pod set). Returns
+     * 0 (r->done runs on r->inbox's worker once r is committed, or failed),
+     * or -errno (-EAGAIN: behind; r is the caller's again). */
+    int (*submit)(void *conn, struct store_req *r);
+    /* Stores r on the calling thread when that costs no wait (SQLite in
+     * memory, idle): 0 (committed: r->id set; done is not called), -errno
+     * (failed: nothing stored), -EBUSY (not now: submit it). NULL: never. */
+    int (*insert_now)(void *conn, struct store_req *r);
+    /* On the inbox's worker: runs done for the events handed back to it.
+     * Returns how many. NULL: the backend runs done on the worker itself. */
+    unsigned (*poll)(struct store_inbox *in);
+    /* A worker's wait for a commit ran out (--db-timeout; the worker keeps
+     * each event's deadline only where this is set). NULL: the backend
+     * bounds its own waits (PostgreSQL answers each event by its deadline). */
+    void (*timed_out)(void *conn);
+};
 
-/* Queues r (its inbox, done, time_ms and pod set); thread-safe, never blocks
- * on SQLite. Returns 0 (r->done will run on r->inbox's worker once r is
- * committed, or failed), or -EAGAIN when the queue is full (the store thread
- * is that far behind; r is the caller's again). */
-int store_submit(struct store *s, struct store_req *r);
-
-/* For an in-memory database only: when nothing is queued and no other
- * thread is inside SQLite, stores r on the calling thread, at once (one
- * autocommit INSERT, microseconds; never waits for a lock another thread
- * holds across SQLite). Returns 0 (committed: r->id set; done is not
- * called), -errno (the insert failed: nothing stored, counted as dropped), or
- * -EBUSY (not now, or a file: store_submit it). Saves the hand-over to the
- * store thread and back, two wake-ups, where there is no disk to wait for. */
-int store_insert_now(struct store *s, struct store_req *r);
-
-/* On the inbox's worker: runs done for every event handed back, in the order
- * they were committed. Returns how many. */
-unsigned store_inbox_poll(struct store_inbox *in);
-
-/* Rows in the database and their largest id, read by the store thread once
- * what was queued before is written. Returns 0 or -errno. Cold: tests and diagnostics. */
-int store_stats(struct store *s, uint64_t *rows, uint64_t *max_id);
-
-struct catalog;
-
-/* Replaces the catalog and inventory tables with c's products (one
- * transaction, run by the store thread), then reads them back into c, in
- * their order: what /api/catalog serves is what the database holds. Cold:
- * start-up. Returns 0, or -EIO with a one-line reason in err. */
-int store_catalog(struct store *s, struct catalog *c, char *err, size_t errlen);
-
-/* Events refused because the queue was full, and events whose commit failed. */
-uint64_t store_dropped(struct store *s);
-
-/* A worker's wait for a commit ran out (--db-timeout): the store is down
- * (-ETIMEDOUT) until a commit succeeds, and the store thread is woken, so
- * that with nothing queued it probes instead of sleeping on. Thread-safe;
- * takes the queue's lock for a moment (never held across SQLite). */
-void store_timed_out(struct store *s);
-
-/* The store's health (its commits; events.c adds the waits that ran out).
- * Lives as long as s. */
-struct store_health *store_health_of(struct store *s);
-
-/* Writes what is queued, stops the thread, closes the database. */
-void store_close(struct store *s);
+/* The backends this binary has (PRIMED_HAVE_STORE: sqlite.c; PRIMED_HAVE_PG:
+ * pg.c); db.c chooses. */
+extern const struct store_ops store_sqlite_ops;
+extern const struct store_ops store_pg_ops;
 
 #endif

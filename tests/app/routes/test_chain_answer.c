@@ -1,6 +1,6 @@
 /* test_chain_answer.c - src/app/routes/chain.c's answers, pure: /callme/ping names its
  * event, /caller/ping answers each way its call can end (its 404 without
- * --callme-url: test_handlers.c, through the table). Includes chain.c to reach its static answer functions (the
+ * --callme-url: test_answer.c, through the table). Includes chain.c to reach its static answer functions (the
  * app library's chain.o is then never linked: this file defines its
  * modules). */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* test_product.c - GET /api/products/{id} (src/app/routes/product_item.c) through the
+/* test_product_item.c - GET /api/products/{id} (src/app/routes/product_item.c) through the
  * app's hooks: the client's connection on the scripted backend
  * (tests/lib/pool_fixture.c), the route's calls on a real one (epoll) against
  * a scripted catalog and inventory on 127.0.0.1 (tests/lib/route_fixture.c). The

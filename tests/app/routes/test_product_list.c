@@ -1,4 +1,4 @@
-/* test_products.c - GET /api/products (src/app/routes/product_list.c) through the app's
+/* test_product_list.c - GET /api/products (src/app/routes/product_list.c) through the app's
  * hooks: the client's connection on the scripted backend
  * (tests/lib/pool_fixture.c), the gateway's calls on a real one (epoll)
  * against a scripted catalog and inventory on 127.0.0.1 (tests/lib/route_fixture.c).

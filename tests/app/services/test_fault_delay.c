@@ -1,4 +1,4 @@
-/* test_hold.c - --fault-delay and --fault-abort (src/app/services/fault_delay.c, fault.c's
+/* test_fault_delay.c - --fault-delay and --fault-abort (src/app/services/fault_delay.c, fault.c's
  * draws at 100 %) through the app's hooks over the scripted backend
  * (tests/lib/pool_fixture.c): a held request waits on the worker's own timer
  * while the others are served, is answered at its end (or aborted with

@@ -1,4 +1,4 @@
-/* test_pgstore.c - src/app/store/pg.c: which --db values are PostgreSQL,
+/* test_pg.c - src/app/store/pg.c: which --db values are PostgreSQL,
  * that a password never survives into what primed prints (the ready line,
  * logs, error bodies), the kind each error is answered as (store.h's
  * words), and the pipeline's events driven over a scripted libpq (the file

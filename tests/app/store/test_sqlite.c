@@ -1,4 +1,4 @@
-/* test_store.c - the event store over a real SQLite: in memory and in a WAL
+/* test_sqlite.c - the SQLite backend of the event store: in memory and in a WAL
  * file; an event comes back to its submitter only after its transaction
  * committed (the row is there when done runs), ids unique and increasing
  * across threads and continued across a reopen, a full queue refused, a
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "sqlite.h"
 
 /* A submitter: its inbox (polled, no io) and what came back. */
 struct sub {
@@ -394,4 +394,58 @@ Test(store, bad_path_is_a_clear_error)
     int r = store_open(&s, "/nonexistent-dir/x/events.db", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err));
     cr_assert_lt(r, 0);
     cr_assert(strstr(err, "/nonexistent-dir/x/events.db"), "error does not name the path: %s", err);
+}
+
+/* A value of the one-row answer of sql on the file path (-1: no row). */
+static long long one_value(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    long long v = -1;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void run_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+/* The schema PostgreSQL has: schema_version says STORE_SCHEMA; a file written
+ * before it (a store_probe table, no schema_version) opens with its events
+ * and gets it; a file of a newer schema is refused, saying so. */
+Test(store, one_schema_version_old_files_open_newer_refused)
+{
+    char dir[] = "/tmp/primed-store-XXXXXX", path[64], cmd[128];
+    tmp_db(dir, path, sizeof(path));
+    run_sql(path, "CREATE TABLE event (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, pod TEXT NOT NULL);"
+                  "CREATE TABLE store_probe (k INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL);"
+                  "INSERT INTO event (id, time_ms, pod) VALUES (41, 1, 'old');"
+                  "INSERT INTO store_probe (k, at_ms) VALUES (1, 1)");
+    struct sub b = {0};
+    char err[200] = "";
+    cr_assert_eq(store_open(&b.s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err)), 0, "%s", err);
+    struct store_req r;
+    cr_assert_eq(submit(&b, &r, 1), 0);
+    cr_assert_eq(r.id, 42, "the old file's events go on");
+    wait_back(&b, 1);
+    store_close(b.s);
+    cr_assert_eq(one_value(path, "SELECT max(version) FROM schema_version"), STORE_SCHEMA);
+    cr_assert_eq(one_value(path, "SELECT count(*) FROM sqlite_master WHERE name = 'store_probe'"), 0,
+                 "the probe's old table is gone: schema_version's row is the probe's");
+
+    run_sql(path, "INSERT INTO schema_version (version) VALUES (2)");
+    struct store *s = NULL;
+    int e = store_open(&s, path, STORE_SYNC_NORMAL, 0, 0, err, sizeof(err));
+    cr_assert_lt(e, 0, "a newer schema is refused");
+    cr_assert(strstr(err, "schema_version 2 is newer than this binary's (1)"), "%s", err);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -1,8 +1,11 @@
-/* test_handlers.c - what a request is answered at once, pure, so each answer
+/* test_answer.c - what a request is answered at once, pure, so each answer
  * is checked from a parsed request alone: the refusals, the plain routes
- * (src/app/routes/plain.c) and the gateway's that need no call, through the table
- * (app_answer_now); the answers the routes share (src/app/handlers.c); the
- * store's refusals (src/app/store/db.c).
+ * (src/app/routes/plain.c, catalog_api.c) and the gateway's that need no call,
+ * through the table (app_answer_now); the words the routes share
+ * (src/app/answer.c) and the extra headers; the trace ids
+ * (src/app/trace_ids.c); the services' own answers: the store's refusals
+ * (src/app/store/db.c), the gateway routes' (gateway_service.c), the
+ * fault abort's (fault_delay.c).
  * The chain's and /example's own answers: test_chain.c, test_example.c.
  */
 #include <criterion/criterion.h>
@@ -61,7 +64,7 @@ static struct http parsed(const char *req)
     return h;
 }
 
-Test(handlers, routes_each_path)
+Test(answer, routes_each_path)
 {
     static const struct {
         const char *req;
@@ -94,7 +97,7 @@ Test(handlers, routes_each_path)
     }
 }
 
-Test(handlers, draining_closes_and_readyz_says_so)
+Test(answer, draining_closes_and_readyz_says_so)
 {
     struct http h = parsed("GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
@@ -106,7 +109,7 @@ Test(handlers, draining_closes_and_readyz_says_so)
     cr_assert(!r.keep_alive);
 }
 
-Test(handlers, headers_carry_trace_and_revision)
+Test(answer, headers_carry_trace_and_revision)
 {
     struct http h = parsed("GET /healthz HTTP/1.1\r\nHost: a\r\n"
                            "traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
@@ -120,7 +123,7 @@ Test(handlers, headers_carry_trace_and_revision)
     cr_assert(strstr(extra, "K-Revision: r-1\r\n"));
 }
 
-Test(handlers, trace_starts_only_when_asked)
+Test(answer, trace_starts_only_when_asked)
 {
     struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct trace tr;
@@ -135,7 +138,7 @@ Test(handlers, trace_starts_only_when_asked)
     cr_assert_neq(span, 0);
 }
 
-Test(handlers, callme_waits_for_its_event)
+Test(answer, callme_waits_for_its_event)
 {
     struct http h = parsed("GET /callme/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
@@ -144,7 +147,7 @@ Test(handlers, callme_waits_for_its_event)
                  "its answer waits for the store (chain.c)");
 }
 
-Test(handlers, store_errors_name_the_store_and_say_nothing_was_stored)
+Test(answer, store_errors_name_the_store_and_say_nothing_was_stored)
 {
     struct http h = parsed("GET /callme/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
@@ -161,7 +164,7 @@ Test(handlers, store_errors_name_the_store_and_say_nothing_was_stored)
 /* Each kind has its own words, the same for either store; a full disk is
  * not an I/O error; the two kinds whose commit was sent say "not
  * confirmed", never "nothing was stored". */
-Test(handlers, store_errors_by_kind)
+Test(answer, store_errors_by_kind)
 {
     struct http h = parsed("GET /callme/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
@@ -195,7 +198,7 @@ Test(handlers, store_errors_by_kind)
 
 /* /readyz is 503 while the store cannot commit, with the reason, and 200
  * again once it can; PostgreSQL's workers must all be connected. */
-Test(handlers, readyz_follows_the_store)
+Test(answer, readyz_follows_the_store)
 {
     struct http h = parsed("GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
@@ -227,7 +230,7 @@ Test(handlers, readyz_follows_the_store)
     db.health = NULL;
 }
 
-Test(handlers, caller_needs_an_upstream)
+Test(answer, caller_needs_an_upstream)
 {
     struct http h = parsed("GET /caller/ping HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
@@ -239,7 +242,7 @@ Test(handlers, caller_needs_an_upstream)
     cr_assert_eq(app_answer_now(&with, &h, &rt, &r, body, sizeof(body)), ANSWER_LATER);
 }
 
-Test(handlers, gateway_routes)
+Test(answer, gateway_routes)
 {
     static struct catalog cat;
     catalog_builtin(&cat);
@@ -317,7 +320,7 @@ Test(handlers, gateway_routes)
     catalog_free(&cat);
 }
 
-Test(handlers, products_answers_each_outcome)
+Test(answer, products_answers_each_outcome)
 {
     struct answer_env with = env;
     with.gateway = true;
@@ -352,7 +355,7 @@ Test(handlers, products_answers_each_outcome)
     cr_assert_eq(body[r.body_len - 1], '\n');
 }
 
-Test(handlers, fault_abort_is_envoys_answer)
+Test(answer, fault_abort_is_envoys_answer)
 {
     struct http h = parsed("GET /api/inventory/1 HTTP/1.1\r\nHost: a\r\n\r\n");
     struct resp r;
