@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
-#include "store.h"
+#include "sqlite.h"
 
 static uint64_t now_ns(void)
 {

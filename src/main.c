@@ -11,7 +11,7 @@
 #include "build_info.h"
 #include "config.h"
 #include "log.h"
-#include "server.h"
+#include "process.h"
 
 /* What --version adds where no vector engine is built: other architectures
  * (arm64) run the scalar one (docs/prime.md). */

@@ -17,6 +17,7 @@
 #include "build_info.h"
 #include "log.h"
 #include "resp.h"
+#include "route.h"
 #include "upstream.h"
 
 /* What --fault-abort may answer: the statuses of resp.h's table from 400 up
@@ -433,11 +434,24 @@ void config_usage(int fd)
         char text[1024];
         write_wrapped(fd, meaning_text(o, text, sizeof(text)), 6);
     }
-    dprintf(fd, "\nEndpoints: GET|HEAD /example[?bits=N], /healthz, /readyz, /metrics, /ping,\n"
-                "           /callme/ping, /caller/ping (with --callme-url), /api/catalog,\n"
-                "           /api/inventory/ID, /api/products, /api/products/ID (with --catalog-url\n"
-                "           and --inventory-url); GET|HEAD|POST|PUT /echo (with --echo-route);\n"
-                "           OPTIONS on each, and OPTIONS *\n");
+    /* the route table's rows: methods (OPTIONS aside), path, what the row's HELP adds */
+    static const struct {
+        const char *path, *allow, *help;
+    } routes[] = {
+#define X_HELP(id, path, allow, module, flags, help) {path, allow, help},
+        ROUTES(X_HELP)
+#undef X_HELP
+    };
+    dprintf(fd, "\nEndpoints (each answers OPTIONS too, and so does OPTIONS *):\n");
+    static const char options[] = ", OPTIONS";
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+        if (!routes[i].allow)
+            continue; /* "other": the unknown paths */
+        size_t n = strlen(routes[i].allow), k = sizeof(options) - 1;
+        if (n >= k && strcmp(routes[i].allow + n - k, options) == 0)
+            n -= k;
+        dprintf(fd, "  %.*s %s%s\n", (int)n, routes[i].allow, routes[i].path, routes[i].help);
+    }
 }
 
 void config_usage_markdown(int fd)

@@ -6,7 +6,7 @@
  * owns: the one list of flags (CONFIG_FLAGS), from which come the struct, the
  * parser with its ranges, --help, README.md's flag table (--help-markdown)
  * and the ready line's settings. never: what a setting does (its users'), the
- * run-time facts the ready line adds (server.c: threads, CPUs, the backend).
+ * run-time facts the ready line adds (process.c: threads, CPUs, the backend).
  */
 #ifndef PRIMED_CONFIG_H
 #define PRIMED_CONFIG_H
@@ -67,7 +67,7 @@ enum config_kind {
  *                   (the noun of its error message), .choices, .check, .custom
  *   DEFAULT         what config_defaults() gives the flag's own parser; "" leaves the field zero
  *   SHOWN           the default cell when it is not DEFAULT itself: what zero means ("none")
- *   READY           its key on the ready line, or NULL where server.c writes what is in effect
+ *   READY           its key on the ready line, or NULL where process.c writes what is in effect
  *   MEANING         one paragraph, Markdown: `code` in backticks, which --help drops; the range of a
  *                   number is not typed here: --help and README.md append it from LO and HI
  */

@@ -43,6 +43,18 @@ static void merge_histo(struct histo *h, uint64_t *cum, uint64_t *sum, uint64_t 
     *count += ld(&h->count);
 }
 
+void metrics_histo_add(struct metrics_histo *v, struct histo *h)
+{
+    merge_histo(h, v->cum, &v->sum_ns, &v->count);
+}
+
+void metrics_histo_end(struct metrics_histo *v)
+{
+    for (int b = 1; b <= STATS_NBUCKETS; b++)
+        v->cum[b] += v->cum[b - 1];
+    v->count = v->cum[STATS_NBUCKETS];
+}
+
 void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v)
 {
     memset(v, 0, sizeof(*v));
@@ -61,16 +73,6 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
         v->accepts += ld(&m->conn.accepts);
         v->conns_open += atomic_load_explicit(&m->conn.conns_open, memory_order_relaxed);
         v->in_flight += atomic_load_explicit(&m->conn.in_flight, memory_order_relaxed);
-        for (int u = 0; u < METRICS_UPSTREAMS; u++) {
-            for (int r = 0; r < METRICS_UPSTREAM_RESULTS; r++)
-                v->upstream_calls[u][r] += ld(&m->upstream[u].calls[r]);
-            merge_histo(&m->upstream[u].seconds, v->up_bucket[u], &v->up_sum_ns[u], &v->up_count[u]);
-        }
-        v->spans_sent += ld(&m->spans_sent);
-        v->spans_dropped += ld(&m->spans_dropped);
-        for (int f = 0; f < METRICS_FAULTS; f++)
-            v->faults[f] += ld(&m->faults[f]);
-        v->fallbacks += ld(&m->fallbacks);
     }
     /* Buckets were summed per bucket; make them cumulative. The +Inf bucket
      * then equals the count of the same snapshot, by construction. */
@@ -82,11 +84,6 @@ void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v
     for (int b = 1; b <= STATS_NBUCKETS; b++)
         v->prime_bucket[b] += v->prime_bucket[b - 1];
     v->prime_count = v->prime_bucket[STATS_NBUCKETS];
-    for (int u = 0; u < METRICS_UPSTREAMS; u++) {
-        for (int b = 1; b <= STATS_NBUCKETS; b++)
-            v->up_bucket[u][b] += v->up_bucket[u][b - 1];
-        v->up_count[u] = v->up_bucket[u][STATS_NBUCKETS];
-    }
 }
 
 size_t metrics_escape(char *out, size_t cap, const char *s)
@@ -109,14 +106,7 @@ size_t metrics_escape(char *out, size_t cap, const char *s)
     return n;
 }
 
-struct out {
-    char *buf;
-    size_t cap, len;
-    int overflow;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+void metrics_put(struct metrics_out *o, const char *fmt, ...)
 {
     if (o->overflow)
         return;
@@ -131,19 +121,19 @@ static void put(struct out *o, const char *fmt, ...)
     o->len += (size_t)n;
 }
 
-static void put_histo(struct out *o, const char *name, const char *labels, const uint64_t *cum, uint64_t sum_ns,
+void metrics_put_histo(struct metrics_out *o, const char *name, const char *labels, const uint64_t *cum, uint64_t sum_ns,
                       uint64_t count)
 {
     const char *sep = labels[0] ? "," : "";
     for (int b = 0; b < STATS_NBUCKETS; b++)
-        put(o, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, sep, bounds[b], cum[b]);
-    put(o, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum[STATS_NBUCKETS]);
+        metrics_put(o, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, sep, bounds[b], cum[b]);
+    metrics_put(o, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum[STATS_NBUCKETS]);
     if (labels[0]) {
-        put(o, "%s_sum{%s} %.9f\n", name, labels, (double)sum_ns / 1e9);
-        put(o, "%s_count{%s} %" PRIu64 "\n", name, labels, count);
+        metrics_put(o, "%s_sum{%s} %.9f\n", name, labels, (double)sum_ns / 1e9);
+        metrics_put(o, "%s_count{%s} %" PRIu64 "\n", name, labels, count);
     } else {
-        put(o, "%s_sum %.9f\n", name, (double)sum_ns / 1e9);
-        put(o, "%s_count %" PRIu64 "\n", name, count);
+        metrics_put(o, "%s_sum %.9f\n", name, (double)sum_ns / 1e9);
+        metrics_put(o, "%s_count %" PRIu64 "\n", name, count);
     }
 }
 
@@ -168,7 +158,7 @@ static int stat_fields(const char *s, unsigned long *v, int n)
     return i;
 }
 
-static void put_process(struct out *o, const struct metrics_info *info)
+static void put_process(struct metrics_out *o, const struct metrics_info *info)
 {
     long tck = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
     unsigned long utime = 0, stime = 0, vsize = 0;
@@ -200,110 +190,46 @@ static void put_process(struct out *o, const struct metrics_info *info)
     struct rlimit rl = {0, 0};
     getrlimit(RLIMIT_NOFILE, &rl);
 
-    put(o,
+    metrics_put(o,
         "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
         "# TYPE process_cpu_seconds_total counter\n"
         "process_cpu_seconds_total %.2f\n",
         tck > 0 ? (double)(utime + stime) / (double)tck : 0.0);
-    put(o,
+    metrics_put(o,
         "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
         "# TYPE process_resident_memory_bytes gauge\n"
         "process_resident_memory_bytes %ld\n",
         rss * page);
-    put(o,
+    metrics_put(o,
         "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
         "# TYPE process_virtual_memory_bytes gauge\n"
         "process_virtual_memory_bytes %lu\n",
         vsize);
-    put(o,
+    metrics_put(o,
         "# HELP process_open_fds Number of open file descriptors.\n"
         "# TYPE process_open_fds gauge\n"
         "process_open_fds %ld\n",
         fds);
-    put(o,
+    metrics_put(o,
         "# HELP process_max_fds Maximum number of open file descriptors.\n"
         "# TYPE process_max_fds gauge\n"
         "process_max_fds %llu\n",
         (unsigned long long)rl.rlim_cur);
-    put(o,
+    metrics_put(o,
         "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
         "# TYPE process_start_time_seconds gauge\n"
         "process_start_time_seconds %.3f\n",
         info->start_time);
-    put(o,
+    metrics_put(o,
         "# HELP process_threads Number of OS threads in the process.\n"
         "# TYPE process_threads gauge\n"
         "process_threads %ld\n",
         threads);
 }
 
-static void put_upstreams(struct out *o, const struct metrics_view *v, const struct metrics_info *info)
-{
-    bool any = false;
-    for (int u = 0; u < METRICS_UPSTREAMS; u++)
-        any |= info->upstream_names[u] != NULL;
-    if (any && info->upstream_results) {
-        put(o, "# HELP primed_upstream_calls_total Calls to upstreams, by upstream role and how they ended.\n"
-               "# TYPE primed_upstream_calls_total counter\n");
-        for (int u = 0; u < METRICS_UPSTREAMS; u++)
-            for (int r = 0; info->upstream_names[u] && r < METRICS_UPSTREAM_RESULTS; r++)
-                put(o, "primed_upstream_calls_total{upstream=\"%s\",result=\"%s\"} %" PRIu64 "\n",
-                    info->upstream_names[u], info->upstream_results[r], v->upstream_calls[u][r]);
-        put(o, "# HELP primed_upstream_call_duration_seconds Time from a call's start to its end, any result.\n"
-               "# TYPE primed_upstream_call_duration_seconds histogram\n");
-        for (int u = 0; u < METRICS_UPSTREAMS; u++) {
-            if (!info->upstream_names[u])
-                continue;
-            char labels[64];
-            snprintf(labels, sizeof(labels), "upstream=\"%s\"", info->upstream_names[u]);
-            put_histo(o, "primed_upstream_call_duration_seconds", labels, v->up_bucket[u], v->up_sum_ns[u],
-                      v->up_count[u]);
-        }
-    }
-    put(o,
-        "# HELP primed_zipkin_spans_total Spans handed to the Zipkin exporter: sent (a 2xx answer) or dropped.\n"
-        "# TYPE primed_zipkin_spans_total counter\n"
-        "primed_zipkin_spans_total{result=\"sent\"} %" PRIu64 "\n"
-        "primed_zipkin_spans_total{result=\"dropped\"} %" PRIu64 "\n",
-        v->spans_sent, v->spans_dropped);
-    put(o,
-        "# HELP primed_faults_injected_total Requests held (--fault-delay) or answered (--fault-abort) by fault "
-        "injection.\n"
-        "# TYPE primed_faults_injected_total counter\n"
-        "primed_faults_injected_total{kind=\"delay\"} %" PRIu64 "\n"
-        "primed_faults_injected_total{kind=\"abort\"} %" PRIu64 "\n",
-        v->faults[METRICS_FAULT_DELAY], v->faults[METRICS_FAULT_ABORT]);
-    if (info->gateway)
-        put(o,
-            "# HELP primed_gateway_fallbacks_total Products /api/products answered with \"availability\": null "
-            "(their inventory call failed, timed out or answered no object).\n"
-            "# TYPE primed_gateway_fallbacks_total counter\n"
-            "primed_gateway_fallbacks_total %" PRIu64 "\n",
-            v->fallbacks);
-    if (info->store)
-        put(o,
-            "# HELP primed_store_events_dropped_total Events the store refused (queue full) or failed to insert.\n"
-            "# TYPE primed_store_events_dropped_total counter\n"
-            "primed_store_events_dropped_total %" PRIu64 "\n",
-            info->store_dropped);
-    if (info->store_health) {
-        put(o,
-            "# HELP primed_store_ready Whether the event store can commit (1; /readyz 200) or not (0: stalled, "
-            "unreachable, full, read-only; /readyz 503 until a commit succeeds).\n"
-            "# TYPE primed_store_ready gauge\n"
-            "primed_store_ready %d\n"
-            "# HELP primed_store_failures_total Requests answered 503 because of the event store, by kind.\n"
-            "# TYPE primed_store_failures_total counter\n",
-            info->store_ready);
-        for (unsigned k = 0; k < STORE_FAULT_N; k++)
-            put(o, "primed_store_failures_total{kind=\"%s\"} %" PRIu64 "\n", store_fault_label(k),
-                info->store_failures[k]);
-    }
-}
-
 int metrics_render(const struct metrics_view *v, const struct metrics_info *info, char *buf, size_t cap)
 {
-    struct out o = {buf, cap, 0, 0};
+    struct metrics_out o = {buf, cap, 0, 0};
     char e[6][128];
     metrics_escape(e[0], sizeof(e[0]), info->version);
     metrics_escape(e[1], sizeof(e[1]), info->profile);
@@ -311,75 +237,76 @@ int metrics_render(const struct metrics_view *v, const struct metrics_info *info
     metrics_escape(e[3], sizeof(e[3]), info->cc);
     metrics_escape(e[4], sizeof(e[4]), info->engine);
     metrics_escape(e[5], sizeof(e[5]), info->io);
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_build_info Build and run-time choices of this process.\n"
         "# TYPE primed_build_info gauge\n"
         "primed_build_info{version=\"%s\",profile=\"%s\",dispatch=\"%s\",cc=\"%s\",engine=\"%s\",io=\"%s\"} 1\n",
         e[0], e[1], e[2], e[3], e[4], e[5]);
 
-    put(&o, "# HELP primed_http_requests_total HTTP requests answered, by path and status code.\n"
+    metrics_put(&o, "# HELP primed_http_requests_total HTTP requests answered, by path and status code.\n"
             "# TYPE primed_http_requests_total counter\n");
     for (int r = 0; r < ROUTE__COUNT; r++)
         for (int s = 0; s < STATUS_IDX__COUNT; s++)
             if (v->requests[r][s])
-                put(&o, "primed_http_requests_total{path=\"%s\",code=\"%d\"} %" PRIu64 "\n",
+                metrics_put(&o, "primed_http_requests_total{path=\"%s\",code=\"%d\"} %" PRIu64 "\n",
                     route_name((enum route_id)r), codes[s], v->requests[r][s]);
 
-    put(&o, "# HELP primed_http_request_duration_seconds Time from a request's head being parsed to its response being "
+    metrics_put(&o, "# HELP primed_http_request_duration_seconds Time from a request's head being parsed to its response being "
             "queued.\n"
             "# TYPE primed_http_request_duration_seconds histogram\n");
     for (int r = 0; r < ROUTE__COUNT; r++) {
         char labels[64];
         snprintf(labels, sizeof(labels), "path=\"%s\"", route_name((enum route_id)r));
-        put_histo(&o, "primed_http_request_duration_seconds", labels, v->req_bucket[r], v->req_sum_ns[r],
+        metrics_put_histo(&o, "primed_http_request_duration_seconds", labels, v->req_bucket[r], v->req_sum_ns[r],
                   v->req_count[r]);
     }
 
-    put(&o, "# HELP primed_prime_duration_seconds CPU time of one prime generation on the thread that ran it (split: without the helpers' share).\n"
+    metrics_put(&o, "# HELP primed_prime_duration_seconds CPU time of one prime generation on the thread that ran it (split: without the helpers' share).\n"
             "# TYPE primed_prime_duration_seconds histogram\n");
-    put_histo(&o, "primed_prime_duration_seconds", "", v->prime_bucket, v->prime_sum_ns, v->prime_count);
+    metrics_put_histo(&o, "primed_prime_duration_seconds", "", v->prime_bucket, v->prime_sum_ns, v->prime_count);
 
-    put(&o, "# HELP primed_bad_requests_total Requests refused before routing, by reason.\n"
+    metrics_put(&o, "# HELP primed_bad_requests_total Requests refused before routing, by reason.\n"
             "# TYPE primed_bad_requests_total counter\n");
     for (int b = 1; b < BAD__COUNT; b++)
-        put(&o, "primed_bad_requests_total{reason=\"%s\"} %" PRIu64 "\n", http_bad_reason_name((enum bad_reason)b),
+        metrics_put(&o, "primed_bad_requests_total{reason=\"%s\"} %" PRIu64 "\n", http_bad_reason_name((enum bad_reason)b),
             v->bad[b]);
 
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_connections_open Open client connections.\n"
         "# TYPE primed_connections_open gauge\n"
         "primed_connections_open %" PRId64 "\n",
         v->conns_open);
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_connections_accepted_total Client connections accepted.\n"
         "# TYPE primed_connections_accepted_total counter\n"
         "primed_connections_accepted_total %" PRIu64 "\n",
         v->accepts);
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_requests_in_flight Requests parsed and not yet answered.\n"
         "# TYPE primed_requests_in_flight gauge\n"
         "primed_requests_in_flight %" PRId64 "\n",
         v->in_flight);
     /* In both dispatch modes (0 under inline), so that a dashboard's queries
      * return data whichever mode a pod runs. */
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_queue_depth /example tasks queued on the work-stealing deques (0: inline dispatch).\n"
         "# TYPE primed_queue_depth gauge\n"
         "primed_queue_depth %" PRId64 "\n",
         info->queue_depth < 0 ? 0 : info->queue_depth);
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_steals_total Tasks run by a worker other than the one that queued them (0: inline dispatch).\n"
         "# TYPE primed_steals_total counter\n"
         "primed_steals_total %" PRIu64 "\n",
         v->steals);
-    put(&o,
+    metrics_put(&o,
         "# HELP primed_prime_pieces_helped_total Parts of one worker's prime search (sieve chunks, test pieces) taken "
         "by an idle worker "
         "(--prime-split; 0: inline dispatch).\n"
         "# TYPE primed_prime_pieces_helped_total counter\n"
         "primed_prime_pieces_helped_total %" PRIu64 "\n",
         v->pieces_helped);
-    put_upstreams(&o, v, info);
+    if (info->services)
+        info->services(info->services_ctx, &o);
     put_process(&o, info);
     if (o.overflow)
         return -ENOSPC;

@@ -11,42 +11,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
 #include "conn.h"
 #include "dispatch.h"
 #include "http.h"
 #include "resp.h"
 #include "route.h"
 #include "stats.h"
-#include "upstream.h"
 
 #define X_ENUM(code, text) STATUS_IDX_##code,
 enum status_idx { HTTP_STATUSES(X_ENUM) STATUS_IDX__COUNT };
 #undef X_ENUM
-
-/* Upstreams a worker calls, by role (labels of primed_upstream_*), and the
- * ways a call ends (upstream.h's UPSTREAM_RESULTS, which asserts the count). */
-enum metrics_upstream {
-    METRICS_UP_CALLME,
-    METRICS_UP_ZIPKIN,
-    METRICS_UP_CATALOG,
-    METRICS_UP_INVENTORY,
-    METRICS_UPSTREAMS
-};
-
-/* Faults injected (fault.h), by kind: labels of primed_faults_injected_total. */
-enum metrics_fault { METRICS_FAULT_DELAY, METRICS_FAULT_ABORT, METRICS_FAULTS };
-#define METRICS_UPSTREAM_RESULTS UPSTREAM__RESULTS
 
 struct metrics {
     mcounter requests[ROUTE__COUNT][STATUS_IDX__COUNT];
     struct histo req_seconds[ROUTE__COUNT];
     struct conn_stats conn;                   /* the core's: accepts, open, in flight, refused */
     struct dispatch_stats dispatch;           /* prime CPU time, steals, pieces helped */
-    struct upstream_stats upstream[METRICS_UPSTREAMS]; /* calls by result, start to end of each */
-    mcounter spans_sent, spans_dropped;
-    mcounter faults[METRICS_FAULTS];
-    mcounter fallbacks; /* /api/products: products answered with "availability": null */
 } __attribute__((aligned(64)));
 
 /* Index of a status code in the table, or -1. */
@@ -67,17 +47,41 @@ struct metrics_view {
     uint64_t accepts;
     int64_t conns_open;
     int64_t in_flight;
-    uint64_t upstream_calls[METRICS_UPSTREAMS][METRICS_UPSTREAM_RESULTS];
-    uint64_t up_bucket[METRICS_UPSTREAMS][STATS_NBUCKETS + 1]; /* cumulative */
-    uint64_t up_sum_ns[METRICS_UPSTREAMS];
-    uint64_t up_count[METRICS_UPSTREAMS];
-    uint64_t spans_sent, spans_dropped;
-    uint64_t faults[METRICS_FAULTS];
-    uint64_t fallbacks;
 };
 
 /* Merges n workers' metrics into v. */
 void metrics_merge(struct metrics *const *ms, unsigned n, struct metrics_view *v);
+
+/* A scrape being written: the text so far; once it does not fit, overflow
+ * is set and nothing more is written. */
+struct metrics_out {
+    char *buf;
+    size_t cap, len;
+    int overflow;
+};
+
+/* Appends printf's fmt to o. */
+void metrics_put(struct metrics_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One histogram's series (name_bucket, _sum, _count) with labels ("" or
+ * `k="v"`), from cumulative buckets. */
+void metrics_put_histo(struct metrics_out *o, const char *name, const char *labels, const uint64_t *cum,
+                       uint64_t sum_ns, uint64_t count);
+
+/* A histogram summed over workers: histo_add each worker's, then histo_end
+ * makes the buckets cumulative (+Inf then equals the count). */
+struct metrics_histo {
+    uint64_t cum[STATS_NBUCKETS + 1];
+    uint64_t sum_ns, count;
+};
+void metrics_histo_add(struct metrics_histo *v, struct histo *h);
+void metrics_histo_end(struct metrics_histo *v);
+
+/* A counter's value (relaxed: another worker may be writing it). */
+static inline uint64_t metrics_ld(mcounter *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
 
 /* What the exposition needs besides the counters. */
 struct metrics_info {
@@ -85,15 +89,10 @@ struct metrics_info {
     int64_t queue_depth; /* < 0: no queue (inline dispatch) */
     int steal;           /* expose steal metrics */
     double start_time;   /* unix seconds */
-    /* the upstream series: written for the roles configured (names[i] != NULL) */
-    const char *upstream_names[METRICS_UPSTREAMS];
-    const char *const *upstream_results; /* METRICS_UPSTREAM_RESULTS labels */
-    int store;                           /* 1: built with the event store (its series are written) */
-    int gateway;                         /* 1: /api/products is served (its fallback series is written) */
-    uint64_t store_dropped;              /* events refused (queue full) or that failed to insert */
-    int store_health;                    /* 1: a store is configured (the two series below are written) */
-    int store_ready;                     /* 1: it can commit (/readyz 200), 0: not */
-    uint64_t store_failures[STORE_FAULT_N]; /* requests answered 503 for the store, by kind (store.h) */
+    /* the series of the services (services.h), written between the
+     * server's own and the process's: each service renders its own */
+    void (*services)(const void *ctx, struct metrics_out *o);
+    const void *services_ctx;
 };
 
 /* Writes the Prometheus text format 0.0.4 for v into buf. Returns the length,

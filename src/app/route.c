@@ -1,10 +1,9 @@
-/* route.c - the path -> handler table and the /example query.
+/* route.c - the path -> route table.
  *
  * Paths match exactly (no decoding, no trailing-slash folding): anything else
- * is 404, which keeps the table a handful of memcmp()s; /api/inventory/ is the
- * one prefix, its rest the item id. A route serves the methods its row
- * allows (405 for the rest); the queries read are /example's bits= and
- * /api/products' fanout=.
+ * is 404, which keeps the table a handful of memcmp()s; a "/{name}" route
+ * matches by its prefix, its rest the item id. A route serves the methods its
+ * row allows (405 for the rest); its query is its own file's to read.
  */
 #include "route.h"
 
@@ -13,15 +12,14 @@
 
 #include <llhttp.h>
 
-#include "prime.h"
 
-#define X_NAME(id, path, allow, module, flags) path,
+#define X_NAME(id, path, allow, module, flags, help) path,
 static const char *const names[] = {ROUTES(X_NAME)};
 #undef X_NAME
-#define X_ALLOW(id, path, allow, module, flags) allow,
+#define X_ALLOW(id, path, allow, module, flags, help) allow,
 static const char *const allows[] = {ROUTES(X_ALLOW)};
 #undef X_ALLOW
-#define X_FLAGS(id, path, allow, module, flags) flags,
+#define X_FLAGS(id, path, allow, module, flags, help) flags,
 static const unsigned flag_bits[] = {ROUTES(X_FLAGS)};
 #undef X_FLAGS
 
@@ -85,10 +83,7 @@ static const char *param_prefix(const char *path, size_t *n)
     return path;
 }
 
-/* The one parameter `name` of a query string ("name" or "name=value"; other
- * parameters are ignored). Returns 1 with *v and *vlen set, 0 when absent,
- * -1 when it is given more than once. */
-static int query_param(const char *q, size_t len, const char *name, const char **v, size_t *vlen)
+int route_query_param(const char *q, size_t len, const char *name, const char **v, size_t *vlen)
 {
     size_t nl = strlen(name);
     int found = 0;
@@ -108,60 +103,9 @@ static int query_param(const char *q, size_t len, const char *name, const char *
     return found;
 }
 
-/* bits=N, 64..4096. */
-static int parse_bits(const char *q, size_t len, unsigned *bits, const char **reason)
-{
-    static const char bad[] = "bits: must be a whole number from 64 to 4096";
-    const char *v;
-    size_t vlen;
-    int r = query_param(q, len, "bits", &v, &vlen);
-    if (r <= 0) {
-        if (r < 0)
-            *reason = "bits: given more than once";
-        return r;
-    }
-    unsigned long n = 0;
-    *reason = bad;
-    if (vlen == 0 || vlen > 5)
-        return -1;
-    for (size_t k = 0; k < vlen; k++) {
-        if (v[k] < '0' || v[k] > '9')
-            return -1;
-        n = n * 10 + (unsigned long)(v[k] - '0');
-    }
-    if (n < PRIME_BITS_MIN || n > PRIME_BITS_MAX)
-        return -1;
-    *reason = NULL;
-    *bits = (unsigned)n;
-    return 0;
-}
-
-/* fanout=parallel|sequential. */
-static int parse_fanout(const char *q, size_t len, uint8_t *fanout, const char **reason)
-{
-    const char *v;
-    size_t vlen;
-    int r = query_param(q, len, "fanout", &v, &vlen);
-    if (r <= 0) {
-        if (r < 0)
-            *reason = "fanout: given more than once";
-        return r;
-    }
-    if (vlen == 8 && memcmp(v, "parallel", 8) == 0) {
-        *fanout = ROUTE_FANOUT_PARALLEL;
-    } else if (vlen == 10 && memcmp(v, "sequential", 10) == 0) {
-        *fanout = ROUTE_FANOUT_SEQUENTIAL;
-    } else {
-        *reason = "fanout: must be parallel or sequential";
-        return -1;
-    }
-    return 0;
-}
-
 bool route_item_char(char ch)
 {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
-           ch == '_' || ch == '-';
+    return item_id_char(ch);
 }
 
 /* The origin-form part of a request target: absolute-form (RFC 9112 3.2.2)
@@ -190,15 +134,17 @@ bool route_has_prefix(const char *url, size_t len, const char *prefix)
     return n <= plen && memcmp(url, prefix, n) == 0;
 }
 
-void route_match(int method, const char *url, size_t len, unsigned default_bits, struct route_result *out)
+void route_match(int method, const char *url, size_t len, struct route_result *out, const char **query,
+                 size_t *query_len)
 {
     out->id = ROUTE_OTHER;
     out->status = 0;
-    out->bits = default_bits;
+    out->arg = 0;
     out->reason = NULL;
-    out->fanout = ROUTE_FANOUT_DEFAULT;
     out->item_len = 0;
     out->item[0] = '\0';
+    *query = NULL;
+    *query_len = 0;
 
     if (len == 1 && url[0] == '*')
         return; /* the server as a whole (OPTIONS *) */
@@ -237,12 +183,8 @@ void route_match(int method, const char *url, size_t len, unsigned default_bits,
         out->status = 405;
         return;
     }
-    if (out->id == ROUTE_EXAMPLE && q) {
-        if (parse_bits(q + 1, len - plen - 1, &out->bits, &out->reason))
-            out->status = 400;
-    }
-    if (out->id == ROUTE_PRODUCTS && q) {
-        if (parse_fanout(q + 1, len - plen - 1, &out->fanout, &out->reason))
-            out->status = 400;
+    if (q) {
+        *query = q + 1;
+        *query_len = len - plen - 1;
     }
 }

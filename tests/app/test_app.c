@@ -1,6 +1,6 @@
 /* test_app.c - the app on the core (src/app/app.c) through its hooks over the
  * scripted backend (tests/lib/pool_fixture.c): a request's route from the
- * table (route.h), the plain answers handlers.c gives, refusals of the route
+ * table (route.h), the plain answers answer.c gives, refusals of the route
  * table (404, 405 with Allow, 400), HEAD, a lasting body (the catalog) and the
  * counts each answer leaves in the worker's metrics.
  */
@@ -17,7 +17,7 @@ static struct catalog cat;
 static void start(struct catalog *c)
 {
     route_fixture_init();
-    F.app.catalog = c;
+    F.app.service[SERVICE_CATALOG] = c;
     route_fixture_start();
 }
 

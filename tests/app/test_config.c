@@ -548,7 +548,7 @@ Test(config, ready_line_names_the_settings)
         " fault_delay_percent=100 ", " fault_path=/"};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         cr_assert(strstr(line, want[i]), "'%s' in '%s'", want[i], line);
-    /* what server.c writes as in effect is not here twice */
+    /* what process.c writes as in effect is not here twice */
     cr_assert_null(strstr(line, " port="));
     cr_assert_null(strstr(line, " io="));
     cr_assert_null(strstr(line, " prime_split="));

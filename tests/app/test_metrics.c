@@ -1,13 +1,19 @@
 /* test_metrics.c - per-worker counters merged at scrape time, and the text
  * exposition: escaping, cumulative buckets, +Inf equals _count. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
+#include "fault_delay.h"
+#include "gateway_service.h"
 #include "metrics.h"
+#include "upstreams.h"
 
 static const struct metrics_info info = {
     .version = "1.0",
@@ -156,29 +162,41 @@ Test(metrics, pieces_helped_sum_over_workers)
     free(out);
 }
 
-/* The gateway's and fault injection's series. */
+/* The services' series (each written by its service, services.h), in a
+ * scrape: two workers' upstream clients with the gateway's two pools, the
+ * gateway's fallbacks and the faults, summed as the services sum them. */
+static struct upstreams ups[2];
+static bool with_gateway;
+
+static void gateway_and_faults(const void *ctx, struct metrics_out *o)
+{
+    struct upstreams *const two[2] = {&ups[0], &ups[1]};
+    if (with_gateway) {
+        upstreams_metrics_put(o, two, 2);
+        gateway_metrics_put(o, 10);
+    }
+    fault_delay_metrics_put(o, 6, 2);
+}
+
 Test(metrics, gateway_and_fault_series)
 {
     static struct metrics m[2];
     memset(m, 0, sizeof(m));
+    memset(ups, 0, sizeof(ups));
     for (int w = 0; w < 2; w++) {
-        stats_add(&m[w].faults[METRICS_FAULT_DELAY], 3);
-        stats_add(&m[w].faults[METRICS_FAULT_ABORT], 1);
-        stats_add(&m[w].fallbacks, 5);
-        stats_add(&m[w].upstream[METRICS_UP_CATALOG].calls[0], 2);
-        stats_add(&m[w].upstream[METRICS_UP_INVENTORY].calls[7], 4);
+        ups[w].client.nups = 2;
+        ups[w].names[0] = "catalog";
+        ups[w].names[1] = "inventory";
+        stats_add(&ups[w].stats[0].calls[0], 2);
+        stats_add(&ups[w].stats[1].calls[7], 4);
         stats_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_200], 6);
         stats_add(&m[w].requests[ROUTE_PRODUCTS][STATUS_IDX_504], 1);
         stats_add(&m[w].requests[ROUTE_CATALOG][STATUS_IDX_200], 7);
         stats_add(&m[w].requests[ROUTE_INVENTORY][STATUS_IDX_404], 8);
     }
-    static const char *const results[] = {"ok", "unresolved", "connect_error", "reset", "closed",
-                                          "bad_response", "too_large", "timeout", "error"};
     struct metrics_info gw = info;
-    gw.upstream_names[METRICS_UP_CATALOG] = "catalog";
-    gw.upstream_names[METRICS_UP_INVENTORY] = "inventory";
-    gw.upstream_results = results;
-    gw.gateway = 1;
+    gw.services = gateway_and_faults;
+    with_gateway = true;
     struct metrics *ms[2] = {&m[0], &m[1]};
     char *out = NULL;
     int n = metrics_scrape(ms, 2, &gw, &out);
@@ -196,28 +214,42 @@ Test(metrics, gateway_and_fault_series)
     cr_assert_eq(value_of(out, "primed_http_requests_total{path=\"/api/catalog\",code=\"200\"}"), 14);
     cr_assert_eq(value_of(out, "primed_http_requests_total{path=\"/api/inventory/{itemId}\",code=\"404\"}"), 16);
     cr_assert_not_null(strstr(out, "primed_upstream_call_duration_seconds_count{upstream=\"inventory\"}"));
+    cr_assert(strstr(out, "primed_faults_injected_total") < strstr(out, "\nprocess_"),
+              "the services' series come before the process's");
     free(out);
 
     /* not a gateway: no fallback series; the fault series are always there */
+    with_gateway = false;
     out = NULL;
-    cr_assert_gt(metrics_scrape(ms, 2, &info, &out), 0);
+    cr_assert_gt(metrics_scrape(ms, 2, &gw, &out), 0);
     cr_assert_null(strstr(out, "primed_gateway_fallbacks_total"));
     cr_assert_not_null(strstr(out, "primed_faults_injected_total{kind=\"delay\"} 6\n"));
     cr_assert_null(strstr(out, "primed_upstream_calls_total"), "no upstream configured");
     free(out);
 }
 
-/* The store's state and its failures by kind: written with a store, every
- * kind listed (a rate over a missing series is no rate), none without. */
+/* The store's state and its failures by kind (db.c): written with a store,
+ * every kind listed (a rate over a missing series is no rate), none without. */
+static struct db db;
+static const struct db *the_db;
+
+static void store_series(const void *ctx, struct metrics_out *o)
+{
+    db_metrics_put(o, the_db, false);
+}
+
 Test(metrics, store_state_and_failures_by_kind)
 {
     struct metrics m = {0};
     struct metrics *ms[1] = {&m};
     struct metrics_info st = info;
-    st.store_health = 1;
-    st.store_ready = 0;
-    st.store_failures[STORE_FAULT_DISK_FULL] = 7;
-    st.store_failures[STORE_FAULT_TIMEOUT] = 2;
+    st.services = store_series;
+    struct store_health health = {0};
+    db.health = &health;
+    the_db = &db;
+    store_health_down(&health, -ENOSPC);
+    atomic_store(&health.failures[STORE_FAULT_DISK_FULL], 7);
+    atomic_store(&health.failures[STORE_FAULT_TIMEOUT], 2);
     char *out = NULL;
     cr_assert_gt(metrics_scrape(ms, 1, &st, &out), 0);
     cr_assert_eq(value_of(out, "\nprimed_store_ready"), 0);
@@ -226,11 +258,12 @@ Test(metrics, store_state_and_failures_by_kind)
     cr_assert_eq(value_of(out, "primed_store_failures_total{kind=\"timeout\"}"), 2);
     cr_assert_eq(value_of(out, "primed_store_failures_total{kind=\"too_many_connections\"}"), 0);
     free(out);
-    st.store_ready = 1;
+    store_health_up(&health);
     cr_assert_gt(metrics_scrape(ms, 1, &st, &out), 0);
     cr_assert_eq(value_of(out, "\nprimed_store_ready"), 1);
     free(out);
-    cr_assert_gt(metrics_scrape(ms, 1, &info, &out), 0);
+    the_db = NULL;
+    cr_assert_gt(metrics_scrape(ms, 1, &st, &out), 0);
     cr_assert_null(strstr(out, "primed_store_ready"), "no store, no series");
     free(out);
 }

@@ -81,7 +81,7 @@ static void client_up(enum io_kind kind, unsigned conns, unsigned timeout_ms)
     int r = uphost_init(&h, kind, conns, timeout_ms, why, sizeof(why));
     if (r)
         cr_skip_test("backend %d unavailable: %s", kind, strerror(-r));
-    cr_assert_eq(uphost_add(&h, up.port, "/callme/ping", METRICS_UP_CALLME), 0);
+    cr_assert_eq(uphost_add(&h, up.port, "/callme/ping"), 0);
     cr_assert_eq(uphost_ready(&h), 0);
 }
 
@@ -150,7 +150,7 @@ static void reuses_and_bounds(enum io_kind kind)
         cr_assert_str_eq(r[i].body, want, "FIFO: call %d answered in order", i);
     }
     cr_assert_eq(up.accepts, 1, "one pooled keep-alive connection carried all three");
-    cr_assert_eq(h.m.upstream[METRICS_UP_CALLME].calls[UPSTREAM_OK], 3);
+    cr_assert_eq(h.stats[0].calls[UPSTREAM_OK], 3);
     client_down();
     upstream_stop_thread();
 }

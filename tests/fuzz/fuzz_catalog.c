@@ -1,10 +1,10 @@
-/* fuzz_catalog.c - libFuzzer target over src/app/catalog.c, a --catalog file as
+/* fuzz_catalog.c - libFuzzer target over src/app/services/catalog.c, a --catalog file as
  * it is parsed and rendered into /api/catalog and /api/inventory's answers.
  *
  * Input: the file's text. Checks on a catalog taken: 1..CATALOG_ITEMS_MAX
  * products, each id a path segment that catalog_find finds; /api/catalog's
  * answer is valid JSON by tests/fuzz/strict_json.h (a decoder written apart
- * from src/app/json.c): an array of as many objects, each with a string
+ * from src/app/services/json.c): an array of as many objects, each with a string
  * "itemId"; each inventory answer one JSON object of its length. On a
  * refusal, the reason is one line.
  * abort() with a message on a failed check, so libFuzzer saves the input.

@@ -1,4 +1,4 @@
-/* fuzz_json.c - libFuzzer target over src/app/json.c and the answer src/app/gateway.c
+/* fuzz_json.c - libFuzzer target over src/app/services/json.c and the answer src/app/services/gateway.c
  * builds from what the catalog and inventory send.
  *
  * Input: one byte of options (bit 0: sequential fan-out, bit 1: a traced
@@ -84,7 +84,6 @@ static void on_done(void *ctx, int status, char *body, size_t len, const char *w
 
 static struct json_obj objs[GATEWAY_ITEMS_MAX];
 static struct sj_info info;
-static struct metrics metrics;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -151,8 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(client.ups[1].name, sizeof(client.ups[1].name), "inv:2");
     client.ups[0].url = &curl;
     client.nups = 2;
-    struct gateway g = {.up = &client, .catalog_up = 0, .inventory_up = 1, .now_ms = &now_ms, .timeout_ms = 1000,
-                        .metrics = &metrics};
+    struct gateway g = {.up = &client, .catalog_up = 0, .inventory_up = 1, .now_ms = &now_ms, .timeout_ms = 1000};
     snprintf(g.catalog_path, sizeof(g.catalog_path), "/api/catalog");
     snprintf(g.inventory_path, sizeof(g.inventory_path), "/api/inventory/");
     struct trace tr = {0};

@@ -232,7 +232,7 @@ static const unsigned long max_bodies[] = {1UL << 20, 0, 10, 1000};
 static struct pool_fixture F;
 #define S (F.s)
 #define P (F.w.pool)
-#define M (F.aw->metrics)
+#define M (*app_metrics(F.aw))
 
 static void pump(void)
 {

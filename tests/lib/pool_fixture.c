@@ -68,7 +68,7 @@ void pool_fixture_stop(struct pool_fixture *f)
     conn_pool_fini(&f->w.pool);
     if (f->w.app) {
         app_worker_hooks.fini(&f->w);
-        free(f->w.app);
+        app_free(f->w.app);
         f->w.app = NULL;
     }
     dispatch_fini(&f->w.dispatch);

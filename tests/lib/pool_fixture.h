@@ -11,7 +11,10 @@
 #define PRIMED_POOL_FIXTURE_H
 
 #include "app.h"
+#include "config.h"
 #include "io_script.h"
+#include "metrics.h"
+#include "resolver.h"
 
 struct pool_fixture {
     struct io_script s;
@@ -20,6 +23,7 @@ struct pool_fixture {
     struct worker_opts opts;
     struct worker w;
     struct app app;
+    struct resolver res;   /* app.resolver, with a real backend: the upstreams' names */
     struct app_worker *aw; /* the app's side of w, once started */
     unsigned nslots;       /* connection slots (default 8) */
     unsigned prime_seed;   /* the worker's prime state seed (default 1) */
@@ -47,11 +51,11 @@ void pool_fixture_tick(struct pool_fixture *f, uint64_t ms);
  * real backend of kind; the connections stay on the scripted one. Returns 0
  * or -errno (why says why: the test skips). */
 int pool_fixture_real_io(struct pool_fixture *f, enum io_kind kind, char *why, size_t cap);
-/* Sets *u to http://127.0.0.1:port<path> (path "": a base URL with no path,
- * as --catalog-url's) and *t to its target in the app's resolver (after
+/* Sets *u (a URL of f->cfg: --callme-url's, ...) to http://127.0.0.1:port<path>
+ * (path "": a base URL with no path, as --catalog-url's) and gives it to the
+ * app's resolver, as the service that calls it does at start-up (after
  * pool_fixture_real_io, before start). Returns 0 or -EINVAL. */
-int pool_fixture_upstream(struct pool_fixture *f, struct url *u, struct resolver_target **t, int port,
-                          const char *path);
+int pool_fixture_upstream(struct pool_fixture *f, struct url *u, int port, const char *path);
 /* Turns both backends (the real one up to 10 ms a turn), moving the clock on
  * by the real time passed and firing what is due, until done(ctx) or ms pass.
  * Returns whether done. */

@@ -13,7 +13,8 @@ static void real_io_fini(struct pool_fixture *f)
 {
     io_fini(&f->w.io);
     io_close_wake(&f->w.io);
-    resolver_fini(&f->app.resolver);
+    resolver_fini(&f->res);
+    f->app.resolver = NULL;
     f->real_io = false;
     f->real_io_fini = NULL;
 }
@@ -30,14 +31,14 @@ int pool_fixture_real_io(struct pool_fixture *f, enum io_kind kind, char *why, s
     int r = io_init(&f->w.io, kind, 64, 64, 4096, 0, why, cap);
     if (r)
         return r;
-    resolver_init(&f->app.resolver);
+    resolver_init(&f->res);
+    f->app.resolver = &f->res;
     f->real_io = true;
     f->real_io_fini = real_io_fini;
     return 0;
 }
 
-int pool_fixture_upstream(struct pool_fixture *f, struct url *u, struct resolver_target **t, int port,
-                          const char *path)
+int pool_fixture_upstream(struct pool_fixture *f, struct url *u, int port, const char *path)
 {
     char s[160], err[128];
     snprintf(s, sizeof(s), "http://127.0.0.1:%d%s", port, path);
@@ -45,8 +46,7 @@ int pool_fixture_upstream(struct pool_fixture *f, struct url *u, struct resolver
         return -EINVAL;
     if (!path[0])
         u->path[0] = '\0'; /* a base URL (--catalog-url's): the app appends its paths */
-    *t = resolver_add(&f->app.resolver, u);
-    return *t ? 0 : -EINVAL;
+    return resolver_add(&f->res, u) ? 0 : -EINVAL;
 }
 
 bool pool_fixture_run(struct pool_fixture *f, bool (*done)(void *ctx), void *ctx, unsigned ms)

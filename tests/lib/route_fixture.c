@@ -51,11 +51,10 @@ void route_fixture_calls_out(void)
     cr_assert_eq(pool_fixture_real_io(&F, IO_EPOLL, why, sizeof(why)), 0, "%s", why);
 }
 
-void route_fixture_upstub(struct upstub *u, upstub_fn *fn, struct url *url, struct resolver_target **t,
-                          const char *path)
+void route_fixture_upstub(struct upstub *u, upstub_fn *fn, struct url *url, const char *path)
 {
     cr_assert_eq(upstub_start(u, fn, NULL), 0);
-    cr_assert_eq(pool_fixture_upstream(&F, url, t, u->port, path), 0);
+    cr_assert_eq(pool_fixture_upstream(&F, url, u->port, path), 0);
 }
 
 bool route_answered(void *ctx)
@@ -97,8 +96,8 @@ void route_fixture_gateway(int what, unsigned delay_ms)
     cat_delay_ms = delay_ms;
     route_fixture_init();
     route_fixture_calls_out();
-    route_fixture_upstub(&route_cat, catalog_answer, &F.cfg.catalog_url, &F.app.catalog_target, "");
-    route_fixture_upstub(&route_inv, inventory_answer, &F.cfg.inventory_url, &F.app.inventory_target, "");
+    route_fixture_upstub(&route_cat, catalog_answer, &F.cfg.catalog_url, "");
+    route_fixture_upstub(&route_inv, inventory_answer, &F.cfg.inventory_url, "");
     route_fixture_start();
 }
 

@@ -20,7 +20,7 @@ extern struct pool_fixture F;
 
 #define S (F.s)
 #define P (F.w.pool)
-#define M (F.aw->metrics)
+#define M (*app_metrics(F.aw))
 
 #define GET(path) "GET " path " HTTP/1.1\r\nHost: t\r\n\r\n"
 
@@ -42,10 +42,9 @@ void route_drain(int fd);
 /* Before start: a 2 s upstream timeout and F's real backend (fails the test
  * when it cannot have one). */
 void route_fixture_calls_out(void);
-/* Starts the stub u answering with fn, and points *url and *t at it with
- * path (see pool_fixture_upstream). Fails the test when either fails. */
-void route_fixture_upstub(struct upstub *u, upstub_fn *fn, struct url *url, struct resolver_target **t,
-                          const char *path);
+/* Starts the stub u answering with fn, and points *url at it with path (see
+ * pool_fixture_upstream). Fails the test when either fails. */
+void route_fixture_upstub(struct upstub *u, upstub_fn *fn, struct url *url, const char *path);
 /* Whether fd (ctx points at it) has an answer on its way. */
 bool route_answered(void *ctx);
 /* Waits (at most 3 s, turning both backends) for fd's answer and lets it all out. */

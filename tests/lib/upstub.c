@@ -227,7 +227,7 @@ int uphost_init(struct uphost *h, enum io_kind kind, unsigned conns, unsigned ti
     return 0;
 }
 
-int uphost_add(struct uphost *h, int port, const char *path, enum metrics_upstream role)
+int uphost_add(struct uphost *h, int port, const char *path)
 {
     char s[160], err[128];
     if (h->cl.nups >= UPSTREAM_MAX)
@@ -236,7 +236,7 @@ int uphost_add(struct uphost *h, int port, const char *path, enum metrics_upstre
     snprintf(s, sizeof(s), "http://127.0.0.1:%d%s", port, path);
     if (url_parse(s, u, err, sizeof(err)))
         return -EINVAL;
-    return upstream_add(&h->cl, u, resolver_add(&h->res, u), &h->m.upstream[role]);
+    return upstream_add(&h->cl, u, resolver_add(&h->res, u), &h->stats[h->cl.nups]);
 }
 
 int uphost_ready(struct uphost *h)

@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics.h"
 #include "upstream.h"
 
 #define UPSTUB_CONNS 32
@@ -57,11 +56,11 @@ void upstub_stop(struct upstub *s);
 /* The i-th request target seen (copied into out), or "" when none. */
 const char *upstub_path(struct upstub *s, unsigned i, char *out, size_t cap);
 
-/* The client side: one backend, one upstream client, its metrics. */
+/* The client side: one backend, one upstream client, its counters. */
 struct uphost {
     struct io io;
     struct upstream_client cl;
-    struct metrics m;
+    struct upstream_stats stats[UPSTREAM_MAX]; /* by upstream index */
     struct resolver res;
     struct url urls[UPSTREAM_MAX];
     uint64_t now_ms;
@@ -72,8 +71,8 @@ uint64_t upstub_mono_ms(void);
 /* Brings the backend up (-errno when the kernel lacks it: the test skips)
  * and sets the client's bounds; add the upstreams, then uphost_ready(). */
 int uphost_init(struct uphost *h, enum io_kind kind, unsigned conns, unsigned timeout_ms, char *why, size_t cap);
-/* Adds http://127.0.0.1:port/path counted as role. Returns its index or -errno. */
-int uphost_add(struct uphost *h, int port, const char *path, enum metrics_upstream role);
+/* Adds http://127.0.0.1:port/path, counted in stats[its index]. Returns its index or -errno. */
+int uphost_add(struct uphost *h, int port, const char *path);
 /* Allocates the client's connections. Returns 0 or -ENOMEM. */
 int uphost_ready(struct uphost *h);
 /* One turn of the loop: waits up to wait_ms for completions, moves the clock,
