@@ -2,7 +2,7 @@
  * fifo_link (intrusive: no allocation): the connections paused by the
  * throttle (conn.c), the calls waiting for an upstream connection
  * (client/upstream.c), the jobs waiting for a dispatch task (dispatch.c), the
- * events waiting for PostgreSQL's next batch (app/pgstore.c).
+ * events waiting for PostgreSQL's next batch (app/store/pg.c).
  *
  * owns: the head and tail pointers and the link of each node on it. never:
  * the nodes, a count (its callers keep theirs), or a lock (one thread only:

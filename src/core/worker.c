@@ -135,7 +135,7 @@ static void drain_begin(struct worker *w)
 {
     w->pool.drain_seen = true;
     accept_update(w);     /* cancels the accept */
-    while (w->lfd >= 0) { /* listeners are non-blocking (server.c) */
+    while (w->lfd >= 0) { /* listeners are non-blocking (app/process.c) */
         int fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC | (w->io.kind == IO_EPOLL ? SOCK_NONBLOCK : 0));
         if (fd < 0)
             break;

@@ -50,7 +50,7 @@ bool route_answered(void *ctx);
 /* Waits (at most 3 s, turning both backends) for fd's answer and lets it all out. */
 void route_answer_of(int fd);
 
-/* ---- the gateway's upstreams (products.c, product.c) -----------------------
+/* ---- the gateway's upstreams (routes/product_list.c, routes/product_item.c) -----------------------
  * A scripted catalog (ROUTE_CATALOG_JSON: a1 "A", a2 "B") and inventory (a1
  * has 7; a2's closes the connection: its availability is null). */
 #define ROUTE_CATALOG_JSON "[{\"itemId\":\"a1\",\"name\":\"A\"},{\"itemId\":\"a2\",\"name\":\"B\"}]"
