@@ -231,6 +231,14 @@ def metric_sum(samples, name, **labels):
                and all(s.labels.get(k) == v for k, v in labels.items()))
 
 
+def counter(port, name, **labels):
+    """metric_sum() of /metrics on port, or a text saying why /metrics did not answer."""
+    try:
+        return metric_sum(metrics(port), name, **labels)
+    except (OSError, ValueError, RuntimeError) as e:
+        return f"no /metrics ({e})"
+
+
 def wait_idle(port, timeout, scrape_timeout=5.0):
     """Polls /metrics until primed_connections_open <= 1 (the scrape's own) and
     primed_requests_in_flight <= 1, or timeout s pass: (connections open, in flight, seconds);
