@@ -44,6 +44,7 @@ Modes (every path but /_ ones):
     huge-head       200 OK with 20 KB of header lines (then a valid body)
     bad-status      `HTTP/1.1 2x0 OK` with a valid head otherwise
     no-length       200, Connection: close, no Content-Length, the ok body, then close
+    fixed           the bytes of .answer, then close (in-process only: Hostile(answer=...))
 A request carrying `Connection: close` gets its answer (where the mode answers) and a close.
 Standard library only.
 """
@@ -73,9 +74,10 @@ class Hostile:
     """The server. start() binds 127.0.0.1:port (0: ephemeral) and serves in daemon threads;
     .port is the bound port; stop() closes the listener and every connection."""
 
-    def __init__(self, port=0):
+    def __init__(self, port=0, answer=None):
         self.lock = threading.Lock()
-        self.mode = "ok"
+        self.mode = "ok" if answer is None else "fixed"
+        self.answer = answer
         self.flaky_armed = False
         self.k = 0
         self.recorded = []
@@ -324,6 +326,9 @@ class Hostile:
             return False  # _serve closes: with linger 0 that is a RST
         if mode == "close-early":
             return False
+        if mode == "fixed":
+            self._send(s, self.answer)
+            return False
         if mode == "huge-head":
             b = self._next_body()
             filler = "".join(f"X-Filler-{i:03d}: {'f' * 80}\r\n" for i in range(220))  # 220 x 96 B = 21 KB
@@ -399,68 +404,52 @@ def self_test():
         st, body = _ctl(p, "POST", "/_mode/" + name)
         ok(st == 200 and body == f"mode {name}\n".encode(), f"POST /_mode/{name} -> {st} {body!r}")
 
+    def conns():
+        return json.loads(_ctl(p, "GET", "/_conns")[1])
+
+    end = b"h-pod in h-ns\n"
+    # (mode to switch to or None, bytes sent, timeout, read_for, check(d, how, ms), what): one fresh
+    # connection each, in order (the body counter K runs across them)
+    drive = [
+        ("ok", REQ, 1.0, 200, lambda d, how, ms: d.startswith(b"HTTP/1.1 200 OK\r\n") and b"Content-Length: 29" in d
+         and d.endswith(b"\r\n\r\nhostile(id=1): " + end), "ok: id=1 body, Content-Length"),
+        (None, REQ + REQ, 1.0, None, lambda d, how, ms: d.count(b"HTTP/1.1 200 OK") == 2 and b"id=2" in d
+         and b"id=3" in d and how == "timeout", "ok: keep-alive, two answers on one connection, kept open"),
+        ("slow-ok", REQ, 2.0, 100, lambda d, how, ms: b"200 OK" in d and b"hostile(id=4)" in d and 190 <= ms < 1000,
+         "slow-ok: 200 after 200 ms"),
+        ("flaky", REQ, 3.0, None, lambda d, how, ms: d == b"" and how == "eof", "flaky: first request closed unanswered"),
+        (None, REQ, 1.0, 100, lambda d, how, ms: b"200 OK" in d and b"hostile(id=5)" in d,
+         "flaky: second request answered"),
+        ("silent", REQ, 1.0, None, lambda d, how, ms: d == b"" and how == "timeout", "silent: nothing in 1 s, still open"),
+        ("garbage", REQ, 3.0, None, lambda d, how, ms: d == GARBAGE and how == "eof", "garbage: non-HTTP bytes then close"),
+        ("garbage-open", REQ, 1.0, None, lambda d, how, ms: d == GARBAGE and how == "timeout",
+         "garbage-open: garbage, then held open"),
+        ("endless-length", REQ, 5.0, 4 << 20, lambda d, how, ms: d.startswith(b"HTTP/1.1 200 OK")
+         and b"Content-Length: 1000000000" in d and how == "enough", "endless-length: 4 MiB and counting"),
+        ("endless-chunked", REQ, 5.0, 4 << 20, lambda d, how, ms: b"Transfer-Encoding: chunked" in d
+         and d.count(b"\r\n4000\r\n") >= 100 and how == "enough", "endless-chunked: 100 chunks and counting"),
+        ("drip", REQ, 1.1, None, lambda d, how, ms: 3 <= len(d) <= 7 and b"HTTP/1.1 200 OK".startswith(d)
+         and how == "timeout", "drip: 3 to 7 bytes in 1.1 s"),
+        ("reset-mid-body", REQ, 3.0, None, lambda d, how, ms: b"Content-Length: 100" in d
+         and d.endswith(b"\r\n\r\n" + b"z" * 10) and how == "reset", "reset-mid-body: head + 10 of 100 bytes, then RST"),
+        ("close-early", REQ, 3.0, None, lambda d, how, ms: d == b"" and how == "eof", "close-early: no bytes, close"),
+        ("huge-head", REQ, 1.0, None, lambda d, how, ms: d.startswith(b"HTTP/1.1 200 OK")
+         and len(d.partition(b"\r\n\r\n")[0]) >= 20000 and d.endswith(end), "huge-head: a 20 KB head, then the body"),
+        ("bad-status", REQ, 1.0, None, lambda d, how, ms: d.startswith(b"HTTP/1.1 2x0 OK\r\n") and d.endswith(end),
+         "bad-status: 2x0 status line"),
+        ("no-length", REQ, 3.0, None, lambda d, how, ms: b"Connection: close" in d and b"Content-Length" not in d
+         and d.endswith(end) and how == "eof", "no-length: close-delimited body"),
+    ]
     try:
         st, body = _ctl(p, "POST", "/_mode/nonesuch")
         ok(st == 404, f"unknown mode -> {st}")
-        mode("ok")
-        d, how = _raw(p, REQ, read_for=200, timeout=1.0)
-        ok(d.startswith(b"HTTP/1.1 200 OK\r\n") and d.endswith(b"\r\n\r\nhostile(id=1): h-pod in h-ns\n")
-           and b"Content-Length: 29" in d, f"ok: id=1 body, Content-Length ({how})")
-        # keep-alive: two requests on one connection
-        d, how = _raw(p, REQ + REQ, timeout=1.0)
-        ok(d.count(b"HTTP/1.1 200 OK") == 2 and b"id=2" in d and b"id=3" in d and how == "timeout",
-           f"ok: keep-alive, two answers on one connection, kept open ({how})")
-        mode("slow-ok")
-        t = time.monotonic()
-        d, how = _raw(p, REQ, read_for=len(b"x") * 0 + 100, timeout=2.0)
-        dt = time.monotonic() - t
-        ok(b"200 OK" in d and b"hostile(id=4)" in d and 0.19 <= dt < 1.0, f"slow-ok: 200 after {dt * 1e3:.0f} ms")
-        mode("flaky")
-        d, how = _raw(p, REQ)
-        ok(d == b"" and how == "eof", f"flaky: first request closed unanswered ({how})")
-        d, how = _raw(p, REQ, read_for=100, timeout=1.0)
-        ok(b"200 OK" in d and b"hostile(id=5)" in d, "flaky: second request answered")
-        mode("silent")
-        d, how = _raw(p, REQ, timeout=1.0)
-        ok(d == b"" and how == "timeout", f"silent: nothing in 1 s, still open ({how})")
-        mode("garbage")
-        d, how = _raw(p, REQ)
-        ok(d == GARBAGE and how == "eof", f"garbage: {len(d)} non-HTTP bytes then close ({how})")
-        mode("garbage-open")
-        d, how = _raw(p, REQ, timeout=1.0)
-        ok(d == GARBAGE and how == "timeout", f"garbage-open: garbage, then held open ({how})")
-        mode("endless-length")
-        d, how = _raw(p, REQ, read_for=4 << 20, timeout=5.0)
-        ok(d.startswith(b"HTTP/1.1 200 OK") and b"Content-Length: 1000000000" in d and how == "enough",
-           f"endless-length: {len(d)} bytes and counting ({how})")
-        mode("endless-chunked")
-        d, how = _raw(p, REQ, read_for=4 << 20, timeout=5.0)
-        ok(b"Transfer-Encoding: chunked" in d and d.count(b"\r\n4000\r\n") >= 100 and how == "enough",
-           f"endless-chunked: {d.count(b'4000')} chunks and counting ({how})")
-        mode("drip")
-        t = time.monotonic()
-        d, how = _raw(p, REQ, timeout=1.1)
-        ok(3 <= len(d) <= 7 and b"HTTP/1.1 200 OK".startswith(d) and how == "timeout",
-           f"drip: {len(d)} bytes in 1.1 s ({d!r})")
-        mode("reset-mid-body")
-        d, how = _raw(p, REQ)
-        ok(b"Content-Length: 100" in d and d.endswith(b"\r\n\r\n" + b"z" * 10) and how == "reset",
-           f"reset-mid-body: head + 10 of 100 bytes, then {how}")
-        mode("close-early")
-        d, how = _raw(p, REQ)
-        ok(d == b"" and how == "eof", f"close-early: no bytes, close ({how})")
-        mode("huge-head")
-        d, how = _raw(p, REQ, timeout=1.0)
-        head = d.partition(b"\r\n\r\n")[0]
-        ok(d.startswith(b"HTTP/1.1 200 OK") and len(head) >= 20000 and d.endswith(b"h-pod in h-ns\n"),
-           f"huge-head: {len(head)}-byte head, then the body")
-        mode("bad-status")
-        d, how = _raw(p, REQ, timeout=1.0)
-        ok(d.startswith(b"HTTP/1.1 2x0 OK\r\n") and d.endswith(b"h-pod in h-ns\n"), "bad-status: 2x0 status line")
-        mode("no-length")
-        d, how = _raw(p, REQ)
-        ok(b"Connection: close" in d and b"Content-Length" not in d and d.endswith(b"h-pod in h-ns\n")
-           and how == "eof", f"no-length: close-delimited body ({how})")
+        for name, data, timeout, read_for, good, what in drive:
+            if name:
+                mode(name)
+            t = time.monotonic()
+            d, how = _raw(p, data, timeout=timeout, read_for=read_for)
+            ms = (time.monotonic() - t) * 1e3
+            ok(good(d, how, ms), f"{what} ({len(d)} bytes, {how}, {ms:.0f} ms)")
 
         # the record: every upstream request above, none of the control ones
         st, body = _ctl(p, "GET", "/_recorded")
@@ -476,12 +465,12 @@ def self_test():
         # a connection that sends nothing is pending, not open
         idle = socket.create_connection(("127.0.0.1", p), timeout=2)
         time.sleep(0.2)
-        c2 = json.loads(_ctl(p, "GET", "/_conns")[1])
+        c2 = conns()
         ok(c2["pending"] == 1, f"/_conns with a silent client connected: pending {c2['pending']}")
         idle.close()
         st, _ = _ctl(p, "POST", "/_reset")
         time.sleep(0.2)
-        c3 = json.loads(_ctl(p, "GET", "/_conns")[1])
+        c3 = conns()
         rec = json.loads(_ctl(p, "GET", "/_recorded")[1])
         ok(st == 200 and rec == [] and c3["total"] == 0 and c3["peak"] == c3["open"],
            f"/_reset: record cleared, counters {c3}")
@@ -495,11 +484,11 @@ def self_test():
         for s in held:
             s.sendall(REQ)
         time.sleep(0.3)
-        c4 = json.loads(_ctl(p, "GET", "/_conns")[1])
+        c4 = conns()
         for s in held:
             s.close()
         time.sleep(0.3)
-        c5 = json.loads(_ctl(p, "GET", "/_conns")[1])
+        c5 = conns()
         ok(c4["open"] == 3 and c4["peak"] == 3 and c5["open"] == 0 and c5["peak"] == 3,
            f"/_conns: 3 held -> {c4}; after they close -> {c5}")
     finally:

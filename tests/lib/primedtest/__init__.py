@@ -1,6 +1,6 @@
 """primedtest - what the Python test scripts under tests/ share: primed under test (PRIMED_BIN,
 started by primedlab.spawn.Primed on 127.0.0.1 with --port 0), one raw HTTP/1.1 exchange, /metrics
-through prometheus_client's parser, a /callme/ping load, and the checks' TAP lines with the exit
+through prometheus_client's parser, a keep-alive load (Load), and the checks' TAP lines with the exit
 status meson reads (0 every check held, 1 one failed, 77 skip).
 
 A script puts tests/lib on sys.path and imports this; it puts benchmarks/lib there in turn, so
@@ -231,6 +231,14 @@ def metric_sum(samples, name, **labels):
                and all(s.labels.get(k) == v for k, v in labels.items()))
 
 
+def counter(port, name, **labels):
+    """metric_sum() of /metrics on port, or a text saying why /metrics did not answer."""
+    try:
+        return metric_sum(metrics(port), name, **labels)
+    except (OSError, ValueError, RuntimeError) as e:
+        return f"no /metrics ({e})"
+
+
 def wait_idle(port, timeout, scrape_timeout=5.0):
     """Polls /metrics until primed_connections_open <= 1 (the scrape's own) and
     primed_requests_in_flight <= 1, or timeout s pass: (connections open, in flight, seconds);
@@ -255,88 +263,112 @@ def event_id(body):
     return int(text[i:text.index(")", i)])
 
 
-class PingLoad:
-    """conns keep-alive connections sending /callme/ping until stop(). .answers: (sent monotonic,
-    seconds, status, body) each; .errors: connections lost or cut; .connect_errors: connects
-    refused (each retried 50 ms later). pause: seconds a client waits after a 503, so that a
-    store that is down is not met by a busy loop taking the CPUs its recovery needs."""
+class Load:
+    """conns keep-alive connections asking paths in turn (gap s apart) until stop(); with probe, a
+    /healthz prober every 20 ms as well. .rec: (sent, done, path, status, body) per request,
+    monotonic times; status None (body the error) when the connection was lost, cut or refused
+    (a refused connect is retried 50 ms later). .health: (sent, status or None, ms) per probe.
+    pause: seconds a client waits after a 503, so that a store that is down is not met by a busy
+    loop taking the CPUs its recovery needs."""
 
-    def __init__(self, port, conns=8, pause=0.0, answer_timeout=15.0):
-        self.port, self.pause, self.answer_timeout = port, pause, answer_timeout
-        self.answers, self.errors, self.connect_errors = [], [], []
+    def __init__(self, port, conns=8, paths=("/callme/ping",), gap=0.0, pause=0.0, answer_timeout=15.0,
+                 probe=False):
+        self.port, self.paths, self.gap, self.pause, self.answer_timeout = port, list(paths), gap, pause, answer_timeout
+        self.rec, self.health = [], []
         self.lock = threading.RLock()
         self.stopping = threading.Event()
-        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(conns)]
+        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True) for i in range(conns)]
+        if probe:
+            self.threads.append(threading.Thread(target=self._prober, daemon=True))
         for t in self.threads:
             t.start()
 
-    def _run(self):
+    def _client(self, k):
         while not self.stopping.is_set():
+            t0, path = time.monotonic(), self.paths[k % len(self.paths)]
             try:
                 s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
             except OSError as e:
                 with self.lock:
-                    self.connect_errors.append(f"connect: {e}")
+                    self.rec.append((t0, time.monotonic(), path, None, f"connect: {e}"))
                 time.sleep(0.05)
                 continue
             try:
                 while not self.stopping.is_set():
-                    t0 = time.monotonic()
-                    s.sendall(b"GET /callme/ping HTTP/1.1\r\nHost: store\r\n\r\n")
-                    st, _, body, _ = read_response(s, t0 + self.answer_timeout)
+                    t0, path = time.monotonic(), self.paths[k % len(self.paths)]
+                    k += 1
+                    s.sendall(f"GET {path} HTTP/1.1\r\nHost: load\r\n\r\n".encode())
+                    st, h, body, _ = read_response(s, t0 + self.answer_timeout)
                     with self.lock:
-                        self.answers.append((t0, time.monotonic() - t0, st, body))
-                    if st == 503 and self.pause:
-                        time.sleep(self.pause)
-            except (OSError, ConnectionError, ValueError) as e:
+                        self.rec.append((t0, time.monotonic(), path, st, body))
+                    if h.get("connection", "").lower() == "close":
+                        break
+                    time.sleep(self.pause if st == 503 and self.pause else self.gap)
+            except (OSError, ValueError) as e:
                 with self.lock:
-                    self.errors.append(f"connection: {e!r}")
+                    self.rec.append((t0, time.monotonic(), path, None, f"connection: {e!r}"))
             finally:
                 s.close()
 
-    def snapshot(self):
+    def _prober(self):
+        while not self.stopping.is_set():
+            t0 = time.monotonic()
+            r = req(self.port, "/healthz", timeout=5)
+            with self.lock:
+                self.health.append((t0, r.status, r.ms))
+            time.sleep(0.02)
+
+    @property
+    def answers(self):
+        """The requests answered, as rec has them."""
         with self.lock:
-            return list(self.answers)
+            return [a for a in self.rec if a[3] is not None]
 
     @property
     def ids(self):
-        return [event_id(a[3]) for a in self.snapshot() if a[2] == 200]
+        return [event_id(a[4]) for a in self.answers if a[3] == 200]
 
     @property
     def statuses(self):
         out = {}
-        for a in self.snapshot():
-            out[a[2]] = out.get(a[2], 0) + 1
+        for a in self.answers:
+            out[a[3]] = out.get(a[3], 0) + 1
         return out
 
     @property
     def slowest(self):
-        return max((a[1] for a in self.snapshot()), default=0.0)
+        return max((a[1] - a[0] for a in self.answers), default=0.0)
 
     @property
     def last_ok(self):
-        return max((a[0] + a[1] for a in self.snapshot() if a[2] == 200), default=0.0)
+        return max((a[1] for a in self.answers if a[3] == 200), default=0.0)
 
     @property
     def words(self):
         """The 503s by their words after the store's name."""
         out = {}
-        for a in self.snapshot():
-            if a[2] == 503:
-                w = a[3].split(b": ", 1)[-1].strip().decode(errors="replace")
+        for a in self.answers:
+            if a[3] == 503:
+                w = a[4].split(b": ", 1)[-1].strip().decode(errors="replace")
                 out[w] = out.get(w, 0) + 1
         return out
 
+    def lost(self):
+        """Connections lost, cut or refused."""
+        with self.lock:
+            return [a[4] for a in self.rec if a[3] is None]
+
     def problems(self):
-        """Connections lost or cut, and answers neither 200 nor 503."""
-        return self.errors + [f"{a[2]}: {a[3][:100]!r}" for a in self.snapshot() if a[2] not in (200, 503)]
+        """Connections lost, cut or refused, and answers neither 200 nor 503."""
+        return self.lost() + [f"{a[3]}: {a[4][:100]!r}" for a in self.answers if a[3] not in (200, 503)]
 
     def count(self):
         with self.lock:
-            return sum(1 for a in self.answers if a[2] == 200)
+            return sum(1 for a in self.rec if a[3] == 200)
 
-    def ok_after(self, t):
-        return any(a[2] == 200 and a[0] > t for a in self.snapshot())
+    def first(self, status, after):
+        """The first request sent at or after `after` and answered status, or None."""
+        return next((a for a in self.answers if a[0] >= after and a[3] == status), None)
 
     def stop(self):
         self.stopping.set()
@@ -349,19 +381,3 @@ def fd_count(pid):
         return len(os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         return -1
-
-
-def script_main(name, parts, run_part, argv, extra=None):
-    """argparse for `name PART [--io uring|epoll]` (extra(ap) adds options); runs
-    run_part(check, args) under Checks(name ...) and exits through finish()."""
-    import argparse
-    ap = argparse.ArgumentParser(prog=name)
-    ap.add_argument("part", choices=sorted(parts))
-    ap.add_argument("--io", default="uring", choices=["uring", "epoll"])
-    if extra:
-        extra(ap)
-    args, args.extra = ap.parse_known_args(argv)
-    primed_bin()
-    check = Checks(f"{name} {args.part} (--io {args.io})")
-    run_part(check, args)
-    check.finish()

@@ -18,7 +18,7 @@ import time
 import traceback
 
 import primedtest as fl
-from primedtest import Resp, req  # noqa: F401  (the scripts take them from here too)
+from primedtest import req  # noqa: F401  (the scripts take it from here too)
 
 HOSTILE_PY = str(fl.ROOT / "tests" / "upstream" / "hostile.py")
 
@@ -38,60 +38,6 @@ def closed_port():
     s.bind(("127.0.0.1", 0))
     _HELD.append(s)
     return s.getsockname()[1]
-
-
-class Load:
-    """clients keep-alive connections asking paths in turn (10 ms apart), and a /healthz prober
-    (every 20 ms); every answer recorded in .rec as (start, end, path, status or None), every
-    probe in .health as (start, status or None, ms). stop() ends them (bounded)."""
-
-    def __init__(self, port, clients, paths):
-        self.port = port
-        self.paths = list(paths)
-        self.stop_ev = threading.Event()
-        self.lock = threading.Lock()
-        self.rec = []
-        self.health = []
-        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True) for i in range(clients)]
-        self.threads.append(threading.Thread(target=self._prober, daemon=True))
-        for t in self.threads:
-            t.start()
-
-    def _client(self, i):
-        sock = None
-        k = i
-        while not self.stop_ev.is_set():
-            path = self.paths[k % len(self.paths)]
-            k += 1
-            t0 = time.monotonic()
-            try:
-                if sock is None:
-                    sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-                r = req(self.port, path, sock=sock, timeout=5)
-            except OSError as e:
-                r = Resp(None, {}, "", 0, str(e))
-            with self.lock:
-                self.rec.append((t0, time.monotonic(), path, r.status))
-            if r.status is None or r.headers.get("connection", "").lower() == "close":
-                if sock is not None:
-                    sock.close()
-                sock = None
-            time.sleep(0.01)
-        if sock is not None:
-            sock.close()
-
-    def _prober(self):
-        while not self.stop_ev.is_set():
-            t0 = time.monotonic()
-            r = req(self.port, "/healthz", timeout=5)
-            with self.lock:
-                self.health.append((t0, r.status, r.ms))
-            time.sleep(0.02)
-
-    def stop(self):
-        self.stop_ev.set()
-        for t in self.threads:
-            t.join(10)
 
 
 def concurrent(n, fn):
