@@ -46,17 +46,6 @@ from primedlab import spawn  # noqa: E402
 from primedlab import ksim  # noqa: E402
 
 
-def openloop_bin(path):
-    if path:
-        if not os.access(path, os.X_OK):
-            bench.die(f"{path}: no such executable")
-        return path
-    for p in [os.path.join(bench.REPO_ROOT, d, "benchmarks", "openloop") for d in ("build", "build-check")]:
-        if os.access(p, os.X_OK):
-            return p
-    bench.die("benchmarks/openloop is not built (ninja -C build benchmarks/openloop), or pass --openloop")
-
-
 def openloop(exe, url, rate, secs, cpu=None):
     pre = ["taskset", "-c", str(cpu)] if cpu is not None else []
     p = subprocess.run(pre + [exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout", "30", url],
@@ -182,7 +171,9 @@ def main():
     quiet.guard("benchmarks/knative-single-pod.py", max_wait=a.quiet_wait, table=sys.stdout)
     bench.need_wrk()
     exe = bench.built(a.binary)
-    ol = openloop_bin(a.openloop)
+    ol = a.openloop or bench.openloop()
+    if not ol or not os.access(ol, os.X_OK):
+        bench.die("%s: no such executable (ninja -C build benchmarks/openloop, or --openloop)" % (ol or "benchmarks/openloop"))
     levels = [int(x) for x in a.levels.split(",") if x]
     fracs = [float(x) for x in a.rates.split(",") if x]
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
