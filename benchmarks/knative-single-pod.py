@@ -220,15 +220,13 @@ def main():
     print(f"# pinning: {'primed on CPUs 0-%d, the load on CPU %d' % (a.threads - 1, load_cpu) if a.pin else 'none'}")
     print(f"# model: knative/model/ksim.py, one pod of {a.threads} worker(s), FIFO, "
           f"{'containerConcurrency %d, queue-proxy queue %d, activator out of the path' % (a.breaker, 10 * a.breaker) if a.breaker else 'no cap'}, seed {a.seed}")
-    print()
-    print("| load | measured p50 ms | model p50 ms | diff | measured p95 ms | model p95 ms | diff "
-          "| measured req/s | model req/s | diff | measured 503s | model 503s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, m50, m95, mx, p, e503 in rows:
-        print("| %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %.1f | %.1f | %s | %s | %d |" % (
-            name, m50, p["p50_ms"], diff(p["p50_ms"], m50), m95, p["p95_ms"], diff(p["p95_ms"], m95),
-            mx, p["throughput_rps"], diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503,
-            p["errors_503"]))
+    bench.print_table("One pod: measured against the model",
+                      ["load", "measured p50 ms", "model p50 ms", "diff", "measured p95 ms", "model p95 ms", "diff",
+                       "measured req/s", "model req/s", "diff", "measured 503s", "model 503s"],
+                      [[name, "%.2f" % m50, "%.2f" % p["p50_ms"], diff(p["p50_ms"], m50), "%.2f" % m95,
+                        "%.2f" % p["p95_ms"], diff(p["p95_ms"], m95), "%.1f" % mx, "%.1f" % p["throughput_rps"],
+                        diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503, p["errors_503"]]
+                       for name, m50, m95, mx, p, e503 in rows])
     print()
     print("diff = (model - measured) / measured. The check: within 15 % at p50 and p95 below "
           "saturation (the open-loop rows and the levels below the capacity's knee).")
