@@ -242,34 +242,28 @@ def run(a, env, pg):
         callme.stop()
 
     med = bench.med
+    targets = pairs[:2] + proxied + pairs[2:]
+    bench.print_table("Chain: caller -> callme on one core (CPU %d; event store: %s)" % (
+        a.cpu, "PostgreSQL, a database per process" if pg else "in memory"),
+        ["load", "target", "req/s", "p50 ms", "p99 ms", "errors"],
+        [["-c%d" % c, name, bench.wrk_cells(res[(c, name)])] for c in (1, 32) for name, _, _ in targets])
 
-    print("\n### Chain: caller -> callme on one core (%s; event store: %s)\n" % (
-        "CPU %d" % a.cpu, "PostgreSQL, a database per process" if pg else "in memory"))
-    print("| load | target | req/s | p50 ms | p99 ms | errors |")
-    print("|---|---|---|---|---|---|")
-    for conns in (1, 32):
-        for name, _, _ in pairs[:2] + proxied + pairs[2:]:
-            rs = res[(conns, name)]
-            print("| -c%d | %s | %s |" % (conns, name, bench.wrk_cells(rs)))
-    print("\n| load | pair | hop p50 ms | hop p99 ms | chain req/s / direct req/s |")
-    print("|---|---|---|---|---|")
+    def hop(conns, label, d, c):    # what the hop adds over the direct call at the same load
+        return ["-c%d" % conns, label, "%.3f" % ((med(c, "p50_us") - med(d, "p50_us")) / 1e3),
+                "%.3f" % ((med(c, "p99_us") - med(d, "p99_us")) / 1e3), "%.2f" % (med(c, "rps") / med(d, "rps"))]
+    rows = []
     for conns in (1, 32):
         for (dn, _, _), (cn, _, _) in zip(pairs[0::2], pairs[1::2]):
-            d, c = res[(conns, dn)], res[(conns, cn)]
-            print("| -c%d | %s | %.3f | %.3f | %.2f |" % (conns, cn.rsplit(" caller", 1)[0]
-                                                          if cn.startswith(("java", "baseline", "tomcat", "netty")) else "primed", (med(c, "p50_us") - med(d, "p50_us")) / 1e3,
-                                                          (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
-                                                          med(c, "rps") / med(d, "rps")))
-        for cn, _, _ in proxied:
-            d, c = res[(conns, pairs[0][0])], res[(conns, cn)]
-            print("| -c%d | nginx (proxy) | %.3f | %.3f | %.2f |" % (
-                conns, (med(c, "p50_us") - med(d, "p50_us")) / 1e3, (med(c, "p99_us") - med(d, "p99_us")) / 1e3,
-                med(c, "rps") / med(d, "rps")))
+            rows.append(hop(conns, cn.rsplit(" caller", 1)[0] if cn.startswith(("java", "baseline", "tomcat", "netty"))
+                            else "primed", res[(conns, dn)], res[(conns, cn)]))
+        rows += [hop(conns, "nginx (proxy)", res[(conns, pairs[0][0])], res[(conns, cn)]) for cn, _, _ in proxied]
+    bench.print_table("Chain: what the hop costs", ["load", "pair", "hop p50 ms", "hop p99 ms",
+                                                     "chain req/s / direct req/s"], rows)
     if cnt:
-        print("\n| target (-c1, perf stat) | requests | context switches / request | system calls / request |")
-        print("|---|---|---|---|")
-        for name, c in cnt.items():
-            print("| %s | %d | %.2f | %.2f |" % (name, c["requests"], c[COUNTED[0]], c[COUNTED[1]]))
+        bench.print_table("Chain: events per request", ["target (-c1, perf stat)", "requests",
+                                                         "context switches / request", "system calls / request"],
+                          [[name, c["requests"], "%.2f" % c[COUNTED[0]], "%.2f" % c[COUNTED[1]]]
+                           for name, c in cnt.items()])
     calls = {k: v for k, v in m.items() if k.startswith("primed_upstream_calls_total") and v}
     print("\ncaller's upstream calls: %s" % ", ".join("%s %d" % (k.split("result=")[1].rstrip("}"), v)
                                                        for k, v in sorted(calls.items())))

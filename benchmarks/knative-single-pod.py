@@ -46,17 +46,6 @@ from primedlab import spawn  # noqa: E402
 from primedlab import ksim  # noqa: E402
 
 
-def openloop_bin(path):
-    if path:
-        if not os.access(path, os.X_OK):
-            bench.die(f"{path}: no such executable")
-        return path
-    for p in [os.path.join(bench.REPO_ROOT, d, "benchmarks", "openloop") for d in ("build", "build-check")]:
-        if os.access(p, os.X_OK):
-            return p
-    bench.die("benchmarks/openloop is not built (ninja -C build benchmarks/openloop), or pass --openloop")
-
-
 def openloop(exe, url, rate, secs, cpu=None):
     pre = ["taskset", "-c", str(cpu)] if cpu is not None else []
     p = subprocess.run(pre + [exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout", "30", url],
@@ -182,7 +171,9 @@ def main():
     quiet.guard("benchmarks/knative-single-pod.py", max_wait=a.quiet_wait, table=sys.stdout)
     bench.need_wrk()
     exe = bench.built(a.binary)
-    ol = openloop_bin(a.openloop)
+    ol = a.openloop or bench.openloop()
+    if not ol or not os.access(ol, os.X_OK):
+        bench.die("%s: no such executable (ninja -C build benchmarks/openloop, or --openloop)" % (ol or "benchmarks/openloop"))
     levels = [int(x) for x in a.levels.split(",") if x]
     fracs = [float(x) for x in a.rates.split(",") if x]
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
@@ -229,15 +220,13 @@ def main():
     print(f"# pinning: {'primed on CPUs 0-%d, the load on CPU %d' % (a.threads - 1, load_cpu) if a.pin else 'none'}")
     print(f"# model: knative/model/ksim.py, one pod of {a.threads} worker(s), FIFO, "
           f"{'containerConcurrency %d, queue-proxy queue %d, activator out of the path' % (a.breaker, 10 * a.breaker) if a.breaker else 'no cap'}, seed {a.seed}")
-    print()
-    print("| load | measured p50 ms | model p50 ms | diff | measured p95 ms | model p95 ms | diff "
-          "| measured req/s | model req/s | diff | measured 503s | model 503s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, m50, m95, mx, p, e503 in rows:
-        print("| %s | %.2f | %.2f | %s | %.2f | %.2f | %s | %.1f | %.1f | %s | %s | %d |" % (
-            name, m50, p["p50_ms"], diff(p["p50_ms"], m50), m95, p["p95_ms"], diff(p["p95_ms"], m95),
-            mx, p["throughput_rps"], diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503,
-            p["errors_503"]))
+    bench.print_table("One pod: measured against the model",
+                      ["load", "measured p50 ms", "model p50 ms", "diff", "measured p95 ms", "model p95 ms", "diff",
+                       "measured req/s", "model req/s", "diff", "measured 503s", "model 503s"],
+                      [[name, "%.2f" % m50, "%.2f" % p["p50_ms"], diff(p["p50_ms"], m50), "%.2f" % m95,
+                        "%.2f" % p["p95_ms"], diff(p["p95_ms"], m95), "%.1f" % mx, "%.1f" % p["throughput_rps"],
+                        diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503, p["errors_503"]]
+                       for name, m50, m95, mx, p, e503 in rows])
     print()
     print("diff = (model - measured) / measured. The check: within 15 % at p50 and p95 below "
           "saturation (the open-loop rows and the levels below the capacity's knee).")

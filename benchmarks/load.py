@@ -259,7 +259,7 @@ def main():
         sys.exit("load: siege missing (apt-get install siege, or use benchmarks/run)")
     args.siege = args.siege == "yes" or (args.siege == "auto" and bool(shutil.which("siege")))
     if args.open_loop and not args.openloop:
-        args.openloop = sh([os.path.join(lab.BENCH_DIR, "lib", "probe-path"), "openloop"]) or None
+        args.openloop = lab.bench.openloop()
     args.conns = ints(args.conns)
     args.healthz_conns = ints(args.healthz_conns)
 
@@ -354,7 +354,7 @@ def main():
     date = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
     out = os.path.abspath(args.out or os.path.join(lab.BENCH_DIR, "results", date))
     commit = lab.bench.commit() or "none (no commit yet)"
-    if sh(["git", "-C", lab.REPO_ROOT, "status", "--porcelain", "--untracked-files=no"]):
+    if lab.bench.dirty():
         commit += " (+ uncommitted changes)"
     model = ""
     for line in sh(["lscpu"]).splitlines():

@@ -63,6 +63,9 @@ def one(binary, conns, threads):
         srv.stop(20)
 
 
+log = bench.logger("rss")
+
+
 def main():
     ap = argparse.ArgumentParser(prog="benchmarks/rss.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -89,18 +92,14 @@ def main():
     res = {}
     for r in range(a.rounds):
         for name, binary in targets:
-            print("[rss] %s round %d" % (name, r + 1), file=sys.stderr, flush=True)
+            log("%s round %d" % (name, r + 1))
             res.setdefault(name, []).append(one(binary, a.conns, a.threads))
-    print("\n| target | RSS idle MiB | RSS at %d conns MiB | peak (VmHWM) MiB | per connection KiB |" % a.conns)
-    print("|---|---|---|---|---|")
-    for name, _ in targets:
-        rs = res[name]
-        idle = statistics.median(x[0] for x in rs)
-        held = statistics.median(x[1] for x in rs)
-        hwm = statistics.median(x[2] for x in rs)
-        print("| %s | %.1f | %.1f | %.1f | %.1f |" % (name, idle / 1024, held / 1024, hwm / 1024,
-                                                       (held - idle) / a.conns))
-
+    med = {name: [statistics.median(x[i] for x in res[name]) for i in range(3)] for name, _ in targets}
+    bench.print_table("RSS: idle, holding %d keep-alive connections, and its peak" % a.conns,
+                      ["target", "RSS idle MiB", "RSS at %d conns MiB" % a.conns, "peak (VmHWM) MiB",
+                       "per connection KiB"],
+                      [[name] + ["%.1f" % (x / 1024) for x in (idle, held, hwm)] + ["%.1f" % ((held - idle) / a.conns)]
+                       for name, (idle, held, hwm) in med.items()])
 
 if __name__ == "__main__":
     main()

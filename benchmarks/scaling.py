@@ -173,28 +173,21 @@ def stop_all():
             s.stop()
         except OSError:
             pass
-    for child in psutil.Process().children():
-        pid = child.pid
+    kids = psutil.Process().children()
+    for child in kids:
         try:
-            if os.getpgid(pid) == pid:
-                os.killpg(pid, signal.SIGTERM)
+            if os.getpgid(child.pid) == child.pid:
+                os.killpg(child.pid, signal.SIGTERM)
             else:
-                os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
-        for _ in range(100):
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    break
-            except ChildProcessError:
-                break
-            time.sleep(0.05)
-        else:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+                child.terminate()
+        except (ProcessLookupError, psutil.Error):
+            pass
+    for child in psutil.wait_procs(kids, timeout=5)[1]:     # wait_procs reaps them: they are ours
+        try:
+            child.kill()
+            child.wait()
+        except psutil.Error:
+            pass
 
 
 # ----------------------------------------------------------------------------- layout
@@ -273,79 +266,67 @@ def targets(args, path):
     return out
 
 
+def interleaved(args, plan, path, label, first, run):
+    """Each N of plan, each round, each target on path in turn (A B A B): first(name, n, scpus,
+    lcpus) gives the row's own fields (None: that target is left out at that N), run(srv, row,
+    lcpus) the figures measured on a fresh Server; a failed start or run is the row's error."""
+    out = []
+    for n, scpus, lcpus in plan:
+        for r in range(args.rounds):
+            for name, kind, binary, flags in targets(args, path):
+                row = first(name, n, scpus, lcpus)
+                if row is None:
+                    continue
+                row.update({"server": name, "n": n, "round": r + 1})
+                log("%s N=%d: %s round %d" % (label, n, name, r + 1))
+                try:
+                    srv = Server(kind, binary, scpus, n, flags)
+                    try:
+                        row.update(run(srv, row, lcpus))
+                    finally:
+                        srv.stop()
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    log("%s N=%d %s: %s" % (label, n, name, e))
+                    row["error"] = str(e)
+                out.append(row)
+    return out
+
+
 def sweep(args, plan):
     runs = []
     for key in args.paths:
-        path = PATHS[key]
-        for n, scpus, lcpus in plan:
-            conns = args.conns[key] * n
-            for r in range(args.rounds):
-                for name, kind, binary, flags in targets(args, path):
-                    row = {"path": path, "server": name, "n": n, "round": r + 1, "conns": conns,
-                           "server_cpus": scpus, "loader_cpus": lcpus, "loader_shared": scpus == lcpus}
-                    log("%s N=%d c%d: %s round %d" % (path, n, conns, name, r + 1))
-                    try:
-                        srv = Server(kind, binary, scpus, n, flags)
-                        try:
-                            row.update(measure(srv, path, conns, lcpus, args.warmup, args.duration))
-                        finally:
-                            srv.stop()
-                    except RuntimeError as e:
-                        log("%s N=%d %s: %s" % (path, n, name, e))
-                        row["error"] = str(e)
-                    runs.append(row)
+        path, conns = PATHS[key], args.conns[key]
+        runs += interleaved(args, plan, path, "%s c%d/CPU" % (path, conns),
+                            lambda name, n, scpus, lcpus: {"path": path, "conns": conns * n, "server_cpus": scpus,
+                                                           "loader_cpus": lcpus, "loader_shared": scpus == lcpus},
+                            lambda srv, row, lcpus: measure(srv, path, row["conns"], lcpus, args.warmup, args.duration))
     return runs
 
 
 def overload(args, plan, summary):
     """Open loop on /example at --overload-factor times the highest primed mode's capacity at each
     N: one rate for every mode at that N."""
-    out = []
     cap = {(s["server"], s["n"]): s["rps_med"] for s in summary if s["path"] == "/example"}
-    for n, scpus, lcpus in plan:
-        best = max((cap.get((name, n)) or 0 for name, *_ in targets(args, "/example")), default=0)
-        for r in range(args.rounds):
-            for name, kind, binary, flags in targets(args, "/example"):
-                if not cap.get((name, n)):
-                    continue
-                rate = args.overload_factor * best
-                log("overload /example N=%d %s at %.0f req/s round %d" % (n, name, rate, r + 1))
-                row = {"server": name, "n": n, "round": r + 1, "capacity_rps": cap[(name, n)], "rate": rate}
-                try:
-                    srv = Server(kind, binary, scpus, n, flags)
-                    try:
-                        res = lab.run_openloop(types.SimpleNamespace(port=srv.port), "/example", rate,
-                                               args.overload_duration, lcpus, args.openloop)
-                        # its window's figures, which run_openloop gives beside its own, as measure() keeps them
-                        res["contamination"] = {k: res[k] for k in quiet.WINDOW_FIELDS if k in res}
-                    finally:
-                        srv.stop()
-                    row.update(res)
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    row["error"] = str(e)
-                out.append(row)
-    return out
+
+    def first(name, n, scpus, lcpus):
+        best = max((cap.get((t[0], n)) or 0 for t in targets(args, "/example")), default=0)
+        return {"capacity_rps": cap[(name, n)], "rate": args.overload_factor * best} if cap.get((name, n)) else None
+
+    def run(srv, row, lcpus):
+        res = lab.run_openloop(types.SimpleNamespace(port=srv.port), "/example", row["rate"],
+                               args.overload_duration, lcpus, args.openloop)
+        # its window's figures, which run_openloop gives beside its own, as measure() keeps them
+        res["contamination"] = {k: res[k] for k in quiet.WINDOW_FIELDS if k in res}
+        return res
+    return interleaved(args, plan, "/example", "overload /example", first, run)
 
 
 def lone(args, plan):
     """/example at -c1 (one wrk thread and connection, on the first loader CPU) against each
     primed mode at each N: the lone request's latency."""
-    out = []
-    for n, scpus, lcpus in plan:
-        for r in range(args.rounds):
-            for name, kind, binary, flags in targets(args, "/example"):
-                log("lone /example N=%d c1: %s round %d" % (n, name, r + 1))
-                row = {"server": name, "n": n, "round": r + 1, "loader_shared": scpus == lcpus}
-                try:
-                    srv = Server(kind, binary, scpus, n, flags)
-                    try:
-                        row.update(measure(srv, "/example", 1, lcpus[:1], args.warmup, args.duration))
-                    finally:
-                        srv.stop()
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    row["error"] = str(e)
-                out.append(row)
-    return out
+    return interleaved(args, plan, "/example", "lone /example c1",
+                       lambda name, n, scpus, lcpus: {"loader_shared": scpus == lcpus},
+                       lambda srv, row, lcpus: measure(srv, "/example", 1, lcpus[:1], args.warmup, args.duration))
 
 
 # ----------------------------------------------------------------------------- summary, tables
@@ -476,21 +457,11 @@ def commit():
         except OSError:
             return "?"
     rev = bench.commit()
-    if not rev:
-        return "?"
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return rev + ("-dirty" if dirty else "")
+    return rev + ("-dirty" if bench.dirty() else "") if rev else "?"
 
 
 def host_meta():
-    model = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
-    except OSError:
-        pass
-    return {"host": "%s, %d CPUs usable (%d online), kernel %s" % (model, len(os.sched_getaffinity(0)),
+    return {"host": "%s, %d CPUs usable (%d online), kernel %s" % (bench.cpu_model(), len(os.sched_getaffinity(0)),
                                                                   os.cpu_count() or 0, os.uname().release),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
@@ -610,18 +581,6 @@ def make_bundle(args):
 
 # ----------------------------------------------------------------------------- main
 
-def find_openloop():
-    for cand in ([os.path.join(BUNDLE, "bin", "openloop")] if BUNDLE else []) + \
-            [os.path.join(ROOT, "build", "benchmarks", "openloop")]:
-        if os.access(cand, os.X_OK):
-            return cand
-    probe = os.path.join(HERE, "lib", "probe-path")
-    if os.access(probe, os.X_OK):
-        p = subprocess.run([probe, "openloop"], capture_output=True, text=True)
-        return p.stdout.strip() if p.returncode == 0 else None
-    return None
-
-
 def parse(argv):
     ap = argparse.ArgumentParser(prog="benchmarks/scaling.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -677,7 +636,7 @@ def main(argv=None):
     if BUNDLE:
         os.environ["LD_LIBRARY_PATH"] = os.path.join(BUNDLE, "lib")   # for the programs, not this python
     if a.openloop is None:
-        a.openloop = find_openloop()
+        a.openloop = bench.openloop(BUNDLE)
     if a.bundle:
         return make_bundle(a)
     if a.source:

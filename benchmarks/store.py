@@ -44,8 +44,7 @@ from primedlab import spawn  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def log(msg):
-    print("[store %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+log = bench.logger("store")
 
 
 def cpu_s(pids, reaper=None):
@@ -100,19 +99,13 @@ def sqlite_cmd(a):
                 srv.stop()
     print("<!-- benchmarks/store.py sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
         a.duration, a.rounds, a.db_sync, a.before, bench.commit(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
-    print("\n### /callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1\n")
-    print("| load | binary | req/s | p50 ms | p99 ms | errors |")
-    print("|---|---|---|---|---|---|")
-    for conns in (1, 64):
-        for name, _ in bins:
-            rs = res[(name, conns)]
-            print("| -c%d | %s | %s |" % (conns, name, bench.wrk_cells(rs)))
-    print("\n| load | req/s after/before | p50 after/before | p99 after/before |")
-    print("|---|---|---|---|")
-    for conns in (1, 64):
-        b, f = res[("before", conns)], res[("after", conns)]
-        print("| -c%d | %.2f | %.2f | %.2f |" % (conns, med(f, "rps") / med(b, "rps"),
-                                                 med(f, "p50_us") / med(b, "p50_us"), med(f, "p99_us") / med(b, "p99_us")))
+    bench.print_table("/callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1",
+                      ["load", "binary", "req/s", "p50 ms", "p99 ms", "errors"],
+                      [["-c%d" % c, name, bench.wrk_cells(res[(name, c)])] for c in (1, 64) for name, _ in bins])
+    bench.print_table("SQLite: after over before", ["load", "req/s after/before", "p50 after/before",
+                                                    "p99 after/before"],
+                      [["-c%d" % c] + ["%.2f" % (med(res[("after", c)], k) / med(res[("before", c)], k))
+                                       for k in ("rps", "p50_us", "p99_us")] for c in (1, 64)])
     print("\n" + quiet.header(conts))
     subprocess.run(["rm", "-rf", tmp])
 
@@ -159,11 +152,8 @@ def pg_cmd(a):
         try:
             for name, binary in bins:
                 srvs[name] = start(binary, 0, ["--db", pg.url(), "--db-sync", a.db_sync], env)
-            for name, srv in srvs.items():
-                for _ in range(100):
-                    if spawn.http_get(srv.port, "/readyz")[0] == 200:
-                        break
-                    time.sleep(0.05)
+            for srv in srvs.values():
+                spawn.wait_ok(srv.port, "/readyz", 5)
             for r in range(a.rounds):
                 for name, srv in srvs.items():
                     for conns in conns_list:
@@ -211,12 +201,9 @@ def pg_cmd(a):
         med(hz, "rps"), med(hz, "p50_us") / 1e3, med(hz, "p99_us") / 1e3, sum(x["errors"] for x in hz)))
     pb = res[("pgbench", 1)]
     print("| pgbench (same INSERT, prepared) | -c1 | %.0f | | | | %.0f | |" % (med(pb, "rps"), med(pb, "pg_cpu_pct")))
-    print("\n| load | binary | primed req/s / pgbench tps |")
-    print("|---|---|---|")
-    for conns in conns_list:
-        for name, _ in bins:
-            print("| -c%d | %s | %.2f |" % (conns, "--before" if name == "before" else "--bin",
-                                           med(res[(name, conns)], "rps") / med(pb, "rps")))
+    bench.print_table("PostgreSQL: primed over pgbench", ["load", "binary", "primed req/s / pgbench tps"],
+                      [["-c%d" % c, "--before" if name == "before" else "--bin",
+                        "%.2f" % (med(res[(name, c)], "rps") / med(pb, "rps"))] for c in conns_list for name, _ in bins])
     if 1 in conns_list:
         # at -c1 every request waits for the one before: times per request add up
         ins, ping, http = 1e6 / med(pb, "rps"), 1e6 / med(res[("primed", 1)], "rps"), 1e6 / med(hz, "rps")

@@ -166,6 +166,20 @@ def built(path):
     return path
 
 
+def openloop(bundle=""):
+    """benchmarks/openloop: a bundle's bin/openloop, else the build's (build, build-check), else
+    lib/probe-path's (which builds it with cc); None when there is none."""
+    for cand in ([os.path.join(bundle, "bin", "openloop")] if bundle else []) + \
+            [os.path.join(REPO_ROOT, d, "benchmarks", "openloop") for d in ("build", "build-check")]:
+        if os.access(cand, os.X_OK):
+            return cand
+    probe = os.path.join(BENCH_DIR, "lib", "probe-path")
+    if os.access(probe, os.X_OK):
+        p = subprocess.run([probe, "openloop"], capture_output=True, text=True)
+        return p.stdout.strip() if p.returncode == 0 else None
+    return None
+
+
 def start_clean(exe, env=None, args=()):
     """primed on 127.0.0.1:ephemeral with none of the caller's PRIMED_* variables, plus env, as a
     spawn.Primed; ends the script when it prints no ready line."""
@@ -193,14 +207,18 @@ def wrk_checks(url, connections, seconds, threads=2, timeout_s=10):
     return r
 
 
-def machine():
-    """`MODEL, N CPUs, Linux RELEASE` of this host."""
+def cpu_model():
+    """/proc/cpuinfo's model name; "unknown CPU" when it has none."""
     try:
         with open("/proc/cpuinfo") as f:
-            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "unknown CPU")
+            return next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "unknown CPU")
     except OSError:
-        model = "unknown CPU"
-    return "%s, %d CPUs, Linux %s" % (model, os.cpu_count(), os.uname().release)
+        return "unknown CPU"
+
+
+def machine():
+    """`MODEL, N CPUs, Linux RELEASE` of this host."""
+    return "%s, %d CPUs, Linux %s" % (cpu_model(), os.cpu_count(), os.uname().release)
 
 
 def commit():
@@ -211,6 +229,13 @@ def commit():
     except (OSError, subprocess.SubprocessError):
         return ""
     return p.stdout.strip() if p.returncode == 0 else ""
+
+
+def dirty():
+    """Whether this checkout's tracked files differ from HEAD (untracked files do not count)."""
+    p = subprocess.run(["git", "-C", REPO_ROOT, "status", "--porcelain", "--untracked-files=no"],
+                       capture_output=True, text=True)
+    return bool(p.stdout.strip())
 
 
 def stamp(command):
