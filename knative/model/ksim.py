@@ -34,6 +34,9 @@ DRAIN_LIMIT_S = 300.0   # after the load, the time left to answer what is in fli
 QP_QUEUE_FACTOR = 10
 # the activator's own breaker per revision (pkg/activator/net/throttler.go, breakerQueueDepth)
 ACTIVATOR_QUEUE = 10000
+# A closed-loop client without think time (wrk) hears a refusal's 503 one loopback round trip
+# later and sends again; with no gap a full queue would refuse and re-send at one instant forever.
+REFUSAL_RTT_S = 0.0001
 
 
 def lb_policy(cc):
@@ -355,6 +358,8 @@ class Sim:
         elif self.now < self.load.duration:
             if self.load.think_s > 0:
                 self.at(self.now + self.rng.expovariate(1.0 / self.load.think_s), "think")
+            elif r.status == 503:
+                self.at(self.now + REFUSAL_RTT_S, "think")
             else:
                 self.arrive(self.now, user=True)
         else:
