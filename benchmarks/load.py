@@ -2,7 +2,7 @@
 """benchmarks/load.py - side-by-side load test of primed builds and their peers, in one run.
 
   benchmarks/load.py [--quick] [--primed NAME=BINARY[@inline,steal] ...] [--dispatch inline,steal]
-                  [--peers java,java-nodelay,java21,stacks,primed-scalar,nginx|none] [--containers auto|none|LIST]
+                  [--peers java,java-nodelay,java21,stacks,engines,primed-scalar,nginx|none] [--containers auto|none|LIST]
                   [--cmd NAME=COMMAND ...] [--pin split|none]
                   [--duration S] [--rounds N] [--warmup S] [--conns 50,100,200]
                   [--healthz-conns 200] [--startup-runs N] [--rss-conns 1000] [--quiet-wait S]
@@ -27,6 +27,7 @@ docs/publish/publish.py refuses it.
 """
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -74,29 +75,39 @@ def artifact(t, path):
     t.artifact_note = ("+ %s shared libs" % lab.human_bytes(libs)) if libs else "(static)"
 
 
-SCALAR_FLAG = "--prime-vector"
+VECTOR_FLAG = "--prime-vector"
+# The engine rows, one per CPU class: (row, --prime-vector value, the class it stands for)
+ENGINES = [("primed-ifma", "ifma", "a CPU with AVX-512 IFMA"), ("primed-avx512", "avx512", "a CPU with AVX-512F, no IFMA"),
+           ("primed-avx2", "avx2", "a CPU with AVX2 only"), ("primed-scalar", "off", "a CPU with none of them (arm64, older x86)")]
 
 
-def scalar_target(primed, port):
-    """primed-scalar: the first primed target's binary with the eight-lane engine off
-    (--prime-vector off, PRIMED_PRIME_VECTOR=off), as on a CPU without AVX-512 IFMA; None, with
-    the reason logged, when no primed target is given or its --help names no such flag."""
+def engine_targets(primed, port, names):
+    """The rows of `names` (ENGINES' first column): the first primed target's binary with its base-2
+    engine forced (--prime-vector V, PRIMED_PRIME_VECTOR=V). A row whose engine this CPU lacks (the
+    binary's --version names the ones it runs), or a binary without the flag, is skipped with why."""
     if not primed:
-        lab.log("primed-scalar skipped: no primed target to run with the eight-lane engine off")
-        return None
+        lab.log("%s skipped: no primed target to force an engine in" % ", ".join(names))
+        return []
     base = primed[0]
-    helptext = sh([base.cmd[0], "--help"], timeout=5) or ""
-    if SCALAR_FLAG not in helptext:
-        lab.log("primed-scalar skipped: %s --help has no %s (this primed cannot turn its eight-lane engine off)"
-                % (base.cmd[0], SCALAR_FLAG))
-        return None
-    env = dict(base.env, PRIMED_PRIME_VECTOR="off")
-    t = lab.Target(name="primed-scalar", kind="primed", cmd=base.cmd + [SCALAR_FLAG, "off"], env=env, port=port)
-    t.build, t.build_s = base.build, base.build_s
-    t.artifact_bytes, t.artifact_note = base.artifact_bytes, base.artifact_note
-    t.note = "%s with the eight-lane engine off (%s off): the scalar engine, as on a CPU without AVX-512 IFMA" % (
-        base.name, SCALAR_FLAG)
-    return t
+    if VECTOR_FLAG not in (sh([base.cmd[0], "--help"], timeout=5) or ""):
+        lab.log("%s skipped: %s --help has no %s" % (", ".join(names), base.cmd[0], VECTOR_FLAG))
+        return []
+    runs = re.search(r"this CPU runs: ([a-z0-9 ]+)", sh([base.cmd[0], "--version"], timeout=5) or "")
+    runs = runs.group(1).split() if runs else ["scalar"]
+    out = []
+    for name, vector, cpu in ENGINES:
+        if name not in names:
+            continue
+        if vector != "off" and vector not in runs:
+            lab.log("%s skipped: this CPU has no %s (it runs %s)" % (name, vector, " ".join(runs)))
+            continue
+        t = lab.Target(name=name, kind="primed", cmd=base.cmd + [VECTOR_FLAG, vector],
+                       env=dict(base.env, PRIMED_PRIME_VECTOR=vector), port=port + len(out))
+        t.build, t.build_s = base.build, base.build_s
+        t.artifact_bytes, t.artifact_note = base.artifact_bytes, base.artifact_note
+        t.note = "%s with %s %s: the engine %s runs" % (base.name, VECTOR_FLAG, vector, cpu)
+        out.append(t)
+    return out
 
 
 def java_targets(args):
@@ -208,7 +219,9 @@ def main():
     ap.add_argument("--peers", default="java,nginx",
                     help="comma list of java, java-nodelay (JDK HttpServer with TCP_NODELAY), java21 (JDK 21: "
                          "java21-fixed, java21-virtual), stacks (tomcat-platform, tomcat-virtual, netty, tomcat-appcds; "
-                         "docs/java-peers.md), primed-scalar (the first primed with --prime-vector off), nginx; or none")
+                         "docs/java-peers.md), engines (primed-ifma, primed-avx512, primed-avx2, primed-scalar: the first primed "
+                         "with each base-2 engine this CPU has forced by --prime-vector) or one of those rows, nginx; "
+                         "or none")
     ap.add_argument("--cmd", action="append", default=[], metavar="NAME=COMMAND", help="any other server command")
     ap.add_argument("--containers", default="auto",
                     help="container variants to add (images localhost/primed:VARIANT): auto (those built), none, "
@@ -311,9 +324,9 @@ def main():
                 if ver else path, ("PRIMED_DISPATCH=" + d) if len(disps) > 1 else "dispatch " + d, lab_ncpu(args))
             targets.append(t)
     peers = [] if args.peers == "none" else args.peers.split(",")
-    if "primed-scalar" in peers:
-        t = scalar_target([t for t in targets if t.kind == "primed"], port)
-        if t:
+    engines = [n for n, _, _ in ENGINES if "engines" in peers or n in peers]
+    if engines:
+        for t in engine_targets([t for t in targets if t.kind == "primed"], port, engines):
             port += 1
             targets.append(t)
     if "java" in peers or "java-nodelay" in peers:
