@@ -22,6 +22,12 @@ JAVA = [("java-fixed", "JDK 17, 200 threads"), ("java21-fixed", "JDK 21, 200 thr
 STACKS = [("tomcat-platform", "Tomcat 10.1, 200 platform threads"), ("tomcat-virtual", "Tomcat 10.1, virtual threads"),
           ("netty", "Netty 4.1, work off the event loop"), ("tomcat-appcds", "Tomcat 10.1 from an AppCDS archive")]
 SCALAR = "primed-scalar"  # the first primed target with --prime-vector off
+# One row per CPU class (benchmarks/load.py --peers engines): the first primed target with its
+# base-2 engine forced; the cloud CPUs of each class are docs/prime.md's
+ENGINES = [("primed-ifma", "AVX-512 IFMA", "Intel Ice Lake-SP and later, AMD Zen 4 and Zen 5"),
+           ("primed-avx512", "AVX-512F, no IFMA", "Intel Skylake-SP, Cascade Lake"),
+           ("primed-avx2", "AVX2 only", "AMD Zen 2, Zen 3; Intel Haswell, Broadwell"),
+           (SCALAR, "none of them", "arm64 (AWS Graviton, Ampere Altra), older x86")]
 CONTAINERS = ["ctr-static", "ctr-distroless", "ctr-slim"]
 PROFILES = ["default", "minimal", "pgo", "lto-static"]
 
@@ -234,7 +240,8 @@ def b_glance(r):
                 span([r.per_conn_kib(t) for t in ts], "KiB"), size(ts)]
     rows = [row("primed, `lto-static` (one static file)", STATIC), row("primed, dynamic builds", DYNAMIC)]
     rows += [row("primed, image `%s`" % t[4:], [t]) for t in CONTAINERS]
-    rows += [row("primed `%s`, eight-lane engine off (as without AVX-512 IFMA)" % r.scalar_base(), [SCALAR])]
+    rows += [row("primed `%s`, %s engine forced" % (r.scalar_base(), t[7:]), [t]) for t, _, _ in ENGINES[:-1]]
+    rows += [row("primed `%s`, eight-lane engine off (the scalar engine)" % r.scalar_base(), [SCALAR])]
     rows += [row("nginx", ["nginx"], prime=False)]
     rows += [row(label, [t], prime=bool(r.rps(t))) for t, label in STACKS]
     rows += [row("seed's Java service, " + label, [t]) for t, label in JAVA]
@@ -247,9 +254,26 @@ def b_glance(r):
             "engine alone on one core (prime_bench, same run): %s primes/s." % fmt(e))
 
 
+def b_classes(r, base, best):
+    """Per core on each CPU class (the engine rows) against the best tuned Java stack of the run."""
+    bt, blabel = best
+    j17 = r.rps("java-fixed")
+    rows = [["%s (`%s`)" % (cls, t), cpus, fmt(r.rps(t), 0), fmt(r.rps(t) / r.rps(bt)) + "×",
+             fmt(r.rps(t) / j17) + "×" if j17 else "n/a"] for t, cls, cpus in ENGINES if r.rps(t)]
+    return ("**Per core, per CPU class.** On this run's %s (%s), primed's `%s` build with each base-2 engine "
+            "forced (`--prime-vector`), against the best tuned Java stack of the run (%s, %s req/s) and the "
+            "seed's Java service on JDK 17; a CPU runs the first engine it has, top to bottom:\n\n"
+            % (r.d.get("cpu", "?"), r.with_features().strip() or "its features not recorded", base, blabel,
+               fmt(r.rps(bt), 0))
+            + table(["CPU class (row)", "cloud CPUs", "/example req/s on one core", "÷ best tuned Java",
+                     "÷ JDK 17 seed"], rows))
+
+
 def b_headline(r):
     """Per core, with and without the eight-lane engine, against the best tuned Java stack of the run."""
     base, java = r.scalar_base(), [(t, label) for t, label in STACKS if r.rps(t)]
+    if java and sum(1 for t, _, _ in ENGINES if r.rps(t)) > 1:
+        return b_classes(r, base, max(java, key=lambda x: r.rps(x[0])))
     if not (r.rps(base) and r.rps(SCALAR) and java):
         return "This run has no `%s` beside a tuned Java stack: no per-core headline." % SCALAR
     bt, blabel = max(java, key=lambda x: r.rps(x[0]))

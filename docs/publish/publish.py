@@ -179,10 +179,13 @@ if reconstruct:
     data["charts"] = sorted(f[:-4] for f in os.listdir(folder) if f.endswith(".png")) if os.path.isdir(folder) else []
     print("publish: kept %s" % rundata.write(docs, data))
     sys.exit(0)
-if len(argv) != 1:
+if len(argv) != 1 or argv[0].startswith("-"):
     sys.exit(__doc__)
 res = argv[0]
-meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(res, "meta.txt")) if "=" in l)
+try:
+    meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(res, "meta.txt")) if "=" in l)
+except OSError as e:
+    sys.exit("publish: %s is not a lab run's results folder: %s" % (res, e))
 if meta.get("quick") == "true":
     sys.exit("publish: %s is a --quick run; its figures are not quoted" % res)
 

@@ -173,9 +173,7 @@ def inputs_from_lab_page(path):
             if sizes:
                 t["image_mib"] = round(sum(float(v) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[u] for v, u in sizes), 1)
         tg.append(t)
-    scalar = scalar_class(tg, text)
-    if scalar:
-        tg.append(scalar)
+    tg += [t for t in (engine_class(tg, text, *c) for c in ENGINE_CLASSES) if t]
     return {"source": "%s ('primed comparison lab: %s %s:%s UTC'%s): RPS (best /example req/s, 1 worker on "
                       "1 CPU), BOOT UP (first /healthz 200, median of 10), first /example median, sieve median/mean "
                       "%s/%s us" % (os.path.relpath(path, ROOT), m.group(1), m.group(2), m.group(3),
@@ -186,26 +184,31 @@ def inputs_from_lab_page(path):
 
 # The CPU classes the manifests answer for: the image the manifests deploy, measured with the
 # eight-lane engine (a CPU with AVX-512 IFMA), and the same image on a CPU without it: the scalar
-# engine's service times (the lab's primed-scalar row) with the image's start-up and size.
+# engine's service times (the lab's primed-scalar row) with the image's start-up and size. The
+# AVX-512F and AVX2 classes are inputs too (`run --targets ctr-static-avx2`) when the run has their
+# rows (benchmarks/load.py --peers engines).
 IFMA, SCALAR = "ctr-static", "ctr-static-scalar"
 CLASSES = ksweep.CLASS_LABELS
+# the class target, the lab row that gives its service time, the physical-limit line's engine name
+ENGINE_CLASSES = [(SCALAR, "primed-scalar", "scalar"), ("ctr-static-avx512", "primed-avx512", "avx512"),
+                  ("ctr-static-avx2", "primed-avx2", "avx2")]
 
 
-def scalar_class(targets, text):
-    """The scalar class's target (SCALAR) from a lab page's rows: primed-scalar's capacity, its
-    median/mean from the physical-limit line's scalar engine, ctr-static's start-up and image;
-    None when the page lacks either row."""
+def engine_class(targets, text, name, row, engine):
+    """A CPU class's target (NAME) from a lab page's rows: ROW's capacity, its median/mean from the
+    physical-limit line's ENGINE, ctr-static's start-up and image; None when the page lacks either
+    row."""
     by = {t["name"]: t for t in targets}
-    if "primed-scalar" not in by or IFMA not in by:
+    if row not in by or IFMA not in by:
         return None
-    sc, im = by["primed-scalar"], by[IFMA]
-    m = re.search(r"scalar: median ([0-9.]+), mean ([0-9.]+)", text)
+    sc, im = by[row], by[IFMA]
+    m = re.search(r"\b%s: median ([0-9.]+), mean ([0-9.]+)" % engine, text)
     ratio = float(m.group(1)) / float(m.group(2)) if m else sc["service_ms_median"] / sc["service_ms_mean"]
     t = dict(im)
-    t.update({"name": SCALAR, "capacity_rps_1cpu": sc["capacity_rps_1cpu"], "service_ms_mean": sc["service_ms_mean"],
+    t.update({"name": name, "capacity_rps_1cpu": sc["capacity_rps_1cpu"], "service_ms_mean": sc["service_ms_mean"],
               "service_ms_median": round(sc["service_ms_mean"] * ratio, 3),
-              "note": "%s's image and start-up, primed-scalar's service time (the scalar engine's median/mean): "
-                      "the image on a CPU without AVX-512 IFMA" % IFMA})
+              "note": "%s's image and start-up, %s's service time (the %s engine's median/mean): "
+                      "the image on a CPU whose best engine is %s" % (IFMA, row, engine, engine)})
     t.pop("first_answer_ms", None)
     if "first_answer_ms" in im and "first_answer_ms" in sc:
         t["first_answer_ms"] = round(im["startup_ms"] + max(0.0, sc["first_answer_ms"] - sc["startup_ms"]), 3)
@@ -782,7 +785,8 @@ def main():
     r.add_argument("--from-results", metavar="DIR", help="a lab results directory instead")
     r.add_argument("--targets", type=lambda s: s.split(","),
                    help="comma-separated target names of the inputs (default all); the CPU classes the manifests "
-                        "answer for: %s" % "; ".join("%s = %s" % kv for kv in CLASSES.items()))
+                        "answer for: %s; ctr-static-avx512 and ctr-static-avx2 where the inputs' run has their "
+                        "engine rows" % "; ".join("%s = %s" % kv for kv in CLASSES.items()))
     r.add_argument("--out", metavar="DIR", help="write summary.md/.json, per-target TSVs and pods-latency.png here")
     add_model_args(r)
     i = sub.add_parser("inputs", help="print the inputs JSON of a lab results directory")
@@ -792,7 +796,8 @@ def main():
     w = sub.add_parser("sweep", help="every CPU class x pod size x (target, utilisation, cap) under the scenarios, as JSON")
     w.add_argument("--inputs", help="inputs JSON (default benchmarks/ksim/published.json)")
     w.add_argument("--classes", type=lambda s: s.split(","),
-                   help="comma-separated target names (default the CPU classes: ctr-static, ctr-static-scalar)")
+                   help="comma-separated target names (default the CPU classes: ctr-static, ctr-static-scalar; "
+                        "ctr-static-avx512 and ctr-static-avx2 where the inputs' run has their engine rows)")
     w.add_argument("--pod-cpus", type=ints, help="pod sizes swept, CPUs (default 1,2,4)")
     w.add_argument("--target-factors", type=floats,
                    help="targets swept, times the pod's CPUs (default 0.5,0.75,1,1.5,2)")

@@ -61,6 +61,25 @@ def features_check(t):
          "a run's CPU features come from its primed rows' notes: has, lacks, not said", repr((has, lacks, none)))
 
 
+def classes_check(t):
+    """With engine rows in the run, the headline gives one row per CPU class, its ratio to the best
+    tuned Java stack recomputed here from the table's own RPS cells."""
+    text = table_md()
+    line = next(x for x in text.splitlines() if x.startswith("| primed-scalar |"))
+    rates = {"primed-ifma": 520, "primed-avx512": 301, "primed-avx2": 199}
+    extra = [re.sub(r"^\| primed-scalar \|(.*?\|.*?\|.*?\|) [0-9]+ @", r"| %s |\1 %d @" % (n, v), line)
+             for n, v in rates.items()]
+    data = dict(rundata.parse(text.replace(line, "\n".join(extra + [line]), 1)), notebook="x.md")
+    rps = {r["TYPE"]: float(r["RPS"].split()[0]) for r in data["summary"] if r["RPS"][:1].isdigit()}
+    best = max(rps.get(x, 0) for x in ("tomcat-platform", "tomcat-virtual", "netty", "tomcat-appcds"))
+    head = figures.body("docs/benchmarks.md", "answer", data).split("**Per core, per CPU class.**")[-1]
+    want = ["`%s`) | %s | %s | %s×" % (n, c, figures.fmt(rps[n], 0), figures.fmt(rps[n] / best))
+            for n, _, c in figures.ENGINES if n in rps]
+    missing = [w for w in want if w not in head]
+    t.ok(len(want) == 4 and not missing, "the headline has a row per CPU class, its ratio from the table",
+         "\n".join(missing) + "\n" + head[:1500])
+
+
 def run(args, **kw):
     return subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=60, **kw)
 
@@ -68,6 +87,7 @@ def run(args, **kw):
 def main():
     t = Tap(max_detail=20)
     features_check(t)
+    classes_check(t)
     with tempfile.TemporaryDirectory(prefix="primed-publish-test.") as tmp:
         tree, docs = doctree.copy(ROOT, tmp)
         before = rundata.latest(docs)
