@@ -55,6 +55,7 @@ struct store {
     int catalog_err;
     char catalog_why[160];
     struct store_health health; /* /readyz and /metrics: down from a failed commit to the next good one */
+    uint64_t checkpoint_ms;     /* the store thread's last free_wal(), monotonic ms */
     char name[200];             /* the path, for the log */
     sqlite3 *db; /* the store thread's */
     sqlite3_stmt *insert;
@@ -115,6 +116,22 @@ void store_timed_out(struct store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* A WAL that grew until the disk was full frees its space only through a
+ * checkpoint that truncates it, and the commits that would have run the
+ * automatic one fail. The checkpoint needs room for the pages it copies
+ * into the database: it runs on the first commit that succeeds again (the
+ * room someone freed, before the WAL takes it all back), and after a
+ * commit that failed for want of space at most once a PROBE_MS (under load
+ * the probe does not run). */
+static void free_wal(struct store *s, int err, bool now)
+{
+    uint64_t ms = clock_mono_ms();
+    if (err != -ENOSPC || s->mem || (!now && ms - s->checkpoint_ms < PROBE_MS))
+        return;
+    s->checkpoint_ms = ms;
+    exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 /* While the store is down and nothing is queued: one small commit (the row
  * of schema_version rewritten), so readiness comes back by itself once the disk
  * has room again, without waiting for a request a not-ready pod is no
@@ -124,15 +141,13 @@ static void probe(struct store *s)
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE schema_version SET applied_at = %lld WHERE version = %d",
              (long long)(clock_wall_us() / 1000u), STORE_SCHEMA);
-    /* a WAL that grew until the disk was full frees its space only through
-     * a checkpoint that truncates it: the commits that would have run the
-     * automatic one fail */
-    if (atomic_load_explicit(&s->health.last_err, memory_order_relaxed) == -ENOSPC && !s->mem)
-        exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+    free_wal(s, atomic_load_explicit(&s->health.last_err, memory_order_relaxed), false);
     int err = 0;
     if (exec(s->db, "BEGIN") != SQLITE_OK || exec(s->db, sql) != SQLITE_OK || exec(s->db, "COMMIT") != SQLITE_OK) {
         err = sql_err(s->db);
         exec(s->db, "ROLLBACK");
+    } else {
+        free_wal(s, atomic_load_explicit(&s->health.last_err, memory_order_relaxed), true);
     }
     note_commit(s, err);
 }
@@ -317,8 +332,11 @@ static void *store_main(void *arg)
             if (!ok || exec(s->db, "COMMIT") != SQLITE_OK) {
                 err = sql_err(s->db); /* before the ROLLBACK's own code */
                 exec(s->db, "ROLLBACK");
+                free_wal(s, err, false);
                 ok = false;
             }
+            if (ok && atomic_load_explicit(&s->health.down, memory_order_relaxed))
+                free_wal(s, atomic_load_explicit(&s->health.last_err, memory_order_relaxed), true);
             note_commit(s, err);
             /* counted before the answers go back: whoever sees a failed answer sees it counted */
             if (!ok) {
