@@ -31,9 +31,9 @@ import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
-sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import primedtest  # noqa: E402,F401  (puts primedlab on the path)
 from primedlab import spawn  # noqa: E402
 from primedlab import tap  # noqa: E402
 
