@@ -4,7 +4,7 @@
   report-browser.py [--png FILE] [--html REPORT]    (no --html: the suite below)
 
 Renders a report over the DevTools protocol (a WebSocket to chromium --remote-debugging-port,
-spoken with the standard library) and fails when the page logs a console error or throws,
+through python3-websocket) and fails when the page logs a console error or throws,
 when it fetches anything but its own file (no network at view time), when a chart did not
 draw (an empty SVG, or a first plot with nothing visible), or when a target of the summary
 table is missing from every chart of a family (throughput, latency, start-up, memory, per
@@ -22,13 +22,13 @@ import json
 import os
 import re
 import shutil
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-import urllib.parse
+
+import websocket  # python3-websocket: the DevTools protocol's transport
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
@@ -65,77 +65,6 @@ CHECK_JS = r"""
 """
 
 
-# ----------------------------------------------------------------------------- WebSocket
-
-class WebSocket:
-    """A client WebSocket (RFC 6455) for text frames: enough for the DevTools protocol."""
-
-    def __init__(self, url, timeout=30):
-        u = urllib.parse.urlparse(url)
-        self.sock = socket.create_connection((u.hostname, u.port), timeout=timeout)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                           "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % (
-                               u.path, u.hostname, u.port, key)).encode())
-        resp = b""
-        while b"\r\n\r\n" not in resp:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise OSError("websocket: closed during the handshake")
-            resp += chunk
-        head, self.buf = resp.split(b"\r\n\r\n", 1)
-        if b" 101 " not in head.split(b"\r\n")[0]:
-            raise OSError("websocket: handshake refused: %r" % head[:200])
-
-    def _read(self, n):
-        while len(self.buf) < n:
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise OSError("websocket: closed")
-            self.buf += chunk
-        out, self.buf = self.buf[:n], self.buf[n:]
-        return out
-
-    def _frame(self, op, data):
-        mask = os.urandom(4)
-        n = len(data)
-        hdr = struct.pack("!B", 0x80 | op)
-        if n < 126:
-            hdr += struct.pack("!B", 0x80 | n)
-        elif n < 1 << 16:
-            hdr += struct.pack("!BH", 0x80 | 126, n)
-        else:
-            hdr += struct.pack("!BQ", 0x80 | 127, n)
-        self.sock.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-    def send(self, text):
-        self._frame(1, text.encode())
-
-    def recv(self):
-        msg = b""
-        while True:
-            b0, b1 = self._read(2)
-            n = b1 & 0x7F
-            if n == 126:
-                n = struct.unpack("!H", self._read(2))[0]
-            elif n == 127:
-                n = struct.unpack("!Q", self._read(8))[0]
-            mask = self._read(4) if b1 & 0x80 else None
-            data = self._read(n)
-            if mask:
-                data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-            op = b0 & 0x0F
-            if op == 8:
-                raise OSError("websocket: closed by the browser")
-            if op == 9:
-                self._frame(10, data)
-                continue
-            if op in (0, 1, 2):
-                msg += data
-                if b0 & 0x80:
-                    return msg.decode()
-
-
 # ----------------------------------------------------------------------------- the browser
 
 def chromium():
@@ -170,9 +99,8 @@ class Browser:
             self.close()
             raise RuntimeError("chromium did not start:\n" + "".join(seen[-10:]))
         # stderr keeps being written: drain it, or the browser blocks on a full pipe
-        import threading
         threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
-        self.ws = WebSocket(url, timeout)
+        self.ws = websocket.create_connection(url, timeout=timeout, suppress_origin=True)
         self.next_id = 0
         self.events = []
 
