@@ -173,7 +173,6 @@ def main():
         target = math.ceil(knee)
     print(f"  target = max(floor({a.headroom:g} * {cc}), knee) = {target}: scale out before the "
           "cap makes requests queue")
-    mem_req = mem_lim = None
     print()
     print(f"Memory of primed (/proc/PID/status): VmRSS idle {idle_rss / 1024:.1f} MiB, "
           f"VmRSS after load {rss / 1024:.1f} MiB, VmHWM (peak) {hwm / 1024:.1f} MiB")
