@@ -56,18 +56,11 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
-from primedlab import pglib  # noqa: E402
-from primedlab import quiet  # noqa: E402
-from primedlab import spawn  # noqa: E402
+from primedlab import bench, pglib, quiet, spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
 import chain21  # noqa: E402  (the JDK 21 callme and caller)
 
 log = bench.logger("chain")
-
-
-def start(binary, cpu, args, env):
-    return bench.start_pinned(binary, cpu, args, env)
 
 
 def nginx_proxy(cpu, upstream_port):
@@ -180,9 +173,9 @@ def run(a, env, pg):
         a.java_db = lambda pair, n: database(pg, ("%s_%s" % (pair, n)).replace("-", "_"))[1]
     else:
         a.java_db = lambda pair, n: {}
-    callme = start(a.bin, a.cpu, [], dict(env, APP_NAME="callme", **penv["callme"]))
-    caller = start(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
-                   dict(env, APP_NAME="caller", **penv["caller"]))
+    callme = bench.start_pinned(a.bin, a.cpu, [], dict(env, APP_NAME="callme", **penv["callme"]))
+    caller = bench.start_pinned(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
+                                dict(env, APP_NAME="caller", **penv["caller"]))
     if pg:   # primed connects to PostgreSQL after its ready line: measure once both store
         for port, path in ((callme.port, "/callme/ping"), (caller.port, "/caller/ping")):
             if not spawn.wait_ok(port, path, 15):
@@ -194,10 +187,10 @@ def run(a, env, pg):
     jpeers, pairs = [], [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
     try:
         if a.baseline:
-            bcallme = start(a.baseline, a.cpu, [], dict(env, APP_NAME="callme"))
+            bcallme = bench.start_pinned(a.baseline, a.cpu, [], dict(env, APP_NAME="callme"))
             jpeers.append(bcallme)
-            bcaller = start(a.baseline, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % bcallme.port],
-                            dict(env, APP_NAME="caller"))
+            bcaller = bench.start_pinned(a.baseline, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping"
+                                                              % bcallme.port], dict(env, APP_NAME="caller"))
             jpeers.append(bcaller)
             pids["baseline callme direct"] = lambda: [bcallme.pid]
             pids["baseline caller -> callme"] = lambda: [bcaller.pid, bcallme.pid]

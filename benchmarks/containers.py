@@ -43,9 +43,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
-from primedlab import bench  # noqa: E402  (log, one wrk run, a status)
-from primedlab import spawn  # noqa: E402  (a free port)
+from primedlab import bench, quiet, spawn  # noqa: E402
 CONTAINER = os.path.join(ROOT, "container")
 ENV = dict(os.environ, CONTAINERS_CONF=os.environ.get(
     "CONTAINERS_CONF", os.path.join(CONTAINER, "containers.conf")))
@@ -111,23 +109,17 @@ def load(image, wrk_s, port):
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     res = {}
     try:
-        end = time.monotonic() + 60
-        while spawn.http_status(port, "/healthz", timeout=1) != 200:
-            if time.monotonic() > end or w.poll() is not None:
-                log(f"{image}: never healthy for the load run")
-                return res
-            time.sleep(0.01)
+        if not spawn.wait_ok(port, "/healthz", 60, proc=w):
+            log(f"{image}: never healthy for the load run")
+            return res
         pid = int(sh(["podman", "inspect", "-f", "{{.State.Pid}}", name]).stdout.strip())
         time.sleep(1.0)
         idle = proc_status(pid)
-        _, out, _ = bench.run_wrk(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5, lua=None)
+        st, out, _ = bench.run_wrk(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5)
         after = proc_status(pid)
-        m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-        errs = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         res = {"rss_idle_kb": int(idle["VmRSS"]), "rss_load_kb": int(after["VmRSS"]),
                "hwm_kb": int(after["VmHWM"]), "uid": idle["Uid"], "threads": idle["Threads"],
-               "rps": float(m.group(1)) if m else 0.0, "non2xx": int(errs.group(1)) if errs else 0,
-               "wrk": out.strip()}
+               "rps": st["rps"] if st else 0.0, "non2xx": st["non2xx"] if st else 0, "wrk": out.strip()}
     finally:
         # `podman stop` timed on its own (SIGTERM, primed drains, conmon/runc reap);
         # the wrapper then only removes the stopped container.

@@ -42,9 +42,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import quiet  # noqa: E402
-from primedlab import bench  # noqa: E402
-from primedlab import spawn  # noqa: E402
+from primedlab import bench, quiet, spawn  # noqa: E402
 from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
 
 log = bench.logger("cpu-share")

@@ -49,7 +49,6 @@ Markdown table on stdout (and, with --out DIR, into DIR/table.md with DIR/gatewa
 it); progress on stderr. Needs siege and taskset.
 """
 import argparse
-import csv
 import json
 import os
 import shutil
@@ -61,10 +60,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
-from primedlab import lab  # noqa: E402
-from primedlab import quiet  # noqa: E402
-from primedlab import spawn  # noqa: E402
+from primedlab import bench, lab, quiet, spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
 import gateway21  # noqa: E402  (the JDK 21 gateways' rows)
 import peer21  # noqa: E402
@@ -100,10 +96,6 @@ class Tee:
         sys.stdout.flush()
         if self.f:
             self.f.flush()
-
-
-def start(binary, cpu, args):
-    return bench.start_pinned(binary, cpu, args, scrub=SCRUB)
 
 
 def counters(port):
@@ -205,7 +197,7 @@ def main():
             sys.exit("gateway: the Tomcat and Netty gateways cannot start: %s" % (p.stdout + p.stderr).strip()[-600:])
         log("Tomcat and Netty gateways: %s" % p.stdout.strip())
     res, jres = [], []
-    catalog = start(a.bin, a.cpu, [])
+    catalog = bench.start_pinned(a.bin, a.cpu, [], scrub=SCRUB)
     inventory = gw = None
     try:
         st, body = spawn.http_get(catalog.port, "/api/catalog")
@@ -215,10 +207,11 @@ def main():
         conns = ["--upstream-conns", str(a.upstream_conns)] if a.upstream_conns else []
         for name, delay in (("no delay", 0.0), ("inventory delayed %g s" % a.delay, a.delay)):
             fault = ["--fault-delay", "%g" % delay, "--fault-path", "/api/inventory"] if delay else []
-            inventory = start(a.bin, a.cpu, fault)
-            gw = start(a.bin, a.cpu, ["--catalog-url", "http://127.0.0.1:%d" % catalog.port,
-                                      "--inventory-url", "http://127.0.0.1:%d" % inventory.port,
-                                      "--upstream-timeout", "%g" % a.upstream_timeout, *conns])
+            inventory = bench.start_pinned(a.bin, a.cpu, fault, scrub=SCRUB)
+            gw = bench.start_pinned(a.bin, a.cpu, ["--catalog-url", "http://127.0.0.1:%d" % catalog.port,
+                                                   "--inventory-url", "http://127.0.0.1:%d" % inventory.port,
+                                                   "--upstream-timeout", "%g" % a.upstream_timeout, *conns],
+                                    scrub=SCRUB)
             for fanout in ("parallel", "sequential"):
                 res.append(peer21.timed(gw.pid, lambda: scenario(a, gw, name, delay, fanout, nproducts, load_cpus)))
             if a.java:
@@ -253,12 +246,7 @@ def main():
     if a.java:
         gateway21.report(table, a, jres)
     if a.out:
-        with open(os.path.join(a.out, "gateway.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_COLS, extrasaction="ignore")
-            w.writeheader()
-            for r in res:
-                w.writerow({k: ("%.3f" % v if isinstance(v, float) else ("" if v is None else v))
-                            for k, v in r.items()})
+        bench.write_csv(os.path.join(a.out, "gateway.csv"), CSV_COLS, res)
     return 1 if any("error" in r for r in res + jres) else 0
 
 

@@ -31,25 +31,25 @@ The real-run check, in one command on a quiet machine with 2 CPUs or more:
   benchmarks/knative-single-pod.py --threads 2 --breaker 2 --pin --rates 50,80,95,130   (3 CPUs or more)
 """
 import argparse
+import contextlib
 import datetime
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
-from primedlab import spawn  # noqa: E402
-from primedlab import ksim  # noqa: E402
+from primedlab import bench, ksim, quiet, spawn  # noqa: E402
 
 
 def openloop(exe, url, rate, secs, cpu=None):
-    pre = ["taskset", "-c", str(cpu)] if cpu is not None else []
-    p = subprocess.run(pre + [exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout", "30", url],
-                       capture_output=True, text=True, timeout=secs + 60)
+    p = subprocess.run(bench.taskset(cpu) + [exe, "--rate", "%.3f" % rate, "--duration", str(secs), "--timeout",
+                                             "30", url], capture_output=True, text=True, timeout=secs + 60)
     m = re.search(r"^OPENLOOP (.*)$", p.stdout, re.M)
     if p.returncode != 0 or not m:
         bench.die("openloop failed (%d): %s%s" % (p.returncode, p.stdout, p.stderr))
@@ -88,56 +88,34 @@ backend be
 """
 
 
-class Breaker:
-    """HAProxy in front of primed: maxconn cc, and 503 for a request that finds 10 x cc waiting.
-    A context manager; url() is where the load goes."""
+class Breaker(spawn.Group):
+    """HAProxy in front of primed: maxconn cc, and 503 for a request that finds 10 x cc waiting;
+    a spawn.Group, started once primed's /healthz answers through it. url() is where the load goes."""
 
     def __init__(self, upstream_port, cc, cpu=None):
-        import shutil
-        import socket
-        import tempfile
         if not shutil.which("haproxy"):
             bench.die("--breaker needs HAProxy: apt-get install haproxy")
-        with socket.socket() as sk:
-            sk.bind(("127.0.0.1", 0))
-            self.port = sk.getsockname()[1]
+        port = spawn.free_port()
         self.dir = tempfile.mkdtemp(prefix="breaker-")
         cfg = os.path.join(self.dir, "haproxy.cfg")
         with open(cfg, "w") as f:
-            f.write(HAPROXY_CFG % {"port": self.port, "upstream": upstream_port, "cc": cc, "queue": 10 * cc})
-        cmd = ["haproxy", "-db", "-f", cfg]
-        if cpu is not None:
-            cmd = ["taskset", "-c", str(cpu)] + cmd
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        import time
-        for _ in range(100):
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.close()
-        bench.die("haproxy did not listen on 127.0.0.1:%d" % self.port)
+            f.write(HAPROXY_CFG % {"port": port, "upstream": upstream_port, "cc": cc, "queue": 10 * cc})
+        try:
+            super().__init__(bench.taskset(cpu) + ["haproxy", "-db", "-f", cfg], port)
+        except spawn.NotReady as e:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            bench.die("haproxy did not listen on 127.0.0.1:%d: %s" % (port, e))
 
     def url(self, path="/example"):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
     def cpu_s(self):
         """HAProxy's CPU seconds so far."""
-        return spawn.cpu_s(self.proc.pid)
+        return spawn.cpu_s(self.pid)
 
-    def close(self):
-        import shutil
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)
+    def stop(self, grace=10.0):
+        super().stop(grace)
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def diff(model_v, meas_v):
@@ -167,7 +145,6 @@ def main():
     ap.add_argument("--quiet-wait", type=float, default=60.0,
                     help="seconds to wait for a quiet machine before measuring anyway (default 60)")
     a = ap.parse_args()
-    from primedlab import quiet
     quiet.guard("benchmarks/knative-single-pod.py", max_wait=a.quiet_wait, table=sys.stdout)
     bench.need_wrk()
     exe = bench.built(a.binary)
@@ -182,13 +159,14 @@ def main():
     if a.pin and ncpu <= a.threads:
         bench.die("--pin needs more CPUs than --threads (%d here)" % ncpu)
     load_cpu = ncpu - 1 if a.pin else None
-    import contextlib
     with bench.start_clean(exe, env, a.server_args.split()) as srv, contextlib.ExitStack() as stack:
         if a.pin:
             subprocess.run(["taskset", "-a", "-p", "-c", "0-%d" % (a.threads - 1), str(srv.proc.pid)],
                            check=True, capture_output=True)
         cal = bench.wrk_checks(srv.url(), 1, a.calibrate)      # calibrated on primed alone, no breaker
-        brk = stack.enter_context(Breaker(srv.port, a.breaker, load_cpu)) if a.breaker else None
+        brk = Breaker(srv.port, a.breaker, load_cpu) if a.breaker else None
+        if brk:
+            stack.callback(brk.stop)
         url = brk.url() if brk else srv.url()
         bench.wrk_checks(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3

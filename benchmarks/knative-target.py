@@ -141,13 +141,9 @@ def main():
     # N = threads * objective / S95 (conservative: most requests take much less than S95).
     n = m.get("primed_prime_duration_seconds_count", 0)
     s_cpu = m["primed_prime_duration_seconds_sum"] / n if n else None
-    s95 = None
-    if n:
-        for key, v in sorted(((k, v) for k, v in m.items() if k.startswith("primed_prime_duration_seconds_bucket")),
-                             key=lambda kv: float(kv[0].split('le="')[1].rstrip('"}').replace("+Inf", "inf"))):
-            if v >= 0.95 * n:
-                s95 = float(key.split('le="')[1].rstrip('"}').replace("+Inf", "inf"))
-                break
+    buckets = sorted((float(k.split('le="')[1].rstrip('"}').replace("+Inf", "inf")), v) for k, v in m.items()
+                     if k.startswith("primed_prime_duration_seconds_bucket"))
+    s95 = next((le for le, v in buckets if v >= 0.95 * n), None) if n else None
     wall = [m.get('primed_http_request_duration_seconds_sum{path="/example"}', 0),
             m.get('primed_http_request_duration_seconds_count{path="/example"}', 0)]
     stretch = (wall[0] / wall[1]) / s_cpu if s_cpu and wall[1] else None
@@ -177,7 +173,6 @@ def main():
         target = math.ceil(knee)
     print(f"  target = max(floor({a.headroom:g} * {cc}), knee) = {target}: scale out before the "
           "cap makes requests queue")
-    mem_req = mem_lim = None
     print()
     print(f"Memory of primed (/proc/PID/status): VmRSS idle {idle_rss / 1024:.1f} MiB, "
           f"VmRSS after load {rss / 1024:.1f} MiB, VmHWM (peak) {hwm / 1024:.1f} MiB")

@@ -52,6 +52,7 @@ Prints a Markdown table on stdout; progress on stderr. Needs wrk (and strace for
 import argparse
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -64,9 +65,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
-from primedlab import bench  # noqa: E402  (log, taskset, wrk)
-from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
+from primedlab import bench, quiet, spawn  # noqa: E402
 from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned, Server  # noqa: E402  (a server pinned to CPU 0)
 
 
@@ -164,6 +163,30 @@ def strace_syscalls(binary, args, env, path, conns, duration):
     return total / max(1, st["requests"]), ", ".join("%s %.2f" % (n, c / max(1, st["requests"])) for c, n in top[:4])
 
 
+# the comparisons of two settings, each target [(name, args, env)] over each scenario
+# [(label, path, conns, extra args, wrk timeout)]: what -> (title, targets, scenarios)
+PAIRS = {
+    "dispatch": ("Dispatch: inline vs steal (/example, 1000-bit primes)",
+                 [("inline", [], {"PRIMED_DISPATCH": "inline"}), ("steal", [], {"PRIMED_DISPATCH": "steal"})],
+                 [("balanced -c50", "/example", 50, [], "30s"),
+                  ("balanced -c200", "/example", 200, [], "30s"),
+                  ("skewed -c2 (1 listener)", "/example", 2, ["--listeners", "1"], "30s"),
+                  ("skewed -c4 (1 listener)", "/example", 4, ["--listeners", "1"], "30s"),
+                  ("overload -c2000", "/example", 2000, [], "120s")]),
+    "io": ("I/O backend: io_uring vs epoll",
+           [("io_uring", ["--io", "uring"], {}), ("epoll", ["--io", "epoll"], {})],
+           [("/healthz -c200", "/healthz", 200, [], "10s"), ("/example -c50", "/example", 50, [], "30s")]),
+    "engine": ("Prime engine: flint vs sieve (/example, 1000-bit, all cores)",
+               [("flint", ["--prime-engine", "flint"], {}), ("sieve", ["--prime-engine", "sieve"], {})],
+               [("/example -c50", "/example", 50, [], "30s")]),
+    "accept": ("Listener: SO_REUSEPORT per worker vs one shared listener",
+               [("reuseport", ["--accept", "reuseport"], {}), ("shared", ["--accept", "shared"], {})],
+               [("/healthz -c200 keep-alive", "/healthz", 200, [], "10s"),
+                ("/healthz -c200 new conn per request", "/healthz#close", 200, [], "10s"),
+                ("/example -c50 (dispatch inline)", "/example", 50, ["--dispatch", "inline"], "30s")]),
+}
+
+
 # ----------------------------------------------------------------------------- plaintext
 
 PLAINTEXT_CONNS = 100
@@ -184,7 +207,7 @@ CANDIDATES = [["--uring-poll-first", "on"], ["--uring-single-send", "off"],
 
 def plaintext_check(a):
     for prog in ("taskset", "wrk"):
-        if subprocess.run(["sh", "-c", "command -v " + prog], capture_output=True).returncode:
+        if not shutil.which(prog):
             sys.exit("modes plaintext: %s is missing" % prog)
     if not os.access(a.floor, os.X_OK):
         sys.exit("modes plaintext: %s is not built (ninja -C build)" % a.floor)
@@ -204,7 +227,7 @@ def plaintext(a):
     if not a.no_nginx:
         targets.append(("nginx", "nginx", []))
     if not a.no_h2o:
-        if subprocess.run(["sh", "-c", "command -v h2o"], capture_output=True).returncode:
+        if not shutil.which("h2o"):
             log("plaintext: h2o is not installed (profiles/deps @bench): left out")
         else:
             targets.append(("h2o", "h2o", []))
@@ -235,9 +258,7 @@ def plaintext(a):
                 except RuntimeError as e:
                     raise RuntimeError("%s: %s" % (name, e)) from None
                 u1, s1 = srv.times()
-                piped = subprocess.run(["taskset", "-c", LOAD_CPU] +
-                                       spawn.wrk_cmd(url, PLAINTEXT_CONNS, a.duration, 1, lua=lua),
-                                       capture_output=True, text=True).stdout if lua else ""
+                piped = bench.run_wrk(url, PLAINTEXT_CONNS, a.duration, 1, cpus=LOAD_CPU, lua=lua)[1] if lua else ""
             finally:
                 srv.stop()
             n = max(1, int(st["requests"]))
@@ -328,31 +349,20 @@ def main():
         sys.exit("modes: %s is not built (meson setup build && ninja -C build)" % a.bin)
     print(bench.stamp("benchmarks/modes.py %s --duration %d --rounds %d" % (a.what, a.duration, a.rounds)))
 
-    if a.what == "dispatch":
-        targets = [("inline", [], {"PRIMED_DISPATCH": "inline"}), ("steal", [], {"PRIMED_DISPATCH": "steal"})]
-        scenarios = [
-            ("balanced -c50", "/example", 50, [], "30s"),
-            ("balanced -c200", "/example", 200, [], "30s"),
-            ("skewed -c2 (1 listener)", "/example", 2, ["--listeners", "1"], "30s"),
-            ("skewed -c4 (1 listener)", "/example", 4, ["--listeners", "1"], "30s"),
-            ("overload -c2000", "/example", 2000, [], "120s"),
-        ]
+    if a.what in PAIRS:
+        title, targets, scenarios = PAIRS[a.what]
         res = run_pairs(a.bin, targets, scenarios, a.rounds, a.duration)
-        print_rows("Dispatch: inline vs steal (/example, 1000-bit primes)", targets, scenarios, res)
-    elif a.what == "io":
-        targets = [("io_uring", ["--io", "uring"], {}), ("epoll", ["--io", "epoll"], {})]
-        scenarios = [("/healthz -c200", "/healthz", 200, [], "10s"), ("/example -c50", "/example", 50, [], "30s")]
-        res = run_pairs(a.bin, targets, scenarios, a.rounds, a.duration)
-        print_rows("I/O backend: io_uring vs epoll", targets, scenarios, res)
-        if not a.no_strace:
-            rows = []
-            for name, args, env in targets:
-                for label, path, conns in (("/healthz -c200", "/healthz", 200), ("/example -c50", "/example", 50)):
-                    log("strace %s %s" % (name, label))
-                    per, top = strace_syscalls(a.bin, args, env, path, conns, 5)
-                    rows.append([label, name, "%.2f" % per, top])
-            bench.print_table("Syscalls per request (strace -c -f, separate 5 s run)", ["load", "backend", "syscalls/req", "top calls per request"], rows)
-    elif a.what == "split":
+        print_rows(title, targets, scenarios, res)
+    if a.what == "io" and not a.no_strace:
+        rows = []
+        for name, args, env in targets:
+            for label, path, conns, _, _ in scenarios:
+                log("strace %s %s" % (name, label))
+                per, top = strace_syscalls(a.bin, args, env, path, conns, 5)
+                rows.append([label, name, "%.2f" % per, top])
+        bench.print_table("Syscalls per request (strace -c -f, separate 5 s run)",
+                          ["load", "backend", "syscalls/req", "top calls per request"], rows)
+    if a.what == "split":
         targets = [("inline", ["--dispatch", "inline"], {}),
                    ("steal", ["--dispatch", "steal", "--prime-split", "off"], {}),
                    ("steal+split", ["--dispatch", "steal", "--prime-split", "on"], {}),
@@ -391,19 +401,7 @@ def main():
                 bench.print_table("%s / %s%s (same run)" % (new, old, what), ["load"] + [names[k] for k in keys], ratios)
     elif a.what == "plaintext":
         plaintext(a)
-    elif a.what == "engine":
-        targets = [("flint", ["--prime-engine", "flint"], {}), ("sieve", ["--prime-engine", "sieve"], {})]
-        scenarios = [("/example -c50", "/example", 50, [], "30s")]
-        res = run_pairs(a.bin, targets, scenarios, a.rounds, a.duration)
-        print_rows("Prime engine: flint vs sieve (/example, 1000-bit, all cores)", targets, scenarios, res)
-    elif a.what == "accept":
-        targets = [("reuseport", ["--accept", "reuseport"], {}), ("shared", ["--accept", "shared"], {})]
-        scenarios = [("/healthz -c200 keep-alive", "/healthz", 200, [], "10s"),
-                     ("/healthz -c200 new conn per request", "/healthz#close", 200, [], "10s"),
-                     ("/example -c50 (dispatch inline)", "/example", 50, ["--dispatch", "inline"], "30s")]
-        res = run_pairs(a.bin, targets, scenarios, a.rounds, a.duration)
-        print_rows("Listener: SO_REUSEPORT per worker vs one shared listener", targets, scenarios, res)
-    else:
+    elif a.what == "scrape":
         stop = threading.Event()
 
         def scraper(port):

@@ -25,9 +25,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
-from primedlab import bench  # noqa: E402  (the commit)
-from primedlab import spawn  # noqa: E402  (primed on --port 0: start, ready line, stop)
+from primedlab import bench, quiet, spawn  # noqa: E402
 
 NOFILE = 16384
 

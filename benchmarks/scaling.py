@@ -64,15 +64,10 @@ import types
 import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import quiet  # noqa: E402  (the measurement lock + quiet guard)
-from primedlab import bench  # noqa: E402  (log, taskset, start_pinned, run_wrk)
-from primedlab import spawn  # noqa: E402  (free port, terminate)
-from primedlab import lab  # noqa: E402  (group_sample: a peer's CPU; run_openloop)
-from primedlab import scalingrun  # noqa: E402  (window_line: the runs' contamination)
+from primedlab import bench, lab, quiet, scalingrun, spawn  # noqa: E402
 import primedlab  # noqa: E402  (its folders, which a bundle copies)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
@@ -404,12 +399,10 @@ def table_list(data):
                             "set by the loader, not the server's rate, and it has no speedup." % limit})
     groups = by_server_n(data.get("overload"))
     if groups:
-        cells = []
-        for (server, n), rs in groups.items():
-            cells.append([server, n, "%.0f" % med([r["rate"] for r in rs]), fmt(med([r["availability_pct"] for r in rs]), "%.1f"),
-                          fmt(med([r["p50_ms"] for r in rs]), "%.1f"), fmt(med([r["p99_ms"] for r in rs]), "%.1f"),
-                          fmt(med([r["max_ms"] for r in rs]), "%.1f"), sum(r["timeouts"] for r in rs),
-                          sum(r["unsent"] for r in rs), sum(r["refused"] + r["reset"] for r in rs)])
+        cells = [[server, n, "%.0f" % med([r["rate"] for r in rs])]
+                 + [fmt(med([r[k] for r in rs]), "%.1f") for k in ("availability_pct", "p50_ms", "p99_ms", "max_ms")]
+                 + [sum(r["timeouts"] for r in rs), sum(r["unsent"] for r in rs),
+                    sum(r["refused"] + r["reset"] for r in rs)] for (server, n), rs in groups.items()]
         out.append({"title": "Overload: /example open loop at %g× the best mode's capacity (one rate for all at an N), medians of %d round(s)" % (
             data["config"]["overload_factor"], data["config"]["rounds"]), "header": OVERLOAD_COLUMNS, "rows": cells,
             "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
@@ -438,9 +431,7 @@ def tables(data):
     out = ["<!-- benchmarks/scaling.py on %s; %s -->" % (meta.get("host", "?"), meta.get("date", "?")),
            "Host: %s. Binary: %s." % (meta.get("host", "?"), meta.get("version", "?"))]
     for t in table_list(data):
-        out += ["", "### " + t["title"], "", "| " + " | ".join(t["header"]) + " |", "|" + "---|" * len(t["header"])]
-        out += ["| " + " | ".join(str(c) for c in r) + " |" for r in t["rows"]]
-        out += ["", t["note"]]
+        out += [""] + bench.md_table(t["title"], t["header"], t["rows"]) + ["", t["note"]]
     return "\n".join(out) + "\n"
 
 
@@ -605,7 +596,7 @@ def parse(argv):
                     help="loader CPU %%%% of its CPUs above which a row is loader-bound (default %g)" % LOADER_LIMIT)
     ap.add_argument("--quiet-wait", type=float, default=60.0, help="seconds to wait for a quiet machine (default 60)")
     ap.add_argument("--bin", help="the primed binary (default the build's, in a bundle the bundle's)", default=os.path.join(BUNDLE, "bin", "primed") if BUNDLE else
-                    os.path.join(ROOT, "build", "src", "primed"))
+                    os.path.join(bench.REPO_ROOT, "build", "src", "primed"))
     ap.add_argument("--out", help="results folder")
     ap.add_argument("--from", dest="source", metavar="JSON", help="re-render a scaling.json")
     ap.add_argument("--bundle", metavar="DIR", help="pack the sweep into DIR for another host")

@@ -36,31 +36,15 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
-from primedlab import pglib  # noqa: E402
-from primedlab import quiet  # noqa: E402
-from primedlab import spawn  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
+from primedlab import bench, pglib, quiet, spawn  # noqa: E402
 
 log = bench.logger("store")
 
 
 def cpu_s(pids, reaper=None):
-    """utime + stime of pids, in seconds (gone ones count 0), plus the children time reaper
-    collected (a PostgreSQL backend that exited is in its postmaster's cutime + cstime)."""
-    total = 0
-    for p in set(pids) | ({reaper} if reaper else set()):
-        try:
-            with open("/proc/%d/stat" % p) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-            if p == reaper:
-                total += int(fields[13]) + int(fields[14])
-        except (OSError, ValueError, IndexError):
-            pass
-    return total / TICK
+    """CPU seconds of pids (gone ones count 0), plus the children time reaper collected (a
+    PostgreSQL backend that exited is in its postmaster's)."""
+    return sum(spawn.cpu_s(p, children=p == reaper) or 0 for p in set(pids) | ({reaper} if reaper else set()))
 
 
 def start(binary, cpu, args, env=None):

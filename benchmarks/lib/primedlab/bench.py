@@ -18,6 +18,7 @@ wrk's Lua sees no per-request latency at all, so a per-second p99 of a wrk run d
 exist: the per-second latency drawn is the closed loop's mean (connections ÷ answers/s).
 """
 
+import csv
 import json
 import os
 import re
@@ -263,10 +264,21 @@ def wrk_cells(rows):
                                          sum(x["errors"] for x in rows))
 
 
+def md_table(title, header, rows):
+    """`### title`, a blank line, then header and rows (lists of cells) as Markdown table lines."""
+    return ["### " + title, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + \
+        ["| " + " | ".join(str(x) for x in r) + " |" for r in rows]
+
+
 def print_table(title, header, rows):
-    """Prints `### title`, then header and rows (lists of cells) as a Markdown table, on stdout."""
-    print("\n### " + title + "\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for r in rows:
-        print("| " + " | ".join(str(x) for x in r) + " |")
+    """Prints md_table() after a blank line, on stdout."""
+    print("\n" + "\n".join(md_table(title, header, rows)))
+
+
+def write_csv(path, cols, rows):
+    """rows (dicts) as a CSV file of cols: floats with 3 decimals, None empty, other keys left out."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("%.3f" % v if isinstance(v, float) else ("" if v is None else v)) for k, v in r.items()})

@@ -12,10 +12,11 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
+
+from primedlab import spawn
 
 PASSWORD = "s3cret-pw-never-logged"
 
@@ -24,12 +25,6 @@ def bindir():
     """The newest installed PostgreSQL's bin directory, or None."""
     dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]))
     return dirs[-1] if dirs and os.access(os.path.join(dirs[-1], "initdb"), os.X_OK) else None
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Postgres:
@@ -43,7 +38,7 @@ class Postgres:
         self.data = os.path.join(self.root, "data")
         self.sock = os.path.join(self.root, "sock")
         os.mkdir(self.sock)
-        self.port = free_port()
+        self.port = spawn.free_port()
         self.fsync = fsync
         self.cpu = cpu
         self.user = None
@@ -95,17 +90,9 @@ class Postgres:
 
     def pids(self):
         """The postmaster and its backends."""
+        import psutil
         pm = self.postmaster_pid()
-        out = [pm]
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    with open(f"/proc/{d}/stat") as f:
-                        if int(f.read().rsplit(")", 1)[1].split()[1]) == pm:
-                            out.append(int(d))
-                except (OSError, ValueError, IndexError):
-                    pass
-        return out
+        return [pm] + [c.pid for c in psutil.Process(pm).children()]
 
     def url(self):
         return f"postgresql://primed@127.0.0.1:{self.port}/events"

@@ -297,12 +297,10 @@ def _ancestors():
     pid, seen = os.getpid(), set()
     while pid > 1 and pid not in seen:
         seen.add(pid)
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                s = f.read()
-            pid = int(s[s.rfind(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
+        st = proc_stat(pid)
+        if st is None:
             break
+        pid = int(st[1][1])
     return seen
 
 

@@ -154,12 +154,13 @@ def hold_keepalive(port, n, timeout=10.0):
 # psutil and prometheus_client are imported where they are used: a script that takes only
 # wrapped() or free_port() from here runs under any python3, Debian's packages or not.
 
-def cpu_s(pid):
-    """User + system CPU seconds of pid so far; None once it is gone."""
+def cpu_s(pid, children=False):
+    """User + system CPU seconds of pid so far (children: with those of the children it reaped);
+    None once it is gone."""
     import psutil
     try:
         t = psutil.Process(pid).cpu_times()
-        return t.user + t.system
+        return t.user + t.system + (t.children_user + t.children_system if children else 0)
     except psutil.Error:
         return None
 

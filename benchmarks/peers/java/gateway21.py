@@ -14,10 +14,10 @@ gateway-java.csv beside gateway.csv. A model that does not start raises (peer21.
 the run fails, it never skips a row.
 """
 import argparse
-import csv
 import os
 
 import peer21
+from primedlab import bench     # the importing script has put the lab's package on the path
 
 LABELS = {
     "servlet": "java21 servlet (%d threads, calls in turn)",
@@ -124,9 +124,5 @@ def report(table, a, rows):
             r["longest_transaction"], r["failed_transactions"], fs, cpu, per, rss))
     table.flush()
     if a.out:
-        with open(os.path.join(a.out, "gateway-java.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=CSV_COLS, extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                d = dict(r, setting=r["scenario"], gateway=gateway_name(r))
-                w.writerow({k: ("%.3f" % v if isinstance(v, float) else ("" if v is None else v)) for k, v in d.items()})
+        bench.write_csv(os.path.join(a.out, "gateway-java.csv"), CSV_COLS,
+                        [dict(r, setting=r["scenario"], gateway=gateway_name(r)) for r in rows])

@@ -88,7 +88,7 @@ def targets(lab, outdir_cache=None, train_port=None, cpus=()):
     os.makedirs(cache, exist_ok=True)
     archive = os.path.join(cache, "tomcat.jsa")
     t0 = time.time()
-    jsa = train(archive, train_port or lab_port())
+    jsa = train(archive, train_port or spawn.free_port())
     train_s = time.time() - t0
     jdk = os.path.dirname(os.path.dirname(kv["java"]))
     size = lab.dir_bytes(jdk)
@@ -113,10 +113,3 @@ def targets(lab, outdir_cache=None, train_port=None, cpus=()):
             what % ("10.1" if cls == "TomcatPeer" else "4.1"), " ".join(a for a in cmd[1:] if a.startswith("-X")))
         out.append(t)
     return out
-
-
-def lab_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
