@@ -75,37 +75,43 @@ def artifact(t, path):
     t.artifact_note = ("+ %s shared libs" % lab.human_bytes(libs)) if libs else "(static)"
 
 
-VECTOR_FLAG = "--prime-vector"
-# The engine rows, one per CPU class: (row, --prime-vector value, the class it stands for)
-ENGINES = [("primed-ifma", "ifma", "a CPU with AVX-512 IFMA"), ("primed-avx512", "avx512", "a CPU with AVX-512F, no IFMA"),
-           ("primed-avx2", "avx2", "a CPU with AVX2 only"), ("primed-scalar", "off", "a CPU with none of them (arm64, older x86)")]
+# The engine rows: (row, flag, value, what it stands for). One per CPU class (--prime-vector), and
+# FLINT's reference prime in the same server (--prime-engine flint), the Java answer's first factor.
+ENGINES = [("primed-ifma", "--prime-vector", "ifma", "the engine a CPU with AVX-512 IFMA runs"),
+           ("primed-avx512", "--prime-vector", "avx512", "the engine a CPU with AVX-512F, no IFMA, runs"),
+           ("primed-avx2", "--prime-vector", "avx2", "the engine a CPU with AVX2 only runs"),
+           ("primed-scalar", "--prime-vector", "off", "the engine a CPU with none of them runs (arm64, older x86)"),
+           ("primed-flint", "--prime-engine", "flint", "FLINT's reference fmpz_randprime instead of the sieve")]
 
 
 def engine_targets(primed, port, names):
-    """The rows of `names` (ENGINES' first column): the first primed target's binary with its base-2
-    engine forced (--prime-vector V, PRIMED_PRIME_VECTOR=V). A row whose engine this CPU lacks (the
-    binary's --version names the ones it runs), or a binary without the flag, is skipped with why."""
+    """The rows of `names` (ENGINES' first column): the first primed target's binary with its prime
+    engine forced (FLAG VALUE, and the flag's environment variable). A row whose vector engine this
+    CPU lacks (the binary's --version names the ones it runs), or a binary without the flag, is
+    skipped with why."""
     if not primed:
         lab.log("%s skipped: no primed target to force an engine in" % ", ".join(names))
         return []
     base = primed[0]
-    if VECTOR_FLAG not in (sh([base.cmd[0], "--help"], timeout=5) or ""):
-        lab.log("%s skipped: %s --help has no %s" % (", ".join(names), base.cmd[0], VECTOR_FLAG))
-        return []
+    helptext = sh([base.cmd[0], "--help"], timeout=5) or ""
     runs = re.search(r"this CPU runs: ([a-z0-9 ]+)", sh([base.cmd[0], "--version"], timeout=5) or "")
     runs = runs.group(1).split() if runs else ["scalar"]
     out = []
-    for name, vector, cpu in ENGINES:
+    for name, flag, value, what in ENGINES:
         if name not in names:
             continue
-        if vector != "off" and vector not in runs:
-            lab.log("%s skipped: this CPU has no %s (it runs %s)" % (name, vector, " ".join(runs)))
+        if flag not in helptext:
+            lab.log("%s skipped: %s --help has no %s" % (name, base.cmd[0], flag))
             continue
-        t = lab.Target(name=name, kind="primed", cmd=base.cmd + [VECTOR_FLAG, vector],
-                       env=dict(base.env, PRIMED_PRIME_VECTOR=vector), port=port + len(out))
+        if flag == "--prime-vector" and value != "off" and value not in runs:
+            lab.log("%s skipped: this CPU has no %s (it runs %s)" % (name, value, " ".join(runs)))
+            continue
+        var = "PRIMED_" + flag[2:].replace("-", "_").upper()
+        t = lab.Target(name=name, kind="primed", cmd=base.cmd + [flag, value], env=dict(base.env, **{var: value}),
+                       port=port + len(out))
         t.build, t.build_s = base.build, base.build_s
         t.artifact_bytes, t.artifact_note = base.artifact_bytes, base.artifact_note
-        t.note = "%s with %s %s: the engine %s runs" % (base.name, VECTOR_FLAG, vector, cpu)
+        t.note = "%s with %s %s: %s" % (base.name, flag, value, what)
         out.append(t)
     return out
 
@@ -220,8 +226,8 @@ def main():
                     help="comma list of java, java-nodelay (JDK HttpServer with TCP_NODELAY), java21 (JDK 21: "
                          "java21-fixed, java21-virtual), stacks (tomcat-platform, tomcat-virtual, netty, tomcat-appcds; "
                          "docs/java-peers.md), engines (primed-ifma, primed-avx512, primed-avx2, primed-scalar: the first primed "
-                         "with each base-2 engine this CPU has forced by --prime-vector) or one of those rows, nginx; "
-                         "or none")
+                         "with each base-2 engine this CPU has forced by --prime-vector; primed-flint: with "
+                         "--prime-engine flint) or one of those rows, nginx; or none")
     ap.add_argument("--cmd", action="append", default=[], metavar="NAME=COMMAND", help="any other server command")
     ap.add_argument("--containers", default="auto",
                     help="container variants to add (images localhost/primed:VARIANT): auto (those built), none, "
@@ -324,7 +330,7 @@ def main():
                 if ver else path, ("PRIMED_DISPATCH=" + d) if len(disps) > 1 else "dispatch " + d, lab_ncpu(args))
             targets.append(t)
     peers = [] if args.peers == "none" else args.peers.split(",")
-    engines = [n for n, _, _ in ENGINES if "engines" in peers or n in peers]
+    engines = [n for n, _, _, _ in ENGINES if "engines" in peers or n in peers]
     if engines:
         for t in engine_targets([t for t in targets if t.kind == "primed"], port, engines):
             port += 1
