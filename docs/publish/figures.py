@@ -288,8 +288,45 @@ def b_headline(r):
                fmt(r.rps(SCALAR) / r.rps("java-fixed")) if r.rps("java-fixed") else "n/a"))
 
 
+def b_decomposition(r, base, best):
+    """Where the headline's factor comes from: the server, FLINT's reference prime against BigInteger,
+    primed's sieve and tests, the vector engine; each step two rows of this run. None without the
+    primed-flint row."""
+    flint, scalar, bt = r.rps("primed-flint"), r.rps(SCALAR), best[0]
+    if not (flint and scalar and r.rps(base) and r.rps(bt)):
+        return None
+    top = next((t for t, _, _ in ENGINES[:-1] if r.rps(t)), base)
+    steps = [["the same server with FLINT's reference prime, against %s" % best[1], "`primed-flint` ÷ `%s`" % bt,
+              fmt(flint / r.rps(bt)) + "×"],
+             ["primed's sieve and its own tests in place of FLINT's (the scalar engine)",
+              "`%s` ÷ `primed-flint`" % SCALAR, fmt(scalar / flint) + "×"],
+             ["the vector engine this CPU has", "`%s` ÷ `%s`" % (top, SCALAR), fmt(r.rps(top) / scalar) + "×"],
+             ["**together**", "`%s` ÷ `%s`" % (top, bt), "**%s×**" % fmt(r.rps(top) / r.rps(bt))]]
+    out = ("**Where the factor comes from.** /example on one core, row against row of this run:\n\n"
+           + table(["step", "rows", "factor"], steps))
+    jp, fl = r.d.get("java_prime"), r.d.get("engine", {}).get("flint")
+    if jp and fl:
+        out += ("\n\nThe prime alone, on one core: `BigInteger(1000, 3, rnd)` %s ms of CPU (JDK %s, warmed, median "
+                "of %s rounds; min %s, max %s), FLINT's `fmpz_randprime` %s ms (prime_bench's CPU mean): %s× in "
+                "FLINT's favour before any server is involved." % (
+                    jp["cpu_ms_median"], jp["java"], jp["rounds"], jp["cpu_ms_min"], jp["cpu_ms_max"],
+                    fmt(fl["cpu_mean_us"] / 1000, 2), fmt(float(jp["cpu_ms_median"]) * 1000 / fl["cpu_mean_us"])))
+    per_cpu = {x["target"]: num(x.get("req per CPU-s")) for x in r.d.get("runs", []) if x.get("path") == "/healthz"}
+    jv = [(t, label) for t, label in STACKS if per_cpu.get(t) and t != "tomcat-appcds"]
+    if per_cpu.get(base) and jv:
+        out += ("\n\nThe server alone: /healthz answers per CPU-second, primed `%s` %s; %s." % (
+            base, fmt(per_cpu[base], 0), "; ".join("%s %s (primed %s×)" % (label, fmt(per_cpu[t], 0),
+                                                                         fmt(per_cpu[base] / per_cpu[t]))
+                                                     for t, label in jv)))
+    return out
+
+
 def b_answer(r):
-    return "\n\n".join([r.conditions(), b_headline(r), b_glance(r), "**What each build profile buys**", profile_rows(r),
+    java = [(t, label) for t, label in STACKS if r.rps(t)]
+    parts = [r.conditions(), b_headline(r)]
+    if java:
+        parts.append(b_decomposition(r, r.scalar_base(), max(java, key=lambda x: r.rps(x[0]))))
+    return "\n\n".join([x for x in parts if x] + [b_glance(r), "**What each build profile buys**", profile_rows(r),
                         "**Pods and latency per Knative target**: the autoscaler model's answers for each "
                         "target are on [autoscaling.md](%s)." % r.link("autoscaling.md")])
 

@@ -111,6 +111,12 @@ def md_head(args, meta, over):
                  ", ".join(map(str, args.conns)), ", ".join(map(str, args.healthz_conns))))
     L.append("Physical limit: prime cost per 1000-bit prime on one core, µs (prime_bench, this run): %s; ceiling %s." % (
         meta["prime_cost_us"], meta["ceiling"]))
+    jp = meta.get("java_prime")
+    if jp:
+        L.append("Java's prime: BigInteger(1000, 3, rnd) alone on one warmed core, CPU ms per prime (PrimeCost, JDK %s, "
+                 "this run): median %s, min %s, max %s over %s rounds of %s; warm-up %s s, settled %s." % (
+                     jp.get("java", "?"), jp.get("cpu_ms_median"), jp.get("cpu_ms_min"), jp.get("cpu_ms_max"),
+                     jp.get("rounds"), jp.get("per_round"), jp.get("warmup_s"), jp.get("settled")))
     cs = meta["contamination"]
     L.append("Closed-loop timeout: wrk --timeout = run length + 10 s (%d s): an answer that arrives within the "
              "run is never a timeout, however long it queued." % closed_loop_timeout(args.duration))

@@ -74,6 +74,11 @@ def parse(text, features=""):
             if e:
                 d["engine"][e.group(1)] = {"median_us": int(e.group(2)), "mean_us": int(e.group(3)),
                                            "cpu_mean_us": int(e.group(4))}
+    m = re.search(r"^Java's prime: .*?\(PrimeCost, JDK (\S+), this run\): median ([0-9.]+), min ([0-9.]+), "
+                  r"max ([0-9.]+) over (\d+) rounds of (\d+); warm-up ([0-9.]+) s, settled (\w+)\.", text, re.M)
+    if m:
+        d["java_prime"] = dict(zip(("java", "cpu_ms_median", "cpu_ms_min", "cpu_ms_max", "rounds", "per_round",
+                                    "warmup_s", "settled"), m.groups()))
     engines = set(re.findall(r"; prime engine: (\w+);", text))
     d["server_engine"] = engines.pop() if len(engines) == 1 else None  # the engine every primed row ran
     for name, heading in TABLES.items():

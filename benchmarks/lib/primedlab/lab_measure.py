@@ -276,6 +276,26 @@ def prime_cost(prime_bench, cpus, bits=1000, count=200):
     return out
 
 
+def java_prime_cost(cpus, per_round=200, rounds=10, max_warmup_s=120):
+    """BigInteger(1000, 3, rnd)'s CPU per prime on one warmed core: benchmarks/peers/java/run21
+    PrimeCost pinned to the server's first CPU. Returns its `prime_cost ...` line's fields
+    ({java, cpu_ms_median, cpu_ms_min, cpu_ms_max, spread_pct, warmup_s, settled, ...}), or {}
+    with the reason logged."""
+    run21 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "peers", "java", "run21")
+    cmd = bench.taskset(cpus[:1]) + [run21, "PrimeCost", str(per_round), str(rounds), str(max_warmup_s)]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        log("Java's prime cost not measured: %s" % e)
+        return {}
+    line = next((x for x in p.stdout.splitlines() if x.startswith("prime_cost ")), None)
+    if p.returncode != 0 or not line:
+        log("Java's prime cost not measured (rc %d): %s" % (p.returncode, p.stdout.strip()[-300:]))
+        return {}
+    return dict(x.split("=", 1) for x in line.split()[1:] if "=" in x)
+
+
 def cost_of(c):
     """The cost one request must pay, in µs of one core: CPU time per prime (mean) when
     prime_bench reports it, else wall mean, else wall median. The mean, not the median,

@@ -16,7 +16,7 @@ import subprocess
 
 from primedlab import quiet
 from primedlab import lab_measure
-from primedlab.lab_measure import (ADOPT, DISCARDED, cost_of, live_pgids, prime_cost, remeasure,
+from primedlab.lab_measure import (ADOPT, DISCARDED, cost_of, java_prime_cost, live_pgids, prime_cost, remeasure,
                                    run_openloop, run_siege, run_startup, run_wrk, settle, warm_until_stable)
 from primedlab.lab_report import report
 from primedlab.lab_table import fmt
@@ -69,6 +69,17 @@ def lab(args, targets, outdir, meta):
         log("prime_bench not available: no physical-limit line this run")
         meta["prime_cost_us"] = "n/a"
         meta["ceiling"] = "n/a (benchmarks/prime_bench not built)"
+
+    # 1b. Java's prime alone (BigInteger on one warmed core) when the run has a JVM row: the Java
+    # answer's engine factor, measured in the same run
+    meta["java_prime"] = {}
+    if any(t.kind == "java" for t in targets):
+        quiet.wait_quiet(qwait, what="PrimeCost")
+        win = quiet.Window()
+        # a --quick run (CI) only checks that it runs: 3 rounds of 20 after at most 10 s of warm-up
+        meta["java_prime"] = java_prime_cost(server_cpus or [0], *((20, 3, 10) if getattr(args, "quick", False) else ()))
+        if meta["java_prime"]:
+            contam["prime"].append(win.stop())
 
     # 2. start-up, target after target (each run is short; the probe kills between runs)
     if args.startup_runs > 0:
