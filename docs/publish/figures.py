@@ -197,7 +197,8 @@ def b_overload(r):
         return "%s to %s" % (lo, hi)
     groups = [("primed, default build", ["default/inline", "default/steal"]),
               ("primed, every build", PRIMED), ("primed in a container", CONTAINERS)]
-    groups += [("Java, " + label, [t]) for t, label in JAVA if r.has(t)]
+    groups += [("primed, %s engine forced" % t[7:], [t]) for t, _, _ in ENGINES if r.has(t)]
+    groups += [("Java, " + label, [t]) for t, label in STACKS + JAVA if r.has(t)]
     rows = [[g] + [p99(ts, l) for l in loads] for g, ts in groups]
     fails = sum(int(num(x["server failures"]) or 0) + int(num(x["timeouts"]) or 0) for x in ol)
     fails += sum(int(num(x.get("SERVER FAILURES")) or 0) + int(num(x.get("CLIENT TIMEOUTS")) or 0)
@@ -357,12 +358,16 @@ def b_choose(r):
 
 def b_java(r):
     ts = ["lto-static/inline", SCALAR] + [t for t, _ in STACKS] + [t for t, _ in JAVA]
+    # p95 at one concurrency for every row (the lowest /example one the run has), not each row's best
+    ex = [x for x in r.d.get("runs", []) if x.get("path") == "/example" and num(x.get("conns")) is not None]
+    at = min((int(num(x["conns"])) for x in ex), default=None)
+    p95_at = {x["target"]: "%.1f ms" % num(x["p95 ms"]) for x in ex if int(num(x["conns"])) == at}
     rows = []
     for t in ts:
         if not r.has(t):
             continue
         x = r.rows[t]
-        rows.append([t, x["BOOT UP"], x["RAM idle"], x["RAM @1000 conns"], x["RPS"], x["RESPONSE TIME p95"], x["THREADS"]])
+        rows.append([t, x["BOOT UP"], x["RAM idle"], x["RAM @1000 conns"], x["RPS"], p95_at.get(t, "n/a"), x["THREADS"]])
     note = ""
     if r.has("java21-fixed") and r.has("java21-virtual") and r.rps("java21-fixed"):
         v, f = r.rps("java21-virtual"), r.rps("java21-fixed")
@@ -377,7 +382,7 @@ def b_java(r):
                  % (span([a / j for a in r.vs(PRIMED, "RPS") if a for j in tuned], "×"), SCALAR,
                     span([r.rps(SCALAR) / j for j in tuned], "×") if r.rps(SCALAR) else "not in this run"))
     return (table(["target", "start-up (p10-p90)", "RSS idle", "RSS, 1000 connections", "/example req/s @conns",
-                   "p95 there", "threads"], rows) + note + "\n\n" + r.conditions())
+                   "p95 @%s" % at, "threads"], rows) + note + "\n\n" + r.conditions())
 
 
 def b_engine(r):
