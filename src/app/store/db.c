@@ -57,7 +57,7 @@ static void db_start(struct app *a)
     /* a lock another process holds is waited for up to half of --db-timeout: below the requests' bound */
     if (store_open(&d->sqlite, cfg->db, cfg->db_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL, 0,
                    cfg->db_timeout_ms / 2, serr, sizeof(serr)))
-        die(1, "event store --db %s: %s", cfg->db, serr);
+        die(1, "--db: %s", serr); /* serr names the store and its path */
     d->health = store_health_of(d->sqlite);
 #else
     if (strcmp(cfg->db, ":memory:") != 0)

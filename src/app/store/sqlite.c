@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "catalog.h"
@@ -378,6 +379,24 @@ static int fail(char *err, size_t errlen, int e, const char *path, const char *w
     return e;
 }
 
+/* SQLite's words for db's last failure, with the system's where it has an
+ * errno ("unable to open database file" says neither that the file system is
+ * read-only nor that the folder is missing). */
+static int fail_db(char *err, size_t errlen, const char *path, sqlite3 *db)
+{
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    struct statvfs fs;
+    /* on a read-only file system SQLite opens the file read-only and then
+     * fails on its -wal or -shm file: its errno (ENOENT) would mislead */
+    const char *how = statvfs(path, &fs) == 0 && (fs.f_flag & ST_RDONLY) ? "its file system is read-only"
+                      : sys                                             ? strerror(sys)
+                                                                        : NULL;
+    char why[256];
+    snprintf(why, sizeof(why), "%s%s%s%s", db ? sqlite3_errmsg(db) : "out of memory", how ? " (" : "",
+             how ? how : "", how ? ")" : "");
+    return fail(err, errlen, -EIO, path, why);
+}
+
 int store_open(struct store **out, const char *path, enum store_sync sync, unsigned queue_cap, unsigned busy_ms,
                char *err, size_t errlen)
 {
@@ -397,7 +416,7 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
     snprintf(s->name, sizeof(s->name), "%s", path);
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-        r = fail(err, errlen, -EIO, path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        r = fail_db(err, errlen, path, s->db);
         goto out;
     }
     /* Another process holding the write lock for a moment (a backup, a
@@ -422,7 +441,7 @@ int store_open(struct store **out, const char *path, enum store_sync sync, unsig
           exec(s->db, "INSERT INTO schema_version (version) VALUES (1)") != SQLITE_OK)) ||
         sqlite3_prepare_v2(s->db, "INSERT INTO event (id, time_ms, pod) VALUES (?, ?, ?)", -1, &s->insert, NULL) !=
             SQLITE_OK) {
-        r = fail(err, errlen, -EIO, path, sqlite3_errmsg(s->db));
+        r = fail_db(err, errlen, path, s->db);
         goto out;
     }
     /* the probe's one-row table in the files written before schema_version

@@ -449,3 +449,16 @@ Test(store, one_schema_version_old_files_open_newer_refused)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* A file that cannot be opened is refused with the system's reason beside
+ * SQLite's words: "unable to open database file" alone does not say why. */
+Test(store, open_failure_says_why)
+{
+    struct store *s = NULL;
+    char err[300] = "";
+    int e = store_open(&s, "/nonexistent-primed-dir/events.db", STORE_SYNC_NORMAL, 0, 0, err, sizeof(err));
+    cr_assert_lt(e, 0);
+    cr_assert_null(s);
+    cr_assert(strstr(err, "event store /nonexistent-primed-dir/events.db: unable to open database file "
+                          "(No such file or directory)"), "%s", err);
+}
