@@ -239,6 +239,15 @@ for c in ("rps", "plaintext", "p95", "boot", "memory"):
 if os.path.exists(os.path.join(res, "report.html")):
     shutil.copyfile(os.path.join(res, "report.html"), os.path.join(folder, "report.html"))
     links.append("\nThe whole report, every chart: [report.html](runs/%s/report.html)." % data["id"])
+# every round as measured (the tables give medians over rounds), and the JVMs' flight-recorder summary
+kept = {f: f for f in ("runs.csv", "startup.csv", "openloop.csv", "siege.csv")}
+kept["jfr/summary.json"] = "jfr-summary.json"
+kept = {f: n for f, n in kept.items() if os.path.exists(os.path.join(res, f))}
+for f, n in kept.items():
+    shutil.copyfile(os.path.join(res, f), os.path.join(folder, n))
+if kept:
+    links.append("\nEvery round as measured: %s." % ", ".join("[%s](runs/%s/%s)" % (n, data["id"], n)
+                                                               for n in kept.values()))
 rundata.write(docs, data)
 table = re.sub(r"^Charts: .*$", "", table, flags=re.M).rstrip() + "\n"
 with open(os.path.join(lab, name), "w") as f:  # the entry's charts are its own run's folder's

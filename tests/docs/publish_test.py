@@ -113,6 +113,7 @@ def main():
         quiet = {"other_cpu_pct": 0.0, "steal_pct": 0.0, "kthread_pct": 0.0, "other_cpu_s": 0.0}
         json.dump({"meta": {"contamination": {"wrk": [quiet]}}}, open(os.path.join(res, "raw.json"), "w"))
         shutil.copy(os.path.join(ROOT, "docs", "lab", "runs", before["id"], "rps.png"), os.path.join(res, "rps.png"))
+        open(os.path.join(res, "runs.csv"), "w").write("target,path,conns,round,rps\ndefault/inline,/example,50,1,540\n")
 
         p = run([PUBLISH, "--docs", docs, res])
         t.ok(p.returncode == 0, "publish accepts a quiet run", p.stdout + p.stderr)
@@ -122,9 +123,11 @@ def main():
              and any(r["TYPE"] == "lto-static/steal" and r["BOOT UP"].startswith("7.7 ms") for r in data.get("summary", [])),
              "the run's data is kept in docs/lab/runs/2099-01-02-0304/run.json", json.dumps(data)[:500])
         t.ok(os.path.exists(os.path.join(folder, "rps.png")), "its chart is kept beside its data")
+        t.ok(os.path.exists(os.path.join(folder, "runs.csv")), "every round as measured (runs.csv) is kept beside it")
         entry = os.path.join(docs, "lab", data.get("notebook", "?"))
         etext = open(entry).read() if os.path.exists(entry) else ""
-        t.ok("](runs/2099-01-02-0304/rps.png)" in etext, "the notebook entry links its own run's chart", etext[-400:])
+        t.ok("](runs/2099-01-02-0304/rps.png)" in etext and "](runs/2099-01-02-0304/runs.csv)" in etext,
+             "the notebook entry links its own run's chart and rounds", etext[-400:])
         t.ok("(%s)" % os.path.basename(entry) in open(os.path.join(docs, "lab", "README.md")).read(),
              "docs/lab/README.md lists the entry")
         t.ok(open(os.path.join(docs, "lab", before["notebook"])).read() == old_entry,
