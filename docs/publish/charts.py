@@ -22,12 +22,14 @@ import subprocess
 from dataclasses import dataclass, field
 
 # Okabe-Ito's colour-blind safe eight (yellow left out: unreadable on white), then ten more far
-# from them and from each other (Tol's muted set and a few darker tones): a full lab (seven builds,
-# three images, three Java peers, nginx) gets a colour each; a 19th target gets one again, with a
-# dash pattern of its own.
+# from them and from each other (Tol's muted set and a few darker tones), then eight light ones
+# (ColorBrewer's paired tones and two darker accents): a full lab (seven builds, five engine rows,
+# three images, eight Java rows, nginx, h2o: 25) gets a colour each; a 27th target gets one
+# again, with a dash pattern of its own.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
            "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF", "#9467BD", "#332288", "#882255",
-           "#44AA99", "#999933", "#AA4499", "#117733"]
+           "#44AA99", "#999933", "#AA4499", "#117733",
+           "#A6761D", "#E7298A", "#66A61E", "#FB9A99", "#CAB2D6", "#FDBF6F", "#B2DF8A", "#A6CEE3"]
 CEILING_COLOUR = "#B00020"
 FONT = "DejaVu Sans,11"
 
