@@ -13,19 +13,19 @@
 // MBEAN_REGISTRY=off calls Registry.disableRegistry() before Tomcat is made: no MBean per
 // connector, pool, servlet and request processor (on: Tomcat's default). TCP_NODELAY is on
 // (tcpNoDelay, Tomcat's default, set so the line says it). Prints Stacks.settings(), whose
-// executor part is read back from the running pool and the platform MBean server (so an option
-// Tomcat ignored shows), and "tomcat: ready ... port=N".
+// executor part is read back from the running pool and Tomcat's registry (so an option Tomcat
+// ignored shows), and "tomcat: ready ... port=N".
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import javax.management.ObjectName;
 import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.modeler.NoDescriptorRegistry;
 import org.apache.tomcat.util.modeler.Registry;
 import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 
@@ -105,9 +105,13 @@ public final class TomcatPeer {
             : c.getProtocolHandler().getExecutor() instanceof ThreadPoolExecutor e
             ? "platform maxThreads=" + e.getMaximumPoolSize() + " minSpareThreads=" + e.getCorePoolSize()
             : "platform maxThreads=unknown";
-        int mbeans = ManagementFactory.getPlatformMBeanServer().queryNames(new ObjectName("Tomcat:*"), null).size();
+        // The registry Tomcat really used: a NoDescriptorRegistry once disabled. Not the platform
+        // MBean server's own count there: that would start the server the option spares.
+        Registry reg = Registry.getRegistry(null, null);
+        String mbeans = reg instanceof NoDescriptorRegistry ? "mbean_registry=off"
+            : "mbean_registry=on tomcat_mbeans=" + reg.getMBeanServer().queryNames(new ObjectName("Tomcat:*"), null).size();
         System.err.println(Stacks.settings("tomcat-" + org.apache.catalina.util.ServerInfo.getServerNumber(),
-                pool + " mbean_registry=" + registry + " tomcat_mbeans=" + mbeans));
+                pool + " " + mbeans));
         System.err.println("tomcat: ready executor=" + executor + " app=" + Stacks.app + " port=" + c.getLocalPort()
                 + " java=" + System.getProperty("java.version"));
     }
