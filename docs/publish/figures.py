@@ -19,7 +19,9 @@ STATIC = ["lto-static/inline", "lto-static/steal"]
 JAVA = [("java-fixed", "JDK 17, 200 threads"), ("java21-fixed", "JDK 21, 200 threads"),
         ("java21-virtual", "JDK 21, virtual threads")]
 # the Java that teams deploy, tuned (docs/java-peers.md); tomcat-appcds is a start-up row
-STACKS = [("tomcat-platform", "Tomcat 10.1, 200 platform threads"), ("tomcat-virtual", "Tomcat 10.1, virtual threads"),
+STACKS = [("tomcat-platform", "Tomcat 10.1, 200 platform threads"),
+          ("tomcat-tuned", "Tomcat 10.1, pool sized to the CPUs, no MBean registry"),
+          ("tomcat-virtual", "Tomcat 10.1, virtual threads"),
           ("netty", "Netty 4.1, work off the event loop"), ("tomcat-appcds", "Tomcat 10.1 from an AppCDS archive")]
 SCALAR = "primed-scalar"  # the first primed target with --prime-vector off
 # One row per CPU class (benchmarks/load.py --peers engines): the first primed target with its

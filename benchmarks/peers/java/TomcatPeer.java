@@ -7,18 +7,27 @@
 //   GET /caller/ping    its own event, then callme called with HttpClient.send
 //   GET /metrics, /healthz, /readyz
 // (bodies and errors: Stacks.java). EXECUTOR picks Tomcat's request executor: "platform" (its
-// own pool, maxThreads MAX_THREADS = 200, Tomcat's default) or "virtual" (the connector's
-// useVirtualThreads: one virtual thread per request). TCP_NODELAY is on (tcpNoDelay, Tomcat's
-// default, set so the line says it). Prints Stacks.settings() and "tomcat: ready ... port=N".
+// own pool, maxThreads MAX_THREADS = 200, Tomcat's default, or "cpus": the JVM's
+// availableProcessors, i.e. -XX:ActiveProcessorCount; minSpareThreads min(10, maxThreads)) or
+// "virtual" (the connector's useVirtualThreads: one virtual thread per request).
+// MBEAN_REGISTRY=off calls Registry.disableRegistry() before Tomcat is made: no MBean per
+// connector, pool, servlet and request processor (on: Tomcat's default). TCP_NODELAY is on
+// (tcpNoDelay, Tomcat's default, set so the line says it). Prints Stacks.settings(), whose
+// executor part is read back from the running pool and Tomcat's registry (so an option Tomcat
+// ignored shows), and "tomcat: ready ... port=N".
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import javax.management.ObjectName;
 import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.modeler.NoDescriptorRegistry;
+import org.apache.tomcat.util.modeler.Registry;
+import org.apache.tomcat.util.threads.ThreadPoolExecutor;
 
 public final class TomcatPeer {
     static final class Routes extends HttpServlet {
@@ -58,8 +67,14 @@ public final class TomcatPeer {
         String executor = System.getenv().getOrDefault("EXECUTOR", "platform");
         if (!executor.equals("platform") && !executor.equals("virtual"))
             Stacks.die("tomcat", "EXECUTOR must be platform or virtual, not " + executor);
-        int maxThreads = Stacks.intEnv("tomcat", "MAX_THREADS", 200, 1, 100000);
+        int maxThreads = "cpus".equals(System.getenv("MAX_THREADS")) ? Runtime.getRuntime().availableProcessors()
+            : Stacks.intEnv("tomcat", "MAX_THREADS", 200, 1, 100000);
+        String registry = System.getenv().getOrDefault("MBEAN_REGISTRY", "on");
+        if (!registry.equals("on") && !registry.equals("off"))
+            Stacks.die("tomcat", "MBEAN_REGISTRY must be on or off, not " + registry);
         Stacks.configure("tomcat");
+        // Before any Tomcat object: each registers itself through the registry as it is made.
+        if (registry.equals("off")) Registry.disableRegistry();
         Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(System.getProperty("java.io.tmpdir") + "/primed-tomcat." + ProcessHandle.current().pid());
         Connector c = new Connector("HTTP/1.1");
@@ -69,7 +84,11 @@ public final class TomcatPeer {
         c.setProperty("acceptCount", "1024");
         c.setProperty("maxKeepAliveRequests", "-1");
         if (executor.equals("virtual")) c.setProperty("useVirtualThreads", "true");
-        else c.setProperty("maxThreads", Integer.toString(maxThreads));
+        else {
+            c.setProperty("maxThreads", Integer.toString(maxThreads));
+            // Tomcat's default is 10 spare threads; a pool smaller than that keeps them all.
+            c.setProperty("minSpareThreads", Integer.toString(Math.min(10, maxThreads)));
+        }
         tomcat.setConnector(c);
         Context ctx = tomcat.addContext("", null);
         Tomcat.addServlet(ctx, "routes", new Routes()).addMapping("/");
@@ -82,8 +101,17 @@ public final class TomcatPeer {
                 // exiting anyway
             }
         }));
+        String pool = executor.equals("virtual") ? "virtual"
+            : c.getProtocolHandler().getExecutor() instanceof ThreadPoolExecutor e
+            ? "platform maxThreads=" + e.getMaximumPoolSize() + " minSpareThreads=" + e.getCorePoolSize()
+            : "platform maxThreads=unknown";
+        // The registry Tomcat really used: a NoDescriptorRegistry once disabled. Not the platform
+        // MBean server's own count there: that would start the server the option spares.
+        Registry reg = Registry.getRegistry(null, null);
+        String mbeans = reg instanceof NoDescriptorRegistry ? "mbean_registry=off"
+            : "mbean_registry=on tomcat_mbeans=" + reg.getMBeanServer().queryNames(new ObjectName("Tomcat:*"), null).size();
         System.err.println(Stacks.settings("tomcat-" + org.apache.catalina.util.ServerInfo.getServerNumber(),
-                executor.equals("virtual") ? "virtual" : "platform maxThreads=" + maxThreads));
+                pool + " " + mbeans));
         System.err.println("tomcat: ready executor=" + executor + " app=" + Stacks.app + " port=" + c.getLocalPort()
                 + " java=" + System.getProperty("java.version"));
     }

@@ -1,5 +1,5 @@
 """benchmarks/peers/java/labstacks.py - the lab's Tomcat and Netty rows: tomcat-platform,
-tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
+tomcat-tuned, tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
 
 benchmarks/load.py imports this for `--peers stacks`. Each target's command is the java command
 benchmarks/peers/java/stacks would exec (`--print-cmd`: JDK 21 from jdk21, Debian's jars, the
@@ -21,7 +21,7 @@ from primedlab import spawn     # the importing script has put the lab's package
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STACKS = os.path.join(HERE, "stacks")
-NAMES = ["tomcat-platform", "tomcat-virtual", "netty", "tomcat-appcds"]
+NAMES = ["tomcat-platform", "tomcat-tuned", "tomcat-virtual", "netty", "tomcat-appcds"]
 
 
 def compile_info():
@@ -80,7 +80,7 @@ def command(pre, cls, cpus=()):
 
 
 def targets(lab, outdir_cache=None, train_port=None, cpus=()):
-    """The four rows as lab.Target (port unset), their JVMs sized for cpus (the server's CPUs);
+    """The rows of NAMES as lab.Target (port unset), their JVMs sized for cpus (the server's CPUs);
     SystemExit when the JDK, a jar or the archive fails."""
     kv = compile_info()
     cache = outdir_cache or os.path.join(os.environ.get("BENCH_CACHE", os.path.join(lab.BENCH_DIR, ".cache")),
@@ -94,6 +94,10 @@ def targets(lab, outdir_cache=None, train_port=None, cpus=()):
     size = lab.dir_bytes(jdk)
     rows = [("tomcat-platform", [], "TomcatPeer", {"EXECUTOR": "platform"},
              "embedded Tomcat %s, its platform pool (maxThreads 200)"),
+            # /example is CPU-bound: a thread per CPU keeps the core on one prime at a time (no
+            # time-slicing 200 of them, which stretches p95), and no MBeans in the start-up.
+            ("tomcat-tuned", [], "TomcatPeer", {"EXECUTOR": "platform", "MAX_THREADS": "cpus", "MBEAN_REGISTRY": "off"},
+             "embedded Tomcat %s, its platform pool sized to the CPUs, no MBean registry"),
             ("tomcat-virtual", [], "TomcatPeer", {"EXECUTOR": "virtual"},
              "embedded Tomcat %s, a virtual thread per request (useVirtualThreads)"),
             ("netty", [], "NettyPeer", {}, "Netty %s, /example on a 20-thread worker pool (as Vert.x executeBlocking)"),
