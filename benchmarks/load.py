@@ -224,8 +224,8 @@ def main():
     ap.add_argument("--dispatch", default="inline,steal", help="dispatch list for a --primed without @...")
     ap.add_argument("--peers", default="java,nginx",
                     help="comma list of java, java-nodelay (JDK HttpServer with TCP_NODELAY), java21 (JDK 21: "
-                         "java21-fixed, java21-virtual), stacks (tomcat-platform, tomcat-virtual, netty, tomcat-appcds; "
-                         "docs/java-peers.md), engines (primed-ifma, primed-avx512, primed-avx2, primed-scalar: the first primed "
+                         "java21-fixed, java21-virtual), stacks (tomcat-platform, tomcat-tuned, tomcat-virtual, netty, "
+                         "tomcat-appcds; docs/java-peers.md), engines (primed-ifma, primed-avx512, primed-avx2, primed-scalar: the first primed "
                          "with each base-2 engine this CPU has forced by --prime-vector; primed-flint: with "
                          "--prime-engine flint) or one of those rows, nginx; or none")
     ap.add_argument("--cmd", action="append", default=[], metavar="NAME=COMMAND", help="any other server command")
@@ -347,7 +347,7 @@ def main():
             t.port = port
             port += 1
             targets.append(t)
-    if "stacks" in peers:   # tomcat-platform, tomcat-virtual, netty, tomcat-appcds: benchmarks/peers/java/labstacks.py
+    if "stacks" in peers:   # tomcat-platform, -tuned, -virtual, netty, tomcat-appcds: peers/java/labstacks.py
         sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
         import labstacks  # noqa: E402
         for t in labstacks.targets(lab, cpus=args.server_cpus):
