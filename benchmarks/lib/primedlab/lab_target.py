@@ -227,7 +227,7 @@ def full_gc(t, timeout=20):
             p = subprocess.run(jcmd + [str(pids[0]), "GC.run"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, text=True, timeout=timeout)
             why = "" if p.returncode == 0 and "Command executed successfully" in p.stdout else \
-                "jcmd GC.run: rc %d: %s" % (p.returncode, p.stdout.strip()[-200:])
+                "jcmd GC.run: rc %d: %s" % (p.returncode, " ".join(p.stdout.split())[-200:])
         except (OSError, subprocess.TimeoutExpired) as e:
             why = "jcmd GC.run: %s" % e
     log("%s: %s" % (t.name, ("no GC before reading: " + why) if why else
