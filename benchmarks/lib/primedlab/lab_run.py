@@ -4,11 +4,13 @@ start-up, then every target up at once for the closed loop, the open loop and si
 Owns: the order and interleaving (every measurement of one kind runs A B A B across targets in one
 process, so drift on a shared machine hits all targets alike); the quiet wait before each window;
 a target that fails to start gets a row saying so instead of stopping the run; stopping every
-target at the end; trimming the servers' logs. Never installs packages or builds anything
+target at the end; trimming the servers' logs; the JVM rows' JFR recordings' summary (jfr/summary.json,
+a line in each row's note, with which RSS readings followed a full GC). Never installs packages or builds anything
 (benchmarks/run does), never writes outside the results dir.
 Standard library only.
 """
 
+import json
 import os
 import resource
 import shlex
@@ -20,8 +22,8 @@ from primedlab.lab_measure import (ADOPT, DISCARDED, cost_of, java_prime_cost, l
                                    run_openloop, run_siege, run_startup, run_wrk, settle, warm_until_stable)
 from primedlab.lab_report import report
 from primedlab.lab_table import fmt
-from primedlab.lab_target import (BENCH_DIR, group_sample, held_rss, jvm_settings, log, raise_nofile, safe, start,
-                                  stop)
+from primedlab.lab_target import (BENCH_DIR, group_sample, held_rss, jfr_path, jfr_summary, jvm_settings, log,
+                                  raise_nofile, safe, start, stop)
 
 
 def lab(args, targets, outdir, meta):
@@ -112,7 +114,7 @@ def lab(args, targets, outdir, meta):
             if t.failed:
                 continue
             log("starting %s on port %d: %s" % (t.name, t.port, " ".join(shlex.quote(c) for c in t.cmd)))
-            if not start(t, server_cpus, logdir):
+            if not start(t, server_cpus, logdir, jfr=os.path.join(outdir, "jfr")):
                 log("  %s failed: %s" % (t.name, t.failed))
             elif t.kind == "java":
                 t.settings = jvm_settings(os.path.join(logdir, "server-%s.log" % safe(t.name)))
@@ -170,8 +172,30 @@ def lab(args, targets, outdir, meta):
     finally:
         for t in targets:
             stop(t)
+    jvm_notes(targets, outdir, meta)
     trim_logs(logdir)
     return report(args, targets, raw, outdir, meta, ceiling, cost_us, best_engine, open_runs, siege_runs)
+
+
+def jvm_notes(targets, outdir, meta):
+    """Each JVM row's note gets which RSS readings followed a full GC and what its JFR recording
+    says (jfr_summary), all of which go to jfr/summary.json too."""
+    out = {}
+    for t in (t for t in targets if t.kind == "java" and t.gc):
+        gc = [k for k, why in t.gc.items() if not why]
+        t.note += "; %s" % "; ".join(["read after a full GC (jcmd GC.run): " + ", ".join(gc)] * bool(gc) + [
+            "%s: no GC before reading (%s)" % (k, why) for k, why in t.gc.items() if why])
+        j = out[t.name] = dict(jfr_summary(t, jfr_path(t, os.path.join(outdir, "jfr"))), rss_gc=t.gc)
+        t.note += "; JFR (jfr/%s): %s" % (os.path.basename(jfr_path(t, "")), j["error"] if "error" in j else (
+            "%d GCs, pauses %.0f ms in all, %.0f ms the longest (%d by jcmd); JIT %s compilations, %.1f s; "
+            "virtual threads pinned over 20 ms: %s" % (
+                j["gc_count"], j["gc_pause_total_ms"], j["gc_pause_max_ms"], j["gc_by_jcmd"], j["jit_compilations"],
+                j["jit_time_ms"] / 1e3, "n/a" if j["vthread_pinned"] is None else j["vthread_pinned"])))
+        log("%s: JFR %s" % (t.name, json.dumps(j)))
+    if out:
+        with open(os.path.join(outdir, "jfr", "summary.json"), "w") as f:
+            json.dump(out, f, indent=1)
+        meta["jfr"] = "jfr/summary.json: %s" % ", ".join(out)
 
 
 def capacity(raw, name):

@@ -4,14 +4,18 @@ stopping it, and what its processes use.
 Owns: Target (one thing under test and what a run fills in about it); its environment; starting it
 as its own process group on its own port pinned to the server CPUs, waiting for /healthz, stopping
 the group (start, stop); its RSS while it holds keep-alive connections (held_rss); the JVM settings its log prints; the
-lab's fd limit; artifact sizes (dir_bytes, human_bytes); the lab's log line (log).
+lab's fd limit; artifact sizes (dir_bytes, human_bytes); the lab's log line (log). A JVM row (kind
+java): a full GC (its JDK's jcmd GC.run) before each RSS reading, a JFR recording from its start
+(JDK_JAVA_OPTIONS) and what the recording says (jfr_summary).
 Never runs a load or writes a results file (lab_measure.py and lab_report.py do). The group's
 CPU time, threads and memory are spawn.group_sample's.
 """
 
+import json
 import os
 import re
 import resource
+import shlex
 import socket
 import subprocess
 import time
@@ -53,6 +57,7 @@ class Target:
     startup: dict = field(default_factory=dict)
     warmup: dict = field(default_factory=dict)   # warm_until_stable()'s series (java targets)
     settings: str = ""             # the JVM's flags and settings lines from its log (java targets)
+    gc: dict = field(default_factory=dict)   # java: RSS reading -> "" (after a full GC) or why no GC ran
 
 
 group_sample = spawn.group_sample
@@ -60,13 +65,16 @@ group_sample = spawn.group_sample
 
 def held_rss(t, conns):
     """(RSS in KiB summed over t's process group, "") while t holds `conns` keep-alive
-    connections that each got one /healthz answer; (0, why) when it could not hold them."""
+    connections that each got one /healthz answer; (0, why) when it could not hold them. A JVM
+    gets a full GC first, while it holds them (t.gc)."""
     try:
         held = spawn.hold_keepalive(t.port, conns)
     except OSError as e:
         return 0, str(e)
     try:
         time.sleep(0.3)
+        if t.kind == "java":
+            t.gc["RAM @%d conns" % conns] = full_gc(t)
         _, _, _, rss = group_sample(t.stat_pgid)
         return rss, ""
     finally:
@@ -100,8 +108,10 @@ def server_env(t):
     return env
 
 
-def start(t, cpus, logdir, timeout=60.0):
-    """Starts t on t.port, pinned to cpus; waits (sleeping 10 ms) for /healthz 200. A port
+def start(t, cpus, logdir, timeout=60.0, jfr=None):
+    """Starts t on t.port, pinned to cpus; waits (sleeping 10 ms) for /healthz 200, then reads its
+    idle RSS (a JVM's after a full GC). With jfr (a folder), a JVM records from its start into
+    jfr/NAME.jfr (JDK_JAVA_OPTIONS, read by the java launcher of JDK 9+, written at exit). A port
     that still answers is waited for up to 10 s first: the start-up probe's last server has
     exited, but an io_uring server's listening socket is closed by the kernel's ring teardown,
     which runs after the process is gone (later still on a busy CPU)."""
@@ -115,6 +125,10 @@ def start(t, cpus, logdir, timeout=60.0):
         log("%s: port %d answered for %.2f s before it was free" % (t.name, t.port, time.time() - t0))
     env = server_env(t)
     env["PORT"] = str(t.port)
+    if jfr and t.kind == "java":
+        os.makedirs(jfr, exist_ok=True)
+        env["JDK_JAVA_OPTIONS"] = (env.get("JDK_JAVA_OPTIONS", "") + " -XX:StartFlightRecording=filename=%s,"
+                                   "settings=default,dumponexit=true" % jfr_path(t, jfr)).strip()
     logf = open(os.path.join(logdir, "server-%s.log" % safe(t.name)), "wb")
     t.proc = subprocess.Popen(bench.taskset(cpus) + t.cmd, env=env, stdout=logf, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, start_new_session=True)
@@ -131,6 +145,8 @@ def start(t, cpus, logdir, timeout=60.0):
                     t.stat_pgid = os.getpgid(pid)
                 else:
                     log("%s: cannot find the container's pid; sampling the wrapper" % t.name)
+            if t.kind == "java":
+                t.gc["RAM idle"] = full_gc(t)
             _, _, _, rss = group_sample(t.stat_pgid)
             t.idle_rss_kb = rss
             return True
@@ -167,6 +183,95 @@ def jvm_settings(log_path):
     except OSError:
         return ""
     return "; ".join(m.group(1).strip() for m in re.finditer(r"^(?:java-stacks: jvm|settings:)(.*)$", text, re.M))
+
+
+def jfr_path(t, jfr):
+    return os.path.join(jfr, safe(t.name) + ".jfr")
+
+
+def jdk_tool(t, tool):
+    """The command of JDK tool `tool` (jcmd, jfr) of the JDK whose java t.cmd runs: java's folder's,
+    or, for benchmarks/peers/java/jdk21's wrapper (a script that execs the JDK's java through
+    Debian 13's loader), the same exec line with the tool for java; None when there is none."""
+    java = next((c for c in t.cmd if os.path.basename(c) == "java"), "")
+    if os.access(os.path.join(os.path.dirname(java), tool), os.X_OK):
+        return [os.path.join(os.path.dirname(java), tool)]
+    try:
+        with open(java) as f:
+            m = re.search(r'^exec (.*) "\$@"$', f.read(8192), re.M)
+    except (OSError, UnicodeDecodeError):
+        m = None
+    argv = shlex.split(m.group(1)) if m else [""]
+    real = os.path.join(os.path.dirname(argv[-1]), tool)
+    return argv[:-1] + [real] if m and os.access(real, os.X_OK) else None
+
+
+def full_gc(t, timeout=20):
+    """A full GC in t's JVM (the process of its group that maps libjvm.so) by its JDK's `jcmd PID
+    GC.run`, waited for (at most timeout s); "" when it ran, else why not (logged: the RSS
+    reading that follows is then made without one)."""
+    jcmd, why = jdk_tool(t, "jcmd"), ""
+    pids = []
+    for p in spawn.group(t.stat_pgid):
+        try:
+            with open("/proc/%d/maps" % p.pid) as f:
+                if "/libjvm.so" in f.read():
+                    pids.append(p.pid)
+        except OSError:
+            pass
+    if not jcmd or not pids:
+        why = "no jcmd beside the java of %s" % t.cmd[0] if not jcmd else "no JVM in process group %d" % t.stat_pgid
+    else:
+        t0 = time.time()
+        try:
+            p = subprocess.run(jcmd + [str(pids[0]), "GC.run"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, text=True, timeout=timeout)
+            why = "" if p.returncode == 0 and "Command executed successfully" in p.stdout else \
+                "jcmd GC.run: rc %d: %s" % (p.returncode, " ".join(p.stdout.split())[-200:])
+        except (OSError, subprocess.TimeoutExpired) as e:
+            why = "jcmd GC.run: %s" % e
+    log("%s: %s" % (t.name, ("no GC before reading: " + why) if why else
+                    "full GC before the RSS reading (jcmd %d GC.run, %.1f s)" % (pids[0], time.time() - t0)))
+    return why
+
+
+JFR_EVENTS = "jdk.GarbageCollection,jdk.CompilerStatistics,jdk.Compilation,jdk.VirtualThreadPinned"
+
+
+def jfr_summary(t, path, timeout=180):
+    """What t's recording at path says, from its JDK's `jfr summary` and `jfr print --json --events
+    JFR_EVENTS`: GCs (count, pauses' total and longest ms, how many the lab's jcmd GC.run
+    asked for), the JIT (compilations and their time from the last jdk.CompilerStatistics, those over
+    jdk.Compilation's 1 s threshold), virtual threads pinned (over 20 ms; None on a JDK without the
+    event); {"error": why} when the recording or the tool is missing or fails."""
+    jfr = jdk_tool(t, "jfr")
+    if not jfr or not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return {"error": ("no jfr beside the java of %s" % t.cmd[0]) if not jfr else
+                "no recording at %s (the JVM did not exit cleanly?)" % path}
+    try:
+        s, ev = [subprocess.run(jfr + a + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                timeout=timeout, check=True).stdout
+                 for a in (["summary"], ["print", "--json", "--events", JFR_EVENTS])]
+        ev = json.loads(ev)["recording"]["events"]
+    except (OSError, ValueError, KeyError, subprocess.SubprocessError) as e:
+        return {"error": "jfr: %s" % str(e)[-300:]}
+    gcs = [e["values"] for e in ev if e["type"] == "jdk.GarbageCollection"]
+    jit = [e["values"] for e in ev if e["type"] == "jdk.CompilerStatistics"][-1:] or [{}]
+    dur = re.search(r"^\s*Duration: (\d+) s", s, re.M)
+    return {"duration_s": int(dur.group(1)) if dur else None, "gc_count": len(gcs),
+            "gc_pause_total_ms": round(sum(ms(g.get("sumOfPauses")) for g in gcs), 1),
+            "gc_pause_max_ms": round(max([ms(g.get("longestPause")) for g in gcs] or [0]), 1),
+            "gc_by_jcmd": sum(g.get("cause") == "Diagnostic Command" for g in gcs),
+            "jit_compilations": jit[0].get("compileCount"), "jit_time_ms": round(ms(jit[0].get("totalTimeSpent"))),
+            "jit_over_1s": sum(e["type"] == "jdk.Compilation" for e in ev),
+            "vthread_pinned": sum(e["type"] == "jdk.VirtualThreadPinned" for e in ev)
+            if re.search(r"^\s*jdk\.VirtualThreadPinned\s", s, re.M) else None}
+
+
+def ms(iso):
+    """Milliseconds of a JFR JSON duration ("PT0.036S", "PT1M2.5S"); 0 when there is none."""
+    m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?", iso or "")
+    return ((int(m.group(1) or 0) * 60 + int(m.group(2) or 0)) * 60 + float(m.group(3) or 0)) * 1e3 if m else 0.0
 
 
 def dir_bytes(d):
