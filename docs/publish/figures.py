@@ -253,7 +253,8 @@ def b_glance(r):
                    "what ships"], [x for x in rows if x])
             + "\n\n/example: one random 1000-bit prime; best median req/s over 50, 100 and 200 connections. "
             "Start-up: exec (or `podman run`) to the first /healthz 200, median of 10. Per held connection: "
-            "(RSS holding 1000 keep-alive connections − RSS idle) ÷ 1000, after the run's load. primed's "
+            "(RSS holding 1000 keep-alive connections − RSS idle) ÷ 1000, after the run's load (a JVM's both read "
+            "after a full GC, where the run says so in its notes). primed's "
             "engine alone on one core (prime_bench, same run): %s primes/s." % fmt(e))
 
 
