@@ -103,6 +103,10 @@ class Run:
                 "commit %s: [notebook entry](%s)." % (d["date"], d.get("cpu", "?"), feat, d.get("cpus", "?"),
                                                     d.get("commit", "?"), self.link("lab/" + d["notebook"])))
 
+    def best_java(self):
+        """(target, label) of the tuned Java stack with the best /example rate, None when none ran."""
+        return max(((t, label) for t, label in STACKS if self.rps(t)), key=lambda x: self.rps(x[0]), default=None)
+
     def scalar_base(self):
         """The target primed-scalar turns the engine off in (the lab's first primed row)."""
         return next((t for t in PRIMED if self.has(t)), PRIMED[0])
@@ -275,12 +279,12 @@ def b_classes(r, base, best):
 
 def b_headline(r):
     """Per core, with and without the eight-lane engine, against the best tuned Java stack of the run."""
-    base, java = r.scalar_base(), [(t, label) for t, label in STACKS if r.rps(t)]
-    if java and sum(1 for t, _, _ in ENGINES if r.rps(t)) > 1:
-        return b_classes(r, base, max(java, key=lambda x: r.rps(x[0])))
-    if not (r.rps(base) and r.rps(SCALAR) and java):
+    base, best = r.scalar_base(), r.best_java()
+    if best and sum(1 for t, _, _ in ENGINES if r.rps(t)) > 1:
+        return b_classes(r, base, best)
+    if not (r.rps(base) and r.rps(SCALAR) and best):
         return "This run has no `%s` beside a tuned Java stack: no per-core headline." % SCALAR
-    bt, blabel = max(java, key=lambda x: r.rps(x[0]))
+    bt, blabel = best
     on = r.with_features().strip() or "its features not recorded"
     return ("**Per core, with and without IFMA.** On this run's %s (%s), primed's `%s` build answers /example "
             "at **%s×** the best tuned Java stack of the run (%s, %s req/s) with its eight-lane engine, and at "
@@ -326,10 +330,9 @@ def b_decomposition(r, base, best):
 
 
 def b_answer(r):
-    java = [(t, label) for t, label in STACKS if r.rps(t)]
     parts = [r.conditions(), b_headline(r)]
-    if java:
-        parts.append(b_decomposition(r, r.scalar_base(), max(java, key=lambda x: r.rps(x[0]))))
+    if r.best_java():
+        parts.append(b_decomposition(r, r.scalar_base(), r.best_java()))
     return "\n\n".join([x for x in parts if x] + [b_glance(r), "**What each build profile buys**", profile_rows(r),
                         "**Pods and latency per Knative target**: the autoscaler model's answers for each "
                         "target are on [autoscaling.md](%s)." % r.link("autoscaling.md")])

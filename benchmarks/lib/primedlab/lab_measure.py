@@ -19,7 +19,7 @@ import time
 
 from primedlab import bench
 from primedlab import quiet
-from primedlab.lab_target import group_sample, log, server_env
+from primedlab.lab_target import BENCH_DIR, group_sample, log, server_env
 
 # podman's conmon parents a container started during a window (a container target's start-up
 # runs): its processes are ours, not contamination (quiet.Window's adopt)
@@ -283,9 +283,7 @@ def java_prime_cost(cpus, per_round=200, rounds=10, max_warmup_s=120):
     PrimeCost pinned to the server's first CPU. Returns its `prime_cost ...` line's fields
     ({java, cpu_ms_median, cpu_ms_min, cpu_ms_max, spread_pct, warmup_s, settled, ...}), or {}
     with the reason logged."""
-    run21 = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                         "peers", "java", "run21")
-    cmd = bench.taskset(cpus[:1]) + [run21, "PrimeCost", str(per_round), str(rounds), str(max_warmup_s)]
+    cmd = bench.taskset(cpus[:1]) + [os.path.join(BENCH_DIR, "peers", "java", "run21"), "PrimeCost", str(per_round), str(rounds), str(max_warmup_s)]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
     except (OSError, subprocess.TimeoutExpired) as e:
