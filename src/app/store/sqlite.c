@@ -87,18 +87,41 @@ static int sql_err(sqlite3 *db)
     }
 }
 
+/* A WAL that grew until the disk was full frees its space only through a
+ * checkpoint that truncates it, and the commits that would have run the
+ * automatic one fail. The checkpoint needs room for the pages it copies
+ * into the database: note_commit() runs it on the first commit that
+ * succeeds again (the room someone freed, before the WAL takes it all
+ * back), and after a commit that failed for want of space at most once a
+ * PROBE_MS (under load the probe does not run). The store thread's only. */
+static void free_wal(struct store *s, bool now)
+{
+    uint64_t ms = clock_mono_ms();
+    if (s->mem || (!now && ms - s->checkpoint_ms < PROBE_MS))
+        return;
+    s->checkpoint_ms = ms;
+    exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 /* A commit's outcome: the health flips (and one log line says so) only on a
- * change, so a healthy store's commits touch nothing shared. */
+ * change, so a healthy store's commits touch nothing shared; a full disk's
+ * WAL is given back (free_wal). */
 static void note_commit(struct store *s, int err)
 {
     bool was_down = atomic_load_explicit(&s->health.down, memory_order_relaxed) != 0;
+    int last = atomic_load_explicit(&s->health.last_err, memory_order_relaxed);
     if (!err) {
-        if (was_down)
+        if (was_down) {
+            if (last == -ENOSPC)
+                free_wal(s, true);
             log_msg("event store %s: commits again; /readyz ready", s->name);
+        }
         store_health_up(&s->health);
         return;
     }
-    if (!was_down || atomic_load_explicit(&s->health.last_err, memory_order_relaxed) != err)
+    if (err == -ENOSPC)
+        free_wal(s, false);
+    if (!was_down || last != err)
         log_msg("event store %s: %s; /readyz 503 until a commit succeeds", s->name,
                 store_fault_words(store_fault_of(err)));
     store_health_down(&s->health, err);
@@ -117,22 +140,6 @@ void store_timed_out(struct store *s)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* A WAL that grew until the disk was full frees its space only through a
- * checkpoint that truncates it, and the commits that would have run the
- * automatic one fail. The checkpoint needs room for the pages it copies
- * into the database: it runs on the first commit that succeeds again (the
- * room someone freed, before the WAL takes it all back), and after a
- * commit that failed for want of space at most once a PROBE_MS (under load
- * the probe does not run). */
-static void free_wal(struct store *s, int err, bool now)
-{
-    uint64_t ms = clock_mono_ms();
-    if (err != -ENOSPC || s->mem || (!now && ms - s->checkpoint_ms < PROBE_MS))
-        return;
-    s->checkpoint_ms = ms;
-    exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)");
-}
-
 /* While the store is down and nothing is queued: one small commit (the row
  * of schema_version rewritten), so readiness comes back by itself once the disk
  * has room again, without waiting for a request a not-ready pod is no
@@ -142,13 +149,10 @@ static void probe(struct store *s)
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE schema_version SET applied_at = %lld WHERE version = %d",
              (long long)(clock_wall_us() / 1000u), STORE_SCHEMA);
-    free_wal(s, atomic_load_explicit(&s->health.last_err, memory_order_relaxed), false);
     int err = 0;
     if (exec(s->db, "BEGIN") != SQLITE_OK || exec(s->db, sql) != SQLITE_OK || exec(s->db, "COMMIT") != SQLITE_OK) {
         err = sql_err(s->db);
         exec(s->db, "ROLLBACK");
-    } else {
-        free_wal(s, atomic_load_explicit(&s->health.last_err, memory_order_relaxed), true);
     }
     note_commit(s, err);
 }
@@ -333,11 +337,8 @@ static void *store_main(void *arg)
             if (!ok || exec(s->db, "COMMIT") != SQLITE_OK) {
                 err = sql_err(s->db); /* before the ROLLBACK's own code */
                 exec(s->db, "ROLLBACK");
-                free_wal(s, err, false);
                 ok = false;
             }
-            if (ok && atomic_load_explicit(&s->health.down, memory_order_relaxed))
-                free_wal(s, atomic_load_explicit(&s->health.last_err, memory_order_relaxed), true);
             note_commit(s, err);
             /* counted before the answers go back: whoever sees a failed answer sees it counted */
             if (!ok) {
