@@ -12,6 +12,7 @@ the quiet-machine threshold, one chart) is published into a copy of README.md an
   - the older run's notebook entry still shows its own charts (history does not change);
   - publish --regenerate from the same data changes nothing; a hand edit in a block is undone;
   - publish refuses a page without one of its blocks, and a run with a window over the threshold;
+  - --help prints the usage, a folder that is no lab run gets one line, not a traceback;
   - --reconstruct reads a notebook entry back to the data publish kept, --redraw draws its charts.
 Standard library only; no measurement.
 """
@@ -192,6 +193,12 @@ def main():
         json.dump({"meta": {"contamination": {"wrk": [loud]}}}, open(os.path.join(res, "raw.json"), "w"))
         p = run([PUBLISH, "--docs", docs, res])
         t.ok(p.returncode == 1 and "contaminated" in p.stderr, "publish refuses a run over the threshold", p.stderr)
+        helped, nodir = run([PUBLISH, "--help"]), run([PUBLISH, "--docs", docs, os.path.join(tmp, "no-such-run")])
+        t.ok(helped.returncode == 1 and helped.stderr.startswith("docs/publish/publish.py [--check]")
+             and nodir.returncode == 1 and "is not a lab run's results folder" in nodir.stderr
+             and "Traceback" not in helped.stderr + nodir.stderr,
+             "--help prints the usage; a folder that is no run is refused in a line, no traceback",
+             helped.stderr[-300:] + nodir.stderr[-300:])
     return t.finish()
 
 
