@@ -4,8 +4,9 @@
 Starts one primed (build/src/primed unless --binary; PRIMED_THREADS=--threads, --dispatch inline
 by default so that one request runs on one worker, as the model's FIFO pod does) on 127.0.0.1 with
 an ephemeral port, and:
-  1. calibrates: wrk -c1 for --calibrate s; the service time the model uses is that run's mean
-     latency (one request in flight: no queueing) and its skew its p50/mean;
+  1. calibrates: wrk -c1 for --calibrate s (one request in flight: no queueing); the model draws
+     each service time from that run's latency distribution (wrk's 101 quantiles, min to max), or
+     with --service lognormal from a lognormal of its p50 and mean (what the sweep assumes);
   2. measures, closed loop, wrk -cC for each C of --levels, and open loop, benchmarks/openloop at
      each fraction of --rates of the model's capacity (threads / mean service time);
   3. runs the model (knative/model/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
@@ -32,6 +33,7 @@ The real-run check, in one command on a quiet machine with 2 CPUs or more:
 """
 import argparse
 import contextlib
+import math
 import datetime
 import os
 import re
@@ -137,6 +139,9 @@ def main():
     ap.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
     ap.add_argument("--calibrate", type=int, default=10, help="seconds of the wrk -c1 run (default 10)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--service", choices=("measured", "lognormal"), default="measured",
+                    help="the model's service times: the calibration's own distribution (default) or a "
+                         "lognormal of its p50 and mean")
     ap.add_argument("--breaker", type=int, default=0, metavar="CC",
                     help="HAProxy in front with maxconn CC and a queue of 10 x CC (503 past it), as queue-proxy "
                          "(default 0: none)")
@@ -170,27 +175,36 @@ def main():
         url = brk.url() if brk else srv.url()
         bench.wrk_checks(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
-        tg = ksim.Target(name="primed here", service_ms_mean=mean_ms,
-                         service_ms_median=p50_ms)
+        quantiles = tuple(v / 1e3 for v in cal["quantiles_us"])
+        # the model as asked (--service), and the other one beside it: what the shape costs
+        tg, alt = (ksim.Target(name="primed here", service_ms_mean=mean_ms, service_ms_median=p50_ms,
+                               service_ms_quantiles=q) for q in ((quantiles, None) if a.service == "measured"
+                                                                 else (None, quantiles)))
+        cv = cal["stdev_us"] / cal["mean_us"]
+        cv_lognormal = math.sqrt(mean_ms / p50_ms * mean_ms / p50_ms - 1) if mean_ms > p50_ms else 0.0
         cap = a.threads * 1e3 / mean_ms
         for c in levels:
             m = bench.wrk_checks(url, c, a.duration)
-            p = model(tg, a.threads, closed=c, secs=a.duration, seed=a.seed, breaker=a.breaker)
-            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p, None))
+            p, q = (model(x, a.threads, closed=c, secs=a.duration, seed=a.seed, breaker=a.breaker) for x in (tg, alt))
+            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p, None, q))
         for f in fracs:
             rate = cap * f / 100.0
             m = openloop(ol, url, rate, a.duration, load_cpu)
-            p = model(tg, a.threads, rate=rate, secs=a.duration, seed=a.seed, breaker=a.breaker)
+            p, q = (model(x, a.threads, rate=rate, secs=a.duration, seed=a.seed, breaker=a.breaker) for x in (tg, alt))
             rows.append(("openloop %g%% (%.1f/s)" % (f, rate), m["p50_us"] / 1e3, m["p95_us"] / 1e3,
-                         m["achieved_rps"], p, int(m.get("non2xx", 0))))
+                         m["achieved_rps"], p, int(m.get("non2xx", 0)), q))
         ready = srv.ready_line
         breaker_cpu = brk.cpu_s() if brk else None
     print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {bench.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0]).removesuffix('.py')] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
     print(f"#   {ready}")
-    print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms -> the model's "
-          f"service time per request (lognormal, that median and mean), capacity {a.threads} / mean = {cap:.1f} req/s")
+    print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms, p99 "
+          f"{cal['p99_us'] / 1e3:.2f} ms, coefficient of variation {cv:.2f} (a lognormal of that p50 and mean: "
+          f"{cv_lognormal:.2f}); capacity {a.threads} / mean = {cap:.1f} req/s")
+    print("# the model's service time per request: " + (
+        "drawn from the calibration's distribution (wrk's 101 quantiles)" if a.service == "measured" else
+        "lognormal with the calibration's p50 and mean"))
     if a.breaker:
         print(f"# breaker: HAProxy maxconn {a.breaker}, queue {10 * a.breaker} (503 past it), "
               f"{'on CPU %d with the load' % load_cpu if a.pin else 'unpinned'}; its CPU over the runs: "
@@ -204,7 +218,12 @@ def main():
                       [[name, "%.2f" % m50, "%.2f" % p["p50_ms"], diff(p["p50_ms"], m50), "%.2f" % m95,
                         "%.2f" % p["p95_ms"], diff(p["p95_ms"], m95), "%.1f" % mx, "%.1f" % p["throughput_rps"],
                         diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503, p["errors_503"]]
-                       for name, m50, m95, mx, p, e503 in rows])
+                       for name, m50, m95, mx, p, e503, _ in rows])
+    other = "lognormal of the calibration's p50 and mean" if a.service == "measured" else "the calibration's distribution"
+    bench.print_table("The same runs, the model's service times from the %s instead" % other,
+                      ["load", "measured p95 ms", "model p95 ms", "diff", "measured 503s", "model 503s"],
+                      [[name, "%.2f" % m95, "%.2f" % q["p95_ms"], diff(q["p95_ms"], m95),
+                        "n/a" if e503 is None else e503, q["errors_503"]] for name, _, m95, _, _, e503, q in rows])
     print()
     print("diff = (model - measured) / measured. The check: within 15 % at p50 and p95 below "
           "saturation (the open-loop rows and the levels below the capacity's knee).")

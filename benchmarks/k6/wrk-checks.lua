@@ -1,7 +1,10 @@
 -- wrk script shared by benchmarks/knative-target.py and benchmarks/k6-local.
 -- Does what the k6 checks of benchmarks/k6/primed.js do (status 200, non-empty body) and prints
 -- one machine-readable line at the end:
---   WRK_RESULT {"requests":N,"duration_us":N,"mean_us":N,"p50_us":N,...,"not_200":N,"empty":N}
+--   WRK_RESULT {"requests":N,"duration_us":N,"mean_us":N,"p50_us":N,...,"not_200":N,"empty":N,
+--               "stdev_us":N,"quantiles_us":[min, p1, p2, ..., p99, max]}
+-- quantiles_us is the latency distribution itself (101 points, from wrk's histogram): what
+-- benchmarks/knative-single-pod.py hands the model as a pod's service time.
 -- Each wrk thread has its own Lua state: counters live per thread and are summed in done().
 local threads = {}
 
@@ -29,11 +32,16 @@ function done(summary, latency, requests)
     blank = blank + t:get("empty")
   end
   local e = summary.errors
+  local q = {latency.min}
+  for p = 1, 99 do
+    q[#q + 1] = latency:percentile(p)
+  end
+  q[#q + 1] = latency.max
   io.write(string.format(
     'WRK_RESULT {"requests":%d,"duration_us":%d,"mean_us":%.1f,"p50_us":%d,"p95_us":%d,' ..
     '"p99_us":%d,"max_us":%d,"connect_errors":%d,"read_errors":%d,"write_errors":%d,' ..
-    '"timeouts":%d,"not_200":%d,"empty":%d}\n',
+    '"timeouts":%d,"not_200":%d,"empty":%d,"stdev_us":%.1f,"quantiles_us":[%s]}\n',
     summary.requests, summary.duration, latency.mean, latency:percentile(50),
     latency:percentile(95), latency:percentile(99), latency.max, e.connect, e.read, e.write,
-    e.timeout, bad, blank))
+    e.timeout, bad, blank, latency.stdev, table.concat(q, ",")))
 end

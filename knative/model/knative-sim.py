@@ -800,9 +800,9 @@ def main():
                         "ctr-static-avx512 and ctr-static-avx2 where the inputs' run has their engine rows)")
     w.add_argument("--pod-cpus", type=ints, help="pod sizes swept, CPUs (default 1,2,4)")
     w.add_argument("--target-factors", type=floats,
-                   help="targets swept, times the pod's CPUs (default 0.5,0.75,1,1.5,2)")
+                   help="targets swept, times the pod's CPUs (default 0.5,0.75,1,1.5)")
     w.add_argument("--utilizations", type=floats, help="target utilisations swept, fractions (default 0.6,0.8,1)")
-    w.add_argument("--caps", type=ints, help="containerConcurrency values swept (default 1, CPUs, 2 x CPUs, 0 = none)")
+    w.add_argument("--caps", type=ints, help="containerConcurrency values swept (default 1, the pod's CPUs, 0 = none)")
     w.add_argument("--scenarios", type=lambda s: s.split(","), help="comma-separated scenario names (default all)")
     w.add_argument("--slo-ms", type=float, default=250.0, help="the p95 objective (default 250)")
     w.add_argument("--seed", type=int, default=1)

@@ -64,6 +64,9 @@ class Target:
     note: str = ""
     first_answer_ms: float = None   # exec (or container run) to the first /example answer
     image_mib: float = 0.0          # what a node without the image pulls
+    # the measured distribution itself, when there is one: its quantiles in ms at 0, 1/n, ..., 1
+    # (min to max, evenly spaced in probability; knative-single-pod passes wrk's 101)
+    service_ms_quantiles: tuple = None
 
     def first_extra_s(self):
         """What a new pod's first request takes beyond its service time: the first /example answer
@@ -73,9 +76,19 @@ class Target:
         return max(0.0, self.first_answer_ms - self.startup_ms) / 1e3
 
     def sampler(self, rng):
-        """A function giving one service time, in seconds of one core: lognormal with the
-        measured median and mean (a prime search's cost is skewed: median below mean), or
-        exponential when only the mean is known."""
+        """A function giving one service time, in seconds of one core: drawn from the measured
+        quantiles when there are some (linear between them), else lognormal with the measured
+        median and mean (a prime search's cost is skewed: median below mean), or exponential when
+        only the mean is known."""
+        q = [v / 1e3 for v in self.service_ms_quantiles or ()]
+        if len(q) >= 2:
+            n = len(q) - 1
+
+            def draw():
+                x = rng.random() * n
+                i = min(int(x), n - 1)
+                return q[i] + (q[i + 1] - q[i]) * (x - i)
+            return draw
         mean = self.service_ms_mean / 1e3
         med = (self.service_ms_median or 0) / 1e3
         if med <= 0:
