@@ -26,7 +26,9 @@ virtual threads) and on Netty (TomcatPeer.java, NettyPeer.java: JDBC through Hik
 call off Netty's loop; docs/java-peers.md), pinned to the same CPU, measured in the same
 rounds: rows "java21-fixed callme direct", "tomcat-platform caller -> callme", ...; a Java peer
 that does not start or answers another body than primed's fails the run
-(benchmarks/peers/java/chain21.py).
+(benchmarks/peers/java/chain21.py). Each Java pair is warmed before the rounds as the lab warms its
+JVM rows: wrk -c32 on its caller (which calls its callme) in 6 s runs until the per-second rate
+settles (two ten-second means within 10 %) or --warm-max s pass; the output says how each went.
 
 --db postgresql (seed 004's database column) stores every pair's events in PostgreSQL instead
 of memory: a cluster of Debian's postgresql-15 on 127.0.0.1 (benchmarks/lib/primedlab/pglib.py) pinned to
@@ -56,7 +58,7 @@ ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench, pglib, quiet, spawn  # noqa: E402
+from primedlab import bench, lab_measure, pglib, quiet, spawn  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "peers", "java"))
 import chain21  # noqa: E402  (the JDK 21 callme and caller)
 
@@ -127,6 +129,8 @@ def main():
     ap.add_argument("--counts", action="store_true",
                     help="context switches and system calls per request of each target (perf stat)")
     ap.add_argument("--no-nginx", action="store_true", help="leave out nginx as a reverse proxy in front of callme")
+    ap.add_argument("--warm-max", type=int, default=60,
+                    help="longest warm-up of each Java pair before the rounds, s (default 60)")
     a = ap.parse_args()
     if a.counts and subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode:
         sys.exit("chain: --counts needs perf (apt-get install linux-perf)")
@@ -184,7 +188,7 @@ def run(a, env, pg):
                 sys.exit("chain: primed's %s did not answer 200 within 15 s on PostgreSQL" % path)
     res, proxied = {}, []
     pids = {"callme direct": lambda: [callme.pid], "caller -> callme": lambda: [caller.pid, callme.pid]}
-    jpeers, pairs = [], [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
+    jpeers, warmed, pairs = [], {}, [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
     try:
         if a.baseline:
             bcallme = bench.start_pinned(a.baseline, a.cpu, [], dict(env, APP_NAME="callme"))
@@ -210,9 +214,11 @@ def run(a, env, pg):
             jp, jrows = chain21.start(a, env)
             jpeers += jp
             pairs += jrows
-            for _, port, path in jrows[1::2]:
+            for name, port, path in jrows[1::2]:
                 for _ in range(2):
                     spawn.http_get(port, path)
+                warmed[name] = lab_measure.warm_url(name, port, path, a.load_cpu, conns=32, chunk=min(6, a.warm_max),
+                                                    max_s=a.warm_max)
         for _ in range(2):  # warm-up: the pool's connection, the store's first pages
             spawn.http_get(caller.port, "/caller/ping")
         wrk(caller.port, "/caller/ping", 4, 1, a.load_cpu)
@@ -257,6 +263,10 @@ def run(a, env, pg):
                                                          "context switches / request", "system calls / request"],
                           [[name, c["requests"], "%.2f" % c[COUNTED[0]], "%.2f" % c[COUNTED[1]]]
                            for name, c in cnt.items()])
+    if warmed:
+        print("\nJVM warm-up before the rounds (wrk -c32 on the caller): %s" % "; ".join(
+            "%s %s in %d s" % (n.rsplit(" caller", 1)[0], "settled" if w["settled"] else "NOT settled", w["seconds"])
+            for n, w in warmed.items()))
     calls = {k: v for k, v in m.items() if k.startswith("primed_upstream_calls_total") and v}
     print("\ncaller's upstream calls: %s" % ", ".join("%s %d" % (k.split("result=")[1].rstrip("}"), v)
                                                        for k, v in sorted(calls.items())))

@@ -167,10 +167,12 @@ def main():
                     help="siege -c of the harder setting, past the servlet pool (pool + 50; --quick 2 x pool; "
                          "siege refuses more than 255 users)")
     ap.add_argument("--hard-reps", type=int, default=2, help="siege -r of the harder setting (2)")
+    ap.add_argument("--warm-max", type=int, default=None,
+                    help="longest warm-up of each Java gateway before its siege, s (60; --quick 2)")
     a = ap.parse_args()
     q = a.quick
     bench.defaults(a, q, delay=(2.0, 0.3), upstream_timeout=(3.0, 1.0), reps=(10, 2), users=(10, 4),
-                   quiet_wait=(60.0, 2.0))
+                   quiet_wait=(60.0, 2.0), warm_max=(60, 2))
     a.java = gateway21.parse_models(a.java if a.java is not None else ("none" if q else "all,stacks"))
     a.java_pool = a.java_pool or (4 if q else 200)
     a.hard_users = a.hard_users or (2 * a.java_pool if q else a.java_pool + 50)

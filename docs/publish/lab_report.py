@@ -221,8 +221,9 @@ def md_warmup(targets):
     for t in rows:
         w = t.warmup
         if w:
-            L.append("- %s: %s after %d s; req/s per second: %s" % (
+            L.append("- %s: %s after %d s%s; req/s per second: %s" % (
                 t.name, "settled" if w.get("settled") else "not settled", w.get("seconds", 0),
+                " (begun once the other targets had settled, %.1f s)" % w["waited_s"] if "waited_s" in w else "",
                 " ".join(str(x) for x in w.get("persec_rps", [])) or w.get("error", "none")))
         if t.settings:
             L.append("- %s settings: %s" % (t.name, t.settings))

@@ -129,27 +129,51 @@ def settled(series, window=10, tol=0.10):
     return m > 0 and abs(m - mb) <= tol * m
 
 
-def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=6, max_s=120, window=10, tol=0.10):
+def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=6, max_s=120, window=10, tol=0.10,
+                      live=()):
     """Unrecorded load on t in chunk-second wrk runs until settled() holds or max_s passes. Each
     run's first second (connections opening, the sampler's first reading) is left out of the
     series, so a chunk adds chunk - 1 seconds: window 10 judges the last two runs against the two
-    before. Records t.warmup = {"persec_rps": [...], "seconds": n, "settled": bool} and logs it."""
+    before. First the other live targets settle (settle()): JVMs started together compile for a
+    minute or more on the server's CPU, and a warm-up beside them reads a starved series as flat.
+    Records t.warmup = {"persec_rps": [...], "seconds": n, "settled": bool, "waited_s": s}."""
+    waited = settle([x for x in live if x is not t])
+    t.warmup = warm(t.name, lambda: run_wrk(t, path, conns, chunk, wrk_cpus, pgids=pgids), path, conns, chunk,
+                    max_s, window, tol)
+    t.warmup["waited_s"] = round(waited, 1)
+    return t.warmup
+
+
+def warm_url(name, port, path, cpus, conns=8, chunk=6, max_s=60, window=10, tol=0.10):
+    """warm_until_stable for any server on 127.0.0.1:port (the gateway's and the chain's JVMs): wrk
+    pinned to cpus, each answer's status counted as an error unless 2xx/3xx. Returns the record."""
+    url = "http://127.0.0.1:%d%s" % (port, path)
+
+    def once():
+        st, out, _ = bench.run_wrk(url, conns, chunk, threads=1, cpus=cpus, timeout=chunk + 30)
+        if st is None:
+            return {"error": "wrk gave no stats: " + out[-200:]}
+        return st if not st["errors"] else dict(st, error="%d errors in %s requests" % (st["errors"], st["requests"]))
+    return warm(name, once, path, conns, chunk, max_s, window, tol)
+
+
+def warm(name, once, path, conns, chunk, max_s, window, tol):
+    """The warm-up loop: once() is one chunk-second wrk run (its stats, or {"error": ...})."""
     series, spent = [], 0
     while spent < max_s:
-        r = run_wrk(t, path, conns, chunk, wrk_cpus, pgids=pgids)
+        r = once()
         spent += chunk
         if r.get("error"):
-            t.warmup = {"persec_rps": series, "seconds": spent, "settled": False, "error": r["error"]}
-            log("warm-up %s: %s" % (t.name, r["error"]))
-            return t.warmup
+            log("warm-up %s: %s" % (name, r["error"]))
+            return {"persec_rps": series, "seconds": spent, "settled": False, "error": r["error"]}
         series += [float(x) for x in (r.get("persec_rps") or [])[1:]]
         if settled(series, window, tol):
             break
-    t.warmup = {"persec_rps": [round(x) for x in series], "seconds": spent, "settled": settled(series, window, tol)}
+    rec = {"persec_rps": [round(x) for x in series], "seconds": spent, "settled": settled(series, window, tol)}
     log("warm-up %s: %s %s c=%d for %d s, per second: %s" % (
-        t.name, "settled" if t.warmup["settled"] else "NOT settled within %d s" % max_s, path, conns, spent,
+        name, "settled" if rec["settled"] else "NOT settled within %d s" % max_s, path, conns, spent,
         " ".join("%.0f" % x for x in series)))
-    return t.warmup
+    return rec
 
 
 def settle(live, quiet_pct=20.0, window=0.25, max_wait=60.0):

@@ -124,7 +124,7 @@ def lab(args, targets, outdir, meta):
         if args.warmup > 0:
             for t in live:
                 if t.kind == "java":   # the JIT's turn: until the per-second series settles
-                    warm_until_stable(t, wrk_cpus, live_pgids(live), max_s=getattr(args, "warmup_max", 120))
+                    warm_until_stable(t, wrk_cpus, live_pgids(live), max_s=getattr(args, "warmup_max", 120), live=live)
                     continue
                 log("warm-up %s: /example c=50 %ds (not recorded)" % (t.name, args.warmup))
                 run_wrk(t, "/example", 50, args.warmup, wrk_cpus, pgids=live_pgids(live))

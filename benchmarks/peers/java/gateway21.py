@@ -6,7 +6,10 @@ the same catalog and inventory as primed's.
 For each delay setting benchmarks/gateway.py calls models(): each model in turn is started pinned
 to --cpu (one CPU, as primed's gateway, --threads 1), given the scenario's load through
 benchmarks/gateway.py's own scenario() (the same siege, the same /metrics counters: Gateway.java
-writes primed's names), and stopped. In the delayed setting harder() then runs the harder
+writes primed's names), and stopped. Before its siege each JVM is warmed as the lab warms its JVM
+rows: wrk with the siege's users on /api/products in 6 s runs until its per-second rate settles
+(primedlab.lab_measure.settled: two ten-second means within 10 %) or --warm-max s pass; the row
+keeps how long (warmup_s) and whether it settled. In the delayed setting harder() then runs the harder
 load, --hard-users (more users than the servlet model's pool) for --hard-reps, against primed's
 gateway (both fan-outs) and every model. report() prints one table of all of them with the CPU
 seconds each gateway used during its siege and its peak RSS (VmHWM), and writes
@@ -17,7 +20,7 @@ import argparse
 import os
 
 import peer21
-from primedlab import bench     # the importing script has put the lab's package on the path
+from primedlab import bench, lab_measure     # the importing script has put the lab's package on the path
 
 LABELS = {
     "servlet": "java21 servlet (%d threads, calls in turn)",
@@ -35,7 +38,8 @@ STACKS = {
 LABELS.update({m: v[2] for m, v in STACKS.items()})
 CSV_COLS = ["setting", "gateway", "delay_s", "upstream_timeout_s", "reps", "users", "availability", "transactions",
             "failed_transactions", "transaction_rate", "response_time", "longest_transaction", "answered_200",
-            "products", "fallbacks", "fallback_share", "cpu_s", "rss_mib", "other_cpu_pct", "steal_pct", "error"]
+            "products", "fallbacks", "fallback_share", "cpu_s", "rss_mib", "other_cpu_pct", "steal_pct", "warmup_s",
+            "warm_settled", "error"]
 
 
 def parse_models(spec):
@@ -70,8 +74,11 @@ def models(a, scenario, catalog_port, inventory_port, setting, delay, nproducts,
         else:
             peer = peer21.Peer("Gateway", dict(up, MODEL=m, POOL=a.java_pool), cpu=a.cpu)
         try:
-            rows.append(peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts,
-                                                                load_cpus)))
+            warm = lab_measure.warm_url(label(a, m), peer.port, "/api/products", load_cpus, conns=a.users,
+                                        chunk=min(6, a.warm_max), max_s=a.warm_max)
+            r = peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts, load_cpus))
+            r.update(warmup_s=warm["seconds"], warm_settled=warm["settled"])
+            rows.append(r)
         finally:
             peer.stop()
     return rows
@@ -88,6 +95,14 @@ def harder(a, scenario, gw, catalog_port, inventory_port, setting, delay, nprodu
     return rows + models(h, scenario, catalog_port, inventory_port, name, delay, nproducts, load_cpus)
 
 
+def warmed(rows):
+    """How the JVM rows' warm-ups went, in words: "all N settled" or the ones that did not."""
+    jv = [r for r in rows if "warmup_s" in r]
+    bad = ["%s (%s)" % (gateway_name(r), r["scenario"]) for r in jv if not r["warm_settled"]]
+    return "all %d settled" % len(jv) if not bad else "%d of %d settled; not: %s" % (
+        len(jv) - len(bad), len(jv), ", ".join(bad))
+
+
 def gateway_name(r):
     f = r["fanout"]
     return "primed %s" % f if f in ("parallel", "sequential") else f
@@ -102,7 +117,9 @@ def report(table, a, rows):
     table.write("Each gateway on CPU %d alone (primed `--threads 1`; the JVM pinned with taskset); `--upstream-timeout %g` "
                 "for all; the servlet model's pool %d threads. CPU s: the gateway's user + system CPU during its "
                 "siege; CPU µs / product: that CPU over the products answered (each one inventory call of the fan-out, the "
-                "catalog call shared by the answer's products); RSS: its peak resident memory (VmHWM) by then.\n\n" % (a.cpu, a.upstream_timeout, a.java_pool))
+                "catalog call shared by the answer's products); RSS: its peak resident memory (VmHWM) by then. "
+                "Each JVM warmed first until its rate settled (at most %d s; gateway-java.csv: warmup_s, "
+                "warm_settled): %s.\n\n" % (a.cpu, a.upstream_timeout, a.java_pool, a.warm_max, warmed(rows)))
     table.write("| setting | gateway | availability | transactions | trans/s | response time s "
                 "| longest transaction s | failed | fallback share | CPU s | CPU µs / product | peak RSS MiB |\n")
     table.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
