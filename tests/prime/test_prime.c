@@ -670,7 +670,10 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
     /* 961-1024: 16 limbs, the unrolled square (unreduced up to 1020 bits, reduced above) */
     static const unsigned bits[] = {63,   64,   65,   127,  128,  129,  500,  961,  1000,
                                     1001, 1020, 1021, 1024, 1035, 1036, 2048, PRIME_BITS_MAX + 4};
-    unsigned passed = 0;
+    /* 40 numbers a size; 12 with PRIMED_TEST_SLOW=1 (ASan, qemu-user: 70 s under ASan with 40) */
+    const char *slow = getenv("PRIMED_TEST_SLOW");
+    const int per = slow && strcmp(slow, "1") == 0 ? 12 : 40;
+    unsigned passed = 0, made = 0;
     /* and each batching engine's test (IFMA: 20 digits up to 1035 bits, unrolled) */
     struct prime_state *vs[N_BATCHING] = {0};
     for (size_t e = 0; e < N_BATCHING; e++)
@@ -679,14 +682,17 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
             cr_assert_eq(prime_state_vector(vs[e], batching[e]), 0);
         }
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-        for (int k = 0; k < 40; k++) {
+        /* the last of them primes (s from 1 up): a quarter up to 1001 bits, then 2 (1), none above 2048 */
+        const int primes = bits[i] > 2048 ? 0 : bits[i] > 1001 ? (per >= 40 ? 2 : 1) : per / 4;
+        for (int k = 0; k < per; k++) {
             mpz_urandomb(n, rs, bits[i]);
             mpz_setbit(n, bits[i] - 1);
             mpz_setbit(n, 0);
-            if (k >= (bits[i] > 2048 ? 40 : bits[i] > 1001 ? 38 : 30)) /* some primes (s from 1 up) */
+            if (k >= per - primes)
                 mpz_nextprime(n, n);
             if (mpz_sizeinbase(n, 2) > PRIME_BITS_MAX + 4)
                 continue;
+            made += k >= per - primes;
             mpz_get_str(hn, 16, n);
             int b2 = prime_check(st, PRIME_CHECK_BASE2, hn);
             cr_assert_eq(b2, prime_check(st, PRIME_CHECK_BASE2_GMP, hn), "%u bits: %s", bits[i], hn);
@@ -698,7 +704,7 @@ Test(prime, base2_agrees_with_mpz_powm_at_many_limbs, .fini = fini)
             passed += b2;
         }
     }
-    cr_assert_geq(passed, 90, "only %u of the primes passed", passed);
+    cr_assert(made > 0 && passed >= made, "only %u passed, of %u primes made", passed, made);
     static const unsigned mersenne[] = {11, 23, 29, 67, 257, 1009, 1021, 1061, 4001}; /* 2^p - 1 composite */
     for (size_t i = 0; i < sizeof(mersenne) / sizeof(mersenne[0]); i++) {
         mpz_set_ui(n, 0);
