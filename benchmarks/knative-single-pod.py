@@ -5,8 +5,9 @@ Starts one primed (build/src/primed unless --binary; PRIMED_THREADS=--threads, -
 by default so that one request runs on one worker, as the model's FIFO pod does) on 127.0.0.1 with
 an ephemeral port, and:
   1. calibrates: wrk -c1 for --calibrate s (one request in flight: no queueing); the model draws
-     each service time from that run's latency distribution (wrk's 101 quantiles, min to max), or
-     with --service lognormal from a lognormal of its p50 and mean (what the sweep assumes);
+     each service time from a lognormal of that run's p50 and mean (the shape the sweep assumes),
+     or with --service measured from its latency distribution (wrk's 101 quantiles, min to max,
+     linear between them); a second table gives the other one beside the same runs;
   2. measures, closed loop, wrk -cC for each C of --levels, and open loop, benchmarks/openloop at
      each fraction of --rates of the model's capacity (threads / mean service time);
   3. runs the model (knative/model/ksim.py: one pod, no autoscaler, no containerConcurrency cap:
@@ -139,9 +140,13 @@ def main():
     ap.add_argument("--duration", type=int, default=10, help="seconds per run (default 10)")
     ap.add_argument("--calibrate", type=int, default=10, help="seconds of the wrk -c1 run (default 10)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--service", choices=("measured", "lognormal"), default="measured",
-                    help="the model's service times: the calibration's own distribution (default) or a "
-                         "lognormal of its p50 and mean")
+    ap.add_argument("--recalibrate", type=int, default=5, metavar="S",
+                    help="seconds of wrk -c1 on primed alone before each row, whose model then uses that row's "
+                         "own service times (default 5; 0: the first calibration for every row). On a shared "
+                         "host the CPU's speed moves by tens of %% within minutes, without any steal")
+    ap.add_argument("--service", choices=("lognormal", "measured"), default="lognormal",
+                    help="the model's service times: a lognormal of the calibration's p50 and mean, as the "
+                         "sweep assumes (default), or the calibration's own distribution")
     ap.add_argument("--breaker", type=int, default=0, metavar="CC",
                     help="HAProxy in front with maxconn CC and a queue of 10 x CC (503 past it), as queue-proxy "
                          "(default 0: none)")
@@ -175,20 +180,33 @@ def main():
         url = brk.url() if brk else srv.url()
         bench.wrk_checks(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
-        quantiles = tuple(v / 1e3 for v in cal["quantiles_us"])
-        # the model as asked (--service), and the other one beside it: what the shape costs
-        tg, alt = (ksim.Target(name="primed here", service_ms_mean=mean_ms, service_ms_median=p50_ms,
-                               service_ms_quantiles=q) for q in ((quantiles, None) if a.service == "measured"
-                                                                 else (None, quantiles)))
+
+        def targets(c):
+            """The model as asked (--service) and the other one beside it, from calibration c."""
+            qs = tuple(v / 1e3 for v in c["quantiles_us"])
+            return tuple(ksim.Target(name="primed here", service_ms_mean=c["mean_us"] / 1e3,
+                                     service_ms_median=c["p50_us"] / 1e3, service_ms_quantiles=q)
+                         for q in ((qs, None) if a.service == "measured" else (None, qs)))
+
+        def recal(name):
+            """--recalibrate: a short wrk -c1 on primed alone before a row; the row's model uses it."""
+            if a.recalibrate <= 0:
+                return targets(cal)
+            c = bench.wrk_checks(srv.url(), 1, a.recalibrate)
+            recals.append("%s %.2f ms" % (name, c["mean_us"] / 1e3))
+            return targets(c)
+        recals = []
         cv = cal["stdev_us"] / cal["mean_us"]
         cv_lognormal = math.sqrt(mean_ms / p50_ms * mean_ms / p50_ms - 1) if mean_ms > p50_ms else 0.0
         cap = a.threads * 1e3 / mean_ms
         for c in levels:
+            tg, alt = recal("wrk -c%d" % c)
             m = bench.wrk_checks(url, c, a.duration)
             p, q = (model(x, a.threads, closed=c, secs=a.duration, seed=a.seed, breaker=a.breaker) for x in (tg, alt))
             rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p, None, q))
         for f in fracs:
             rate = cap * f / 100.0
+            tg, alt = recal("openloop %g%%" % f)
             m = openloop(ol, url, rate, a.duration, load_cpu)
             p, q = (model(x, a.threads, rate=rate, secs=a.duration, seed=a.seed, breaker=a.breaker) for x in (tg, alt))
             rows.append(("openloop %g%% (%.1f/s)" % (f, rate), m["p50_us"] / 1e3, m["p95_us"] / 1e3,
@@ -202,6 +220,8 @@ def main():
     print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms, p99 "
           f"{cal['p99_us'] / 1e3:.2f} ms, coefficient of variation {cv:.2f} (a lognormal of that p50 and mean: "
           f"{cv_lognormal:.2f}); capacity {a.threads} / mean = {cap:.1f} req/s")
+    if recals:
+        print("# recalibrated before each row (wrk -c1 %d s, mean): %s" % (a.recalibrate, ", ".join(recals)))
     print("# the model's service time per request: " + (
         "drawn from the calibration's distribution (wrk's 101 quantiles)" if a.service == "measured" else
         "lognormal with the calibration's p50 and mean"))
@@ -219,8 +239,8 @@ def main():
                         "%.2f" % p["p95_ms"], diff(p["p95_ms"], m95), "%.1f" % mx, "%.1f" % p["throughput_rps"],
                         diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503, p["errors_503"]]
                        for name, m50, m95, mx, p, e503, _ in rows])
-    other = "lognormal of the calibration's p50 and mean" if a.service == "measured" else "the calibration's distribution"
-    bench.print_table("The same runs, the model's service times from the %s instead" % other,
+    other = "a lognormal of the calibration's p50 and mean" if a.service == "measured" else "the calibration's distribution"
+    bench.print_table("The same runs, the model's service times from %s instead" % other,
                       ["load", "measured p95 ms", "model p95 ms", "diff", "measured 503s", "model 503s"],
                       [[name, "%.2f" % m95, "%.2f" % q["p95_ms"], diff(q["p95_ms"], m95),
                         "n/a" if e503 is None else e503, q["errors_503"]] for name, _, m95, _, _, e503, q in rows])
