@@ -217,8 +217,7 @@ def run(a, env, pg):
             for name, port, path in jrows[1::2]:
                 for _ in range(2):
                     spawn.http_get(port, path)
-                warmed[name] = lab_measure.warm_url(name, port, path, a.load_cpu, conns=32, chunk=min(6, a.warm_max),
-                                                    max_s=a.warm_max)
+                warmed[name] = lab_measure.warm_url(name, port, path, a.load_cpu, conns=32, max_s=a.warm_max)
         for _ in range(2):  # warm-up: the pool's connection, the store's first pages
             spawn.http_get(caller.port, "/caller/ping")
         wrk(caller.port, "/caller/ping", 4, 1, a.load_cpu)

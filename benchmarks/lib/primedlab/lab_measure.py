@@ -146,8 +146,10 @@ def warm_until_stable(t, wrk_cpus, pgids, path="/example", conns=50, chunk=6, ma
 
 def warm_url(name, port, path, cpus, conns=8, chunk=6, max_s=60, window=10, tol=0.10):
     """warm_until_stable for any server on 127.0.0.1:port (the gateway's and the chain's JVMs): wrk
-    pinned to cpus, each answer's status counted as an error unless 2xx/3xx. Returns the record."""
+    pinned to cpus, each answer's status counted as an error unless 2xx/3xx; a chunk is never longer
+    than max_s. Returns the record."""
     url = "http://127.0.0.1:%d%s" % (port, path)
+    chunk = min(chunk, max_s)
 
     def once():
         st, out, _ = bench.run_wrk(url, conns, chunk, threads=1, cpus=cpus, timeout=chunk + 30)

@@ -75,7 +75,7 @@ def models(a, scenario, catalog_port, inventory_port, setting, delay, nproducts,
             peer = peer21.Peer("Gateway", dict(up, MODEL=m, POOL=a.java_pool), cpu=a.cpu)
         try:
             warm = lab_measure.warm_url(label(a, m), peer.port, "/api/products", load_cpus, conns=a.users,
-                                        chunk=min(6, a.warm_max), max_s=a.warm_max)
+                                        max_s=a.warm_max)
             r = peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts, load_cpus))
             r.update(warmup_s=warm["seconds"], warm_settled=warm["settled"])
             rows.append(r)
