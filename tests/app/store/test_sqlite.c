@@ -217,7 +217,12 @@ Test(store, insert_now_commits_before_it_returns)
     cr_assert_eq(submit(&b, &later, 6), 0);
     cr_assert_eq(later.id, 2);
     wait_back(&b, 1);
-    cr_assert_eq(store_insert_now(b.s, &now), 0); /* the store thread is idle again */
+    /* the store thread hands the event back before it takes the mutex to mark
+     * itself idle: until then insert_now says -EBUSY (the caller queues) */
+    int rc;
+    for (int i = 0; i < 20000 && (rc = store_insert_now(b.s, &now)) == -EBUSY; i++)
+        usleep(100);
+    cr_assert_eq(rc, 0, "store_insert_now: %d once the store thread is idle", rc);
     cr_assert_eq(now.id, 3);
     cr_assert_eq(store_stats(b.s, &rows, &max), 0);
     cr_assert_eq(rows, 3);
