@@ -181,6 +181,8 @@ def main():
         bench.wrk_checks(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
 
+        recals = []   # "row mean" of each --recalibrate run, for the header
+
         def targets(c):
             """The model as asked (--service) and the other one beside it, from calibration c."""
             qs = tuple(v / 1e3 for v in c["quantiles_us"])
@@ -195,7 +197,6 @@ def main():
             c = bench.wrk_checks(srv.url(), 1, a.recalibrate)
             recals.append("%s %.2f ms" % (name, c["mean_us"] / 1e3))
             return targets(c)
-        recals = []
         cv = cal["stdev_us"] / cal["mean_us"]
         cv_lognormal = math.sqrt(mean_ms / p50_ms * mean_ms / p50_ms - 1) if mean_ms > p50_ms else 0.0
         cap = a.threads * 1e3 / mean_ms
