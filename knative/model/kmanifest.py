@@ -4,8 +4,8 @@ Owns: the settings the sweep answers (autoscaling.knative.dev/target, its target
 percentage, containerConcurrency, max-scale, and the pod's CPUs with PRIMED_THREADS) as the base
 Service carries them (the answer safe on every CPU: the scalar engine's) and as the IFMA overlay
 carries them (the eight-lane engine's answer, on nodes Node Feature Discovery labels with
-AVX512IFMA); which pod size the manifests ship (the one whose scalar answer costs least per
-request); rewriting both: the base's lines between marker comments, the overlay's whole file.
+AVX512IFMA); which pod size the manifests ship (of the sizes whose two answers carry the sweep's
+absolute rates, ksweep.PEAK_RPS, the one whose scalar answer costs least per request); rewriting both: the base's lines between marker comments, the overlay's whole file.
 Invariants: only the lines between the markers, the CPU quantities and PRIMED_THREADS' value
 are rewritten in the base; the rest of a file is left byte for byte. The other overlays patch
 none of these settings: they deploy the base's.
@@ -18,6 +18,8 @@ import os
 import re
 
 import yaml
+
+from primedlab import ksweep
 
 BASE = "knative/base/service.yaml"
 OVERLAYS = "knative/overlays"
@@ -115,16 +117,26 @@ def carried(root):
     return out
 
 
-def shipped_pod_cpus(answers):
-    """The pod size the manifests ship: the one whose scalar answer costs least per million
-    requests (ties: the larger pod, fewer starts)."""
-    sizes = [n for (c, n), r in answers.items() if c == SCALAR and r is not None]
+def shipped_pod_cpus(answers, slo_ms=ksweep.SLO_MS, max_scale=ksweep.MAX_SCALE):
+    """The pod size the manifests ship: of the sizes whose scalar and IFMA answers both carry
+    every ksweep.PEAK_RPS rate within slo_ms and max_scale pods, the one whose scalar answer costs
+    least per million requests (ties: the larger pod, fewer starts); None when no size does."""
+    sizes = [n for (c, n), r in answers.items() if c == SCALAR and r is not None and
+             ksweep.carries_peaks(r, slo_ms, max_scale) and answers.get((IFMA, n)) is not None and
+             ksweep.carries_peaks(answers[(IFMA, n)], slo_ms, max_scale)]
+    if not sizes:
+        return None
     return min(sizes, key=lambda n: (answers[(SCALAR, n)]["cost_per_million"], -n))
 
 
-def wanted(answers, max_scale):
-    """{BASE: settings, IFMA_OVERLAY: settings} the sweep's answers ask for."""
-    n = shipped_pod_cpus(answers)
+def wanted(answers, max_scale, slo_ms=ksweep.SLO_MS):
+    """{BASE: settings, IFMA_OVERLAY: settings} the sweep's answers ask for; ValueError when no pod
+    size carries the sweep's absolute rates."""
+    n = shipped_pod_cpus(answers, slo_ms, max_scale)
+    if n is None:
+        raise ValueError("no pod size's answers carry %s req/s within %g ms and %d pods (a bigger pod size, "
+                         "knative-sim sweep --pod-cpus)" % (", ".join("%g" % r for r in ksweep.PEAK_RPS),
+                                                           slo_ms, max_scale))
     out = {}
     for rel, cls in ((BASE, SCALAR), (IFMA_OVERLAY, IFMA)):
         r = answers[(cls, n)]

@@ -465,11 +465,14 @@ def cmd_sweep(a):
             print("knative-sim sweep: %d/%d %s %d CPU target %g util %g cc %d: %s, %s per million" % (
                 done[0], total, r["class"], r["pod_cpus"], r["target"], r["util"], r["cc"],
                 "failed " + r["failed"] if r["failed"] else "passed", r["cost_per_million"]), file=sys.stderr, flush=True)
+    peaks = a.peak_rps or ksweep.PEAK_RPS
+    if any(x <= 0 for x in peaks):
+        sys.exit("knative-sim sweep: --peak-rps rates must be above 0")
     rows = ksweep.sweep(targets, cpus, grid_of, seed=a.seed, slo_ms=a.slo_ms, scenarios=scenarios, jobs=a.jobs,
-                        progress=progress)
+                        progress=progress, peak_rps=peaks)
     out = {"run": doc.get("run", "?"), "inputs": doc.get("source", "?"), "seed": a.seed, "slo_ms": a.slo_ms,
            "scenarios": scenarios, "warmup_s": ksweep.WARMUP_S, "steady_s": ksweep.STEADY_S,
-           "max_scale": ksweep.MAX_SCALE, "classes": [t.name for t in targets], "pod_cpus": cpus,
+           "max_scale": ksweep.MAX_SCALE, "peak_rps": peaks, "peak_s": ksweep.PEAK_S, "classes": [t.name for t in targets], "pod_cpus": cpus,
            "grid": {"target_factors": factors, "utilizations": utils,
                     "caps": {str(n): a.caps or ksweep.caps_for(n) for n in cpus}},
            "rows": rows}
@@ -599,7 +602,10 @@ def manifest_settings(sw, slo_ms):
     ans = answers(sw, slo_ms)
     if all(ans.get((kmanifest.SCALAR, n)) is None for n in sw["pod_cpus"]):
         sys.exit("knative-sim: no pod size has an answer for the scalar class: nothing safe to ship")
-    return kmanifest.wanted(ans, sw["max_scale"]), ans
+    try:
+        return kmanifest.wanted(ans, sw["max_scale"], slo_ms), ans
+    except ValueError as e:
+        sys.exit("knative-sim: %s" % e)
 
 
 CHART_RPS, CHART_S = 1500.0, 240.0     # the answer chart's load: Poisson arrivals at this rate for this long
@@ -679,14 +685,17 @@ def cmd_publish(a):
             "grid per pod size: targets %s x its CPUs, target utilisation %s %%, containerConcurrency 1, the pod's "
             "CPUs and none; scale 0..%d, initial 1, Knative's config-autoscaler defaults (target-burst-capacity 211). "
             "Inputs: the lab run %s (%s: ctr-static's row, measured with the eight-lane engine; %s: primed-scalar's "
-            "service time with ctr-static's start-up). \"(shipped)\": the pod size the manifests carry, whose "
-            "scalar answer costs least per request; knative/base/service.yaml carries its scalar answer (safe on "
+            "service time with ctr-static's start-up). At %s req/s: each answer under Poisson arrivals at that rate "
+            "for %g s from one pod (p95 ms / pod starts / 503s). \"(shipped)\": the pod size the manifests carry: of "
+            "the sizes whose two answers hold all of those rates within %g ms and %d pods, the one whose scalar "
+            "answer costs least per request; knative/base/service.yaml carries its scalar answer (safe on "
             "every CPU), knative/overlays/ifma the IFMA one. Seed %d. A model's output: "
             "`benchmarks/knative-sim sweep` then `publish --write`.\n" % (
                 a.slo_ms, sw["warmup_s"], sw["steady_s"], sc["ramp"][1][2], sc["k6-users"][1],
                 ", ".join(ksweep.fmt_num(x) for x in sw["grid"]["target_factors"]),
                 ", ".join("%d" % round(100 * u) for u in sw["grid"]["utilizations"]), sw["max_scale"],
                 run_date(run), CLASSES[kmanifest.IFMA].split(" (")[0], CLASSES[kmanifest.SCALAR].split(" (")[0],
+                " / ".join(ksweep.fmt_rps(r) for r in sw["peak_rps"]), sw["peak_s"], a.slo_ms, sw["max_scale"],
                 sw["seed"]))
     detail = []
     for (c, k), r in sorted(ans.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -798,13 +807,15 @@ def main():
     w.add_argument("--classes", type=lambda s: s.split(","),
                    help="comma-separated target names (default the CPU classes: ctr-static, ctr-static-scalar; "
                         "ctr-static-avx512 and ctr-static-avx2 where the inputs' run has their engine rows)")
-    w.add_argument("--pod-cpus", type=ints, help="pod sizes swept, CPUs (default 1,2,4)")
+    w.add_argument("--pod-cpus", type=ints, help="pod sizes swept, CPUs (default 1,2,4,8)")
     w.add_argument("--target-factors", type=floats,
                    help="targets swept, times the pod's CPUs (default 0.5,0.75,1,1.5)")
     w.add_argument("--utilizations", type=floats, help="target utilisations swept, fractions (default 0.6,0.8,1)")
     w.add_argument("--caps", type=ints, help="containerConcurrency values swept (default 1, the pod's CPUs, 0 = none)")
     w.add_argument("--scenarios", type=lambda s: s.split(","), help="comma-separated scenario names (default all)")
     w.add_argument("--slo-ms", type=float, default=250.0, help="the p95 objective (default 250)")
+    w.add_argument("--peak-rps", type=floats, help="the absolute rates each answer is run at, req/s; the shipped "
+                   "pod size must hold them all (default 600,1500,5000)")
     w.add_argument("--seed", type=int, default=1)
     w.add_argument("--jobs", type=int, default=1, help="processes (the result does not depend on it)")
     w.add_argument("--out", metavar="FILE", help="write the JSON here (default stdout)")

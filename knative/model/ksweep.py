@@ -4,10 +4,11 @@ Owns: the grid swept (fractional targets, target utilisation 60-100 %, container
 from 1 to none), the scenarios it is swept under (arrivals: Poisson from a third of one pod's
 capacity to five pods', a step, a burst from zero, a slow ramp; and the seed's k6 users as one
 more), running the model over the grid for each CPU class (the image's service times with the
-eight-lane engine and with the scalar one) and pod size (1, 2, 4 CPUs), the cost of a setting
+eight-lane engine and with the scalar one) and pod size (1, 2, 4, 8 CPUs), the cost of a setting
 (CPU-seconds billed per million answered requests), the recommendation (the cheapest per request
-whose p95 meets the objective with no 503 in every scenario) and the check that it does not lie
-on the grid's edge.
+whose p95 meets the objective with no 503 in every scenario), the check that it does not lie on
+the grid's edge, and each recommendation run at the absolute rates a service is shipped for
+(PEAK_RPS: what decides the pod size the manifests carry).
 Invariants: a sweep's rows are a pure function of the inputs, the grid, the scenarios and the
 seed (each run seeded alone, so neither the order nor the number of processes matters); the
 recommendation reads only those rows. A setting that fails a scenario is not run on the rest
@@ -26,7 +27,7 @@ from primedlab import ksim
 # check (recommend()) says when it is not wide enough.
 TARGET_FACTORS = [0.5, 0.75, 1, 1.5]
 UTILIZATIONS = [0.6, 0.8, 1.0]
-POD_CPUS = [1, 2, 4]
+POD_CPUS = [1, 2, 4, 8]
 # the CPU classes: the image the manifests deploy measured with the eight-lane engine, and the same
 # image with the scalar engine's service time (benchmarks/knative-sim inputs: scalar_class())
 CLASS_LABELS = {"ctr-static": "AVX-512 IFMA (the eight-lane engine)",
@@ -37,6 +38,13 @@ SLO_MS = 250.0                            # the p95 objective benchmarks/k6/prim
 # (9), with a third more. A revision's first panic asks for max-scale pods at once (the
 # activator's backlog counts as concurrency), so max-scale is also what a burst bills and starts.
 MAX_SCALE = 12
+# The rates the shipped manifests must carry whatever the pod size (Poisson, PEAK_S each, from one
+# pod): p95 within the objective and at most MAX_SCALE pod starts at each. The scenarios above
+# are in pod capacities, so they say which setting suits a pod size; these say which pod size
+# suits a service of up to 5,000 req/s within MAX_SCALE pods (the scalar engine's 13 ms a request
+# is 66 CPUs of work at 5,000 req/s: more than twelve 4-CPU pods hold).
+PEAK_RPS = [600.0, 1500.0, 5000.0]
+PEAK_S = 240.0
 
 
 # The scenarios, in the order they are run (the ones that reject most settings soonest first):
@@ -146,7 +154,8 @@ def cost(row, scenarios=None):
     return round(1e6 * sum(s["cpu_seconds"] for s in sc) / answered, 1) if answered else None
 
 
-def sweep(targets, pod_cpus=POD_CPUS, grid_of=grid, seed=1, slo_ms=SLO_MS, scenarios=None, jobs=1, progress=None):
+def sweep(targets, pod_cpus=POD_CPUS, grid_of=grid, seed=1, slo_ms=SLO_MS, scenarios=None, jobs=1, progress=None,
+          peak_rps=PEAK_RPS):
     """Every class x pod size x setting of grid_of(pod size); rows in a fixed order (class, pod
     size, cap, target, utilisation)."""
     scenarios = scenarios or SCENARIOS
@@ -166,7 +175,8 @@ def sweep(targets, pod_cpus=POD_CPUS, grid_of=grid, seed=1, slo_ms=SLO_MS, scena
             out[k] = _setting(work[k])
             if progress:
                 progress(out[k])
-    return gate_closed(out, targets, pod_cpus, seed, slo_ms, scenarios, progress)
+    gate_closed(out, targets, pod_cpus, seed, slo_ms, scenarios, progress)
+    return run_peaks(out, targets, pod_cpus, seed, slo_ms, scenarios, jobs, peak_rps)
 
 
 def gate_closed(rows, targets, pod_cpus, seed=1, slo_ms=SLO_MS, scenarios=None, progress=None):
@@ -193,6 +203,49 @@ def gate_closed(rows, targets, pod_cpus, seed=1, slo_ms=SLO_MS, scenarios=None, 
     return rows
 
 
+def _peak(job):
+    tg, r, rps, seed = job
+    sv = service(r["target"], r["util"], r["cc"], r["pod_cpus"])
+    s = ksim.summarize(ksim.Sim(tg, sv, ksim.Load(segments=[(PEAK_S, rps)]), seed=seed).run())
+    return {k: (round(s[k], 3) if isinstance(s[k], float) else s[k]) for k in KEEP}
+
+
+def run_peaks(rows, targets, pod_cpus, seed=1, slo_ms=SLO_MS, scenarios=None, jobs=1, peak_rps=PEAK_RPS):
+    """Each class and pod size's recommendation (where there is one) run at every peak_rps rate:
+    row["peaks"] = {"<rate>": figures}; rows (updated in place) returned."""
+    by = {t.name: t for t in targets}
+    work = []
+    for cls in by:
+        for n in pod_cpus:
+            try:
+                r = recommend(rows, cls, n, slo_ms, scenarios)
+            except EdgeError as e:      # run all the same: the sweep says where its grid is too narrow
+                r = e.row
+            except ValueError:
+                continue
+            r["peaks"] = {}
+            work += [(by[cls], r, rps, seed) for rps in peak_rps]
+    if jobs > 1 and len(work) > 1:
+        with Pool(jobs) as p:
+            figs = p.map(_peak, work)
+    else:
+        figs = [_peak(w) for w in work]
+    for (_, r, rps, _), f in zip(work, figs):
+        r["peaks"]["%g" % rps] = f
+    return rows
+
+
+def carries_peaks(row, slo_ms=SLO_MS, max_scale=MAX_SCALE):
+    """Whether a recommendation held every PEAK_RPS rate: p95 within slo_ms, at most max_scale pod
+    starts, nothing lost. (503s are shown, not gated: a constant rate from one pod is also a burst.)"""
+    peaks = row.get("peaks") or {}
+    return bool(peaks) and all(holds_peak(s, slo_ms, max_scale) for s in peaks.values())
+
+
+def holds_peak(s, slo_ms=SLO_MS, max_scale=MAX_SCALE):
+    return s["p95_ms"] is not None and s["p95_ms"] <= slo_ms and s["pod_starts"] <= max_scale and s["lost"] == 0
+
+
 def rank(r):
     """The order the recommendation prefers: the lowest cost per million, then the higher
     utilisation (target x utilisation is what the autoscaler aims at: of two settings with the
@@ -202,7 +255,12 @@ def rank(r):
 
 
 class EdgeError(ValueError):
-    """The winner lies on the grid's edge: the grid does not show that a setting beyond it is worse."""
+    """The winner lies on the grid's edge: the grid does not show that a setting beyond it is worse.
+    row: that winner."""
+
+    def __init__(self, msg, row):
+        super().__init__(msg)
+        self.row = row
 
 
 def recommend(rows, cls, pod_cpus, slo_ms=SLO_MS, scenarios=None):
@@ -229,7 +287,7 @@ def recommend(rows, cls, pod_cpus, slo_ms=SLO_MS, scenarios=None):
         raise EdgeError("%s, %d CPUs: the winner (target %g, utilisation %g %%, cap %d) lies on the grid's edge "
                         "(targets %g..%g, utilisation from %g %%): widen the grid" % (
                             cls, pod_cpus, best["target"], 100 * best["util"], best["cc"], ts[0], ts[-1],
-                            100 * us[0]))
+                            100 * us[0]), best)
     return best
 
 
@@ -264,24 +322,45 @@ def fmt_num(x):
     return ("%.2f" % x).rstrip("0").rstrip(".")
 
 
+def fmt_rps(x):
+    return "{:,}".format(int(x)) if x == int(x) else "%g" % x
+
+
+def peaks_cell(row, rates, slo_ms, max_scale):
+    """p95 ms / pod starts / 503s at each absolute rate, a rate it does not hold in bold."""
+    out = []
+    for rps in rates:
+        s = (row.get("peaks") or {}).get("%g" % rps)
+        if s is None:
+            out.append("not run")
+            continue
+        cell = "%s / %d / %d" % ("%.0f" % s["p95_ms"] if s["p95_ms"] is not None else "n/a", s["pod_starts"],
+                                 s["errors_503"])
+        out.append(cell if holds_peak(s, slo_ms, max_scale) else "**%s**" % cell)
+    return "; ".join(out)
+
+
 def answers_table(sw, answers, labels, shipped=None):
     """Markdown: pod size x CPU class -> target, utilisation, cap, the p95 of its worst scenario,
-    the most pod starts of a scenario, CPU-seconds billed per million answered requests."""
+    the most pod starts of a scenario, CPU-seconds billed per million answered requests, and the
+    answer at each absolute rate (sw["peak_rps"])."""
+    rates = sw.get("peak_rps") or []
+    head = "at %s req/s: p95 ms / pod starts / 503s" % ", ".join(fmt_rps(r) for r in rates)
     L = ["| pod | CPU class | target | target utilisation | containerConcurrency | p95 ms (worst scenario) | "
-         "most pod starts | CPU-s billed per million requests |", "|---|---|---|---|---|---|---|---|"]
+         "most pod starts | CPU-s billed per million requests | %s |" % head, "|---|---|---|---|---|---|---|---|---|"]
     for n in sw["pod_cpus"]:
         for c in sw["classes"]:
             r = answers.get((c, n))
             mark = " (shipped)" if shipped and shipped == (c, n) else ""
             if r is None:
-                L.append("| %d CPU%s | %s | none meets %g ms with no 503 | | | | | |" % (
+                L.append("| %d CPU%s | %s | none meets %g ms with no 503 | | | | | | |" % (
                     n, "s" if n > 1 else "", labels.get(c, c), sw["slo_ms"]))
                 continue
             p95, where = worst_p95(r)
-            L.append("| %d CPU%s%s | %s | %s | %d %% | %s | %.1f (%s) | %d | %.0f |" % (
+            L.append("| %d CPU%s%s | %s | %s | %d %% | %s | %.1f (%s) | %d | %.0f | %s |" % (
                 n, "s" if n > 1 else "", mark, labels.get(c, c), fmt_num(r["target"]), round(100 * r["util"]),
                 r["cc"] if r["cc"] else "0 (none)", p95, where, max(s["pod_starts"] for s in r["scenarios"].values()),
-                r["cost_per_million"]))
+                r["cost_per_million"], peaks_cell(r, rates, sw["slo_ms"], sw["max_scale"])))
     return "\n".join(L) + "\n"
 
 
