@@ -9,9 +9,11 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import primedtest as fl  # noqa: E402,F401  (re-exported: the scripts import from here)
-from primedtest import event_id  # noqa: E402,F401
-from primedlab import pglib, spawn  # noqa: E402,F401
+import primedtest as fl  # noqa: E402
+from primedtest import event_id  # noqa: E402
+from primedlab import pglib, spawn  # noqa: E402
+
+__all__ = ["event_id", "fl", "frozen", "pglib", "spawn", "stored_ids"]  # the scripts import these from here
 
 
 def stored_ids(pg):
