@@ -2,14 +2,9 @@
 """tests/docs/publish_test.py - one source for the figures: docs/publish/publish.py, rundata.py and
 figures.py on a copy of the docs (meson test 'docs-publish').
 
-A made-up lab run (a table.md written as the lab writes one, a raw.json with every window under
-the quiet-machine threshold, one chart) is published into a copy of README.md and docs/. Its data,
-chart and rounds are kept in docs/lab/runs/<run-id>/, its notebook entry links them and is listed;
-every block the lab run feeds names it and shows its figures (the scaling block names its sweep:
-scaling_publish_test.py) and tests/docs/check finds them current; the older run's entry is
-untouched; --regenerate changes nothing and undoes a hand edit; publish refuses a page without one
-of its blocks, a run over the threshold and a folder that is no run, and --help prints the usage;
---reconstruct reads a notebook entry back to the data publish kept, --redraw draws its charts.
+A made-up lab run (a table.md as the lab writes one, every window quiet, one chart) is published
+into a copy of README.md and docs/; what publish keeps and rewrites there, --regenerate,
+--reconstruct and --redraw, and what it refuses are checked, each check's line saying what.
 Standard library only; no measurement.
 """
 import json

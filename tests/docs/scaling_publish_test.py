@@ -3,13 +3,10 @@
 docs/publish/publish.py --scaling, scalingrun.py and figures.b_scaling on a copy of the docs
 (meson test 'docs-publish-scaling').
 
-A made-up sweep (runs as benchmarks/scaling.py records them, each with its contamination window) is
-rendered by benchmarks/scaling.py --from, as a real one is, then published into a copy of README.md
-and docs/: refused, with nothing kept, while a run lacks its window, is over the threshold or
-failed; once quiet, kept under docs/lab/scaling/<id>/ with its notebook entry, and shown in the
-Results page's scaling block (each figure over the first mode's or N=1's, the loader-shared note,
-what is left for a bigger host below 12 CPUs), which tests/docs/check finds current and
---regenerate keeps; a later sweep up to 12 CPUs replaces it. Standard library only; no measurement.
+Made-up sweeps (runs as benchmarks/scaling.py records them, each with its contamination window),
+rendered by benchmarks/scaling.py --from as a real one is, are published into a copy of README.md
+and docs/: the spoilt ones refused, a quiet one kept and shown in the Results page's scaling block,
+a later one up to 12 CPUs in its place. Standard library only; no measurement.
 """
 import copy
 import json
