@@ -50,14 +50,15 @@ def sweep(counts, shared_from):
                                  p50_ms=1.2, p99_ms=2.5))
     for r in lone:
         del r["path"], r["conns"]
-    return {"meta": {"host": "Made-up CPU, %d CPUs usable (%d online), kernel 6.0" % (counts[-1] + 1, counts[-1] + 1),
-                     "date": "2099-01-0%d 03:04 UTC" % (1 if counts[-1] < 12 else 2), "command": "benchmarks/scaling.py (made up)",
-                     "version": "primed 0.1.0", "build": "primed 0.1.0\nprime vector: on, eight lanes (made up)",
-                     "commit": "abc1234", "cpus": list(range(counts[-1] + 1)), "bundle": False, "peers": [],
-                     "contamination": "-"},
+    top = counts[-1] + 1  # the made-up host's CPUs: one more than the largest N
+    return {"meta": {"host": "Made-up CPU, %d CPUs usable (%d online), kernel 6.0" % (top, top),
+                     "date": "2099-01-0%d 03:04 UTC" % (1 if top <= 12 else 2),
+                     "command": "benchmarks/scaling.py (made up)", "version": "primed 0.1.0",
+                     "build": "primed 0.1.0\nprime vector: on, eight lanes (made up)", "commit": "abc1234",
+                     "cpus": list(range(top)), "bundle": False, "peers": [], "contamination": "-"},
             "config": {"counts": counts, "paths": ["/example"], "modes": ["default", "inline"],
-                       "conns_per_cpu": {"example": 32, "healthz": 64}, "warmup_s": 2, "duration_s": 6, "rounds": 3,
-                       "loader_limit": 90.0, "overload_factor": 2.0, "lone": True},
+                       "conns_per_cpu": {"example": 32, "healthz": 64}, "warmup_s": 2, "duration_s": 6,
+                       "rounds": 3, "loader_limit": 90.0, "overload_factor": 2.0, "lone": True},
             "runs": runs, "summary": [], "overload": ov, "lone": lone}
 
 
