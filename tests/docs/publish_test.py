@@ -2,42 +2,25 @@
 """tests/docs/publish_test.py - one source for the figures: docs/publish/publish.py, rundata.py and
 figures.py on a copy of the docs (meson test 'docs-publish').
 
-A made-up lab run (a table.md written as the lab writes one, a raw.json with every window under
-the quiet-machine threshold, one chart) is published into a copy of README.md and docs/. Then:
-  - its data is kept: docs/lab/runs/<run-id>/run.json with the run's rows, and its chart there;
-  - its notebook entry links that folder's chart, not a shared one, and docs/lab/README.md lists it;
-  - every generated block on README.md and docs/*.md that the lab run feeds names the new run and
-    shows its figures (the scaling block names its sweep: tests/docs/scaling_publish_test.py);
-  - tests/docs/check on the copy finds no block from another run;
-  - the older run's notebook entry still shows its own charts (history does not change);
-  - publish --regenerate from the same data changes nothing; a hand edit in a block is undone;
-  - publish refuses a page without one of its blocks, and a run with a window over the threshold;
-  - --help prints the usage, a folder that is no lab run gets one line, not a traceback;
-  - --reconstruct reads a notebook entry back to the data publish kept, --redraw draws its charts.
+A made-up lab run (a table.md as the lab writes one, every window quiet, one chart) is published
+into a copy of README.md and docs/; what publish keeps and rewrites there, --regenerate,
+--reconstruct and --redraw, and what it refuses are checked, each check's line saying what.
 Standard library only; no measurement.
 """
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
-sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import blocks  # noqa: E402
-from primedlab import figures  # noqa: E402
-from primedlab import rundata  # noqa: E402
-from primedlab.tap import Tap  # noqa: E402
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, HERE)
-import doctree  # noqa: E402  (the docs copy both publish tests work on)
+from docslib import PUBLISH, ROOT, Docs, block, load, read, run, write  # noqa: E402  (and primedlab's path)
+from primedlab import blocks, figures, rundata  # noqa: E402
+from primedlab.tap import Tap  # noqa: E402
 
-PUBLISH = os.path.join(ROOT, "docs", "publish", "publish.py")
-CHECK = os.path.join(HERE, "check")
+RUN = "2099-01-02-0304"  # the made-up run's id, from its date
+QUIET = {"other_cpu_pct": 0.0, "steal_pct": 0.0, "kthread_pct": 0.0, "other_cpu_s": 0.0}
 
 
 def table_md():
@@ -100,59 +83,53 @@ def classes_check(t):
          "\n".join(missing) + "\n" + head[:2500])
 
 
-def run(args, **kw):
-    return subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=60, **kw)
-
-
 def main():
     t = Tap(max_detail=20)
     features_check(t)
     classes_check(t)
     with tempfile.TemporaryDirectory(prefix="primed-publish-test.") as tmp:
-        tree, docs = doctree.copy(ROOT, tmp)
-        before = rundata.latest(docs)
-        old_entry = open(os.path.join(docs, "lab", before["notebook"])).read()
-
-        res = os.path.join(tmp, "lab-2099")
+        site = Docs(tmp)
+        lab = os.path.join(site.docs, "lab")
+        before = rundata.latest(site.docs)
+        old_entry = read(os.path.join(lab, before["notebook"]))
+        res = os.path.join(tmp, "lab-2099")  # a results folder as the lab leaves one, every window quiet
         os.makedirs(res)
-        open(os.path.join(res, "table.md"), "w").write(table_md())
-        open(os.path.join(res, "meta.txt"), "w").write("date=2099-01-02 03:04 UTC\nquick=false\ncpu_features=AVX2\n")
-        quiet = {"other_cpu_pct": 0.0, "steal_pct": 0.0, "kthread_pct": 0.0, "other_cpu_s": 0.0}
-        json.dump({"meta": {"contamination": {"wrk": [quiet]}}}, open(os.path.join(res, "raw.json"), "w"))
-        shutil.copy(os.path.join(ROOT, "docs", "lab", "runs", before["id"], "rps.png"), os.path.join(res, "rps.png"))
-        open(os.path.join(res, "runs.csv"), "w").write("target,path,conns,round,rps\ndefault/inline,/example,50,1,540\n")
+        shutil.copy(os.path.join(ROOT, "docs", "lab", "runs", before["id"], "rps.png"), res)
+        for name, text in (("table.md", table_md()),
+                           ("meta.txt", "date=2099-01-02 03:04 UTC\nquick=false\ncpu_features=AVX2\n"),
+                           ("raw.json", json.dumps({"meta": {"contamination": {"wrk": [QUIET]}}})),
+                           ("runs.csv", "target,path,conns,round,rps\ndefault/inline,/example,50,1,540\n")):
+            write(os.path.join(res, name), text)
 
-        p = run([PUBLISH, "--docs", docs, res])
+        p = site.publish(res)
         t.ok(p.returncode == 0, "publish accepts a quiet run", p.stdout + p.stderr)
-        folder = os.path.join(docs, "lab", "runs", "2099-01-02-0304")
-        data = json.load(open(os.path.join(folder, "run.json"))) if os.path.exists(os.path.join(folder, "run.json")) else {}
-        t.ok(data.get("id") == "2099-01-02-0304" and data.get("features") == "AVX2"
-             and any(r["TYPE"] == "lto-static/steal" and r["BOOT UP"].startswith("7.7 ms") for r in data.get("summary", [])),
-             "the run's data is kept in docs/lab/runs/2099-01-02-0304/run.json", json.dumps(data)[:500])
+        folder = os.path.join(lab, "runs", RUN)
+        data = load(os.path.join(folder, "run.json"))
+        rows = {r["TYPE"]: r for r in data.get("summary", [])}
+        t.ok(data.get("id") == RUN and data.get("features") == "AVX2"
+             and rows.get("lto-static/steal", {}).get("BOOT UP", "").startswith("7.7 ms"),
+             "the run's data is kept in docs/lab/runs/%s/run.json" % RUN, json.dumps(data)[:500])
         t.ok(os.path.exists(os.path.join(folder, "rps.png")), "its chart is kept beside its data")
         t.ok(os.path.exists(os.path.join(folder, "runs.csv")), "every round as measured (runs.csv) is kept beside it")
-        entry = os.path.join(docs, "lab", data.get("notebook", "?"))
-        etext = open(entry).read() if os.path.exists(entry) else ""
-        t.ok("](runs/2099-01-02-0304/rps.png)" in etext and "](runs/2099-01-02-0304/runs.csv)" in etext,
+        entry = data.get("notebook", "?")
+        etext = read(os.path.join(lab, entry))
+        t.ok("](runs/%s/rps.png)" % RUN in etext and "](runs/%s/runs.csv)" % RUN in etext,
              "the notebook entry links its own run's chart and rounds", etext[-400:])
-        t.ok("(%s)" % os.path.basename(entry) in open(os.path.join(docs, "lab", "README.md")).read(),
-             "docs/lab/README.md lists the entry")
-        t.ok(open(os.path.join(docs, "lab", before["notebook"])).read() == old_entry,
+        t.ok("(%s)" % entry in read(os.path.join(lab, "README.md")), "docs/lab/README.md lists the entry")
+        t.ok(read(os.path.join(lab, before["notebook"])) == old_entry,
              "the older run's notebook entry, and the charts it links, are untouched")
 
         stale, shown = [], False
-        for page in ["README.md"] + ["docs/" + f for f in sorted(os.listdir(docs)) if f.endswith(".md")]:
-            for b in blocks.find(open(os.path.join(tree, page)).read()):
+        for page in ["README.md"] + ["docs/" + f for f in sorted(os.listdir(site.docs)) if f.endswith(".md")]:
+            for b in blocks.find(read(os.path.join(site.tree, page))):
                 if "/" in b["run"] or b["name"] in figures.SCALING_BLOCKS.get(page, {}):
                     continue  # another producer's block, or the scaling sweep's: not the lab run's
-                if b["run"] != "2099-01-02-0304":
+                if b["run"] != RUN:
                     stale.append("%s: %s from %s" % (page, b["name"], b["run"]))
                 shown |= "7.7 ms" in b["body"]
         t.ok(not stale, "every block publish writes names the new run", "\n".join(stale))
         t.ok(shown, "the blocks show the new run's figures (the static build's 7.7 ms start-up)")
-        res_text = open(os.path.join(tree, "docs", "benchmarks.md")).read()
-        answer = next((b["body"] for b in blocks.find(res_text) if b["name"] == "answer"), "")
-        rows = {r["TYPE"]: r for r in data.get("summary", [])}
+        answer = block(site.tree, "docs/benchmarks.md", "answer")["body"]
         scalar = rows.get("primed-scalar", {}).get("RPS", "?").split(" ")[0]
         head = next((para for para in answer.split("\n\n") if para.startswith("**Per core")), "")
         first = next((x for x in ("default/inline", "default/steal") if x in rows), "?")
@@ -160,46 +137,38 @@ def main():
              and "IFMA runs, %s req/s)" % scalar in head and "eight-lane engine off" in answer,
              "the Results headline states the run's CPU and both engine rows (primed-scalar's %s req/s)" % scalar,
              head or answer[:900])
-        c = run([CHECK, tree])
-        t.ok("not the latest published run" not in c.stdout and "not what publish --regenerate writes" not in c.stdout,
-             "tests/docs/check finds every block current", c.stdout)
+        c = site.check()
+        t.ok("not the latest published run" not in c and "is not what publish writes" not in c,
+             "tests/docs/check finds every block current", c)
+        site.regenerates(t, "README.md", "choose", "7.7 ms", "1.0 ms", data="data", where="inside a block")
 
-        p = run([PUBLISH, "--docs", docs, "--regenerate"])
-        t.ok(p.returncode == 0 and "none changed" in p.stdout, "--regenerate from the same data changes nothing",
-             p.stdout + p.stderr)
-        readme = os.path.join(tree, "README.md")
-        text = open(readme).read()
-        b = next(b for b in blocks.find(text) if b["name"] == "choose")
-        open(readme, "w").write(blocks.replace(text, "choose", b["run"], b["body"].replace("7.7 ms", "1.0 ms")))
-        p = run([PUBLISH, "--docs", docs, "--regenerate"])
-        t.ok(p.returncode == 0 and "7.7 ms" in open(readme).read() and "1.0 ms" not in open(readme).read(),
-             "--regenerate undoes a hand edit inside a block", p.stdout + p.stderr)
-
-        text = open(readme).read()
-        open(readme, "w").write(re.sub(r"<!-- generated choose from \S+ -->\n(.*\n)*?<!-- end generated -->\n", "", text))
-        p = run([PUBLISH, "--docs", docs, "--regenerate"])
+        readme = os.path.join(site.tree, "README.md")
+        choose = r"<!-- generated choose from \S+ -->\n(.*\n)*?<!-- end generated -->\n"
+        write(readme, re.sub(choose, "", read(readme)))
+        p = site.publish("--regenerate")
         t.ok(p.returncode == 1 and "no block 'choose'" in p.stderr, "publish refuses a page that lacks one of its blocks",
              p.stdout + p.stderr)
 
-        entry_now = os.path.join(docs, "lab", before["notebook"])
         if shutil.which("gnuplot"):
-            for f in os.listdir(os.path.join(docs, "lab", "runs", before["id"])):
-                if f.endswith(".png"):
-                    os.remove(os.path.join(docs, "lab", "runs", before["id"], f))
-            p = run([PUBLISH, "--docs", docs, "--reconstruct", entry_now, "--redraw"])
-            kept = json.load(open(os.path.join(docs, "lab", "runs", before["id"], "run.json")))
-            t.ok(p.returncode == 0 and kept["summary"] == before["summary"]
-                 and sorted(kept["charts"]) == ["boot", "memory", "p95", "plaintext", "rps"],
+            kept = os.path.join(lab, "runs", before["id"])
+            charts = [f for f in os.listdir(kept) if f.endswith(".png")]
+            for f in charts:
+                os.remove(os.path.join(kept, f))
+            p = site.publish("--reconstruct", os.path.join(lab, before["notebook"]), "--redraw")
+            back = load(os.path.join(kept, "run.json"))
+            t.ok(p.returncode == 0 and back["summary"] == before["summary"]
+                 and sorted(back["charts"]) == ["boot", "memory", "p95", "plaintext", "rps"]
+                 and all(os.path.exists(os.path.join(kept, f)) for f in charts),
                  "--reconstruct reads a notebook entry back to the same data and --redraw draws its five charts",
                  p.stdout + p.stderr)
         else:
             t.skip("--reconstruct --redraw", "gnuplot is not installed")
 
-        loud = dict(quiet, other_cpu_pct=40.0, other_cpu_s=4.0)
-        json.dump({"meta": {"contamination": {"wrk": [loud]}}}, open(os.path.join(res, "raw.json"), "w"))
-        p = run([PUBLISH, "--docs", docs, res])
+        loud = dict(QUIET, other_cpu_pct=40.0, other_cpu_s=4.0)
+        write(os.path.join(res, "raw.json"), json.dumps({"meta": {"contamination": {"wrk": [loud]}}}))
+        p = site.publish(res)
         t.ok(p.returncode == 1 and "contaminated" in p.stderr, "publish refuses a run over the threshold", p.stderr)
-        helped, nodir = run([PUBLISH, "--help"]), run([PUBLISH, "--docs", docs, os.path.join(tmp, "no-such-run")])
+        helped, nodir = run(PUBLISH, "--help"), site.publish(os.path.join(tmp, "no-such-run"))
         t.ok(helped.returncode == 1 and helped.stderr.startswith("docs/publish/publish.py [--check]")
              and nodir.returncode == 1 and "is not a lab run's results folder" in nodir.stderr
              and "Traceback" not in helped.stderr + nodir.stderr,

@@ -3,41 +3,22 @@
 docs/publish/publish.py --scaling, scalingrun.py and figures.b_scaling on a copy of the docs
 (meson test 'docs-publish-scaling').
 
-A made-up sweep (runs as benchmarks/scaling.py records them, each with its contamination window) is
-rendered by benchmarks/scaling.py --from, as a real one is, then published into a copy of README.md
-and docs/. Then:
-  - publish refuses it while a run lacks its window, while a window is over the threshold, and
-    while a run failed, and writes nothing;
-  - a quiet sweep is kept under docs/lab/scaling/<id>/ (scaling.json with its id and notebook),
-    its notebook entry is written and listed in docs/lab/README.md;
-  - the Results page's scaling block names it and shows its figures: each mode's req/s over the
-    first's, the overload p99 over the first's, the lone request over N=1, the loader-shared note
-    and, since the sweep's largest N is under 12, what is left for a bigger host;
-  - tests/docs/check on the copy finds the block current; --regenerate changes nothing and
-    undoes a hand edit in the block;
-  - a later sweep with N up to 12 replaces it on the page, without the bigger-host note.
-Standard library only; no measurement.
+Made-up sweeps (runs as benchmarks/scaling.py records them, each with its contamination window),
+rendered by benchmarks/scaling.py --from as a real one is, are published into a copy of README.md
+and docs/: the spoilt ones refused, a quiet one kept and shown in the Results page's scaling block,
+a later one up to 12 CPUs in its place. Standard library only; no measurement.
 """
 import copy
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
-sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import blocks  # noqa: E402
-from primedlab.tap import Tap  # noqa: E402
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, HERE)
-import doctree  # noqa: E402  (the docs copy both publish tests work on)
+from docslib import ROOT, Docs, block, load, read, run, write  # noqa: E402  (and primedlab's path)
+from primedlab.tap import Tap  # noqa: E402
 
-PUBLISH = os.path.join(ROOT, "docs", "publish", "publish.py")
 SCALING = os.path.join(ROOT, "benchmarks", "scaling.py")
-CHECK = os.path.join(HERE, "check")
 QUIET = {"wall_s": 6.0, "other_cpu_pct": 0.0, "other_cpu_s": 0.0, "steal_pct": 0.0, "kthread_pct": 0.1,
          "load1_start": 0.5, "load1_end": 1.9, "top": "-"}
 
@@ -69,14 +50,15 @@ def sweep(counts, shared_from):
                                  p50_ms=1.2, p99_ms=2.5))
     for r in lone:
         del r["path"], r["conns"]
-    return {"meta": {"host": "Made-up CPU, %d CPUs usable (%d online), kernel 6.0" % (counts[-1] + 1, counts[-1] + 1),
-                     "date": "2099-01-0%d 03:04 UTC" % (1 if counts[-1] < 12 else 2), "command": "benchmarks/scaling.py (made up)",
-                     "version": "primed 0.1.0", "build": "primed 0.1.0\nprime vector: on, eight lanes (made up)",
-                     "commit": "abc1234", "cpus": list(range(counts[-1] + 1)), "bundle": False, "peers": [],
-                     "contamination": "-"},
+    top = counts[-1] + 1  # the made-up host's CPUs: one more than the largest N
+    return {"meta": {"host": "Made-up CPU, %d CPUs usable (%d online), kernel 6.0" % (top, top),
+                     "date": "2099-01-0%d 03:04 UTC" % (1 if top <= 12 else 2),
+                     "command": "benchmarks/scaling.py (made up)", "version": "primed 0.1.0",
+                     "build": "primed 0.1.0\nprime vector: on, eight lanes (made up)", "commit": "abc1234",
+                     "cpus": list(range(top)), "bundle": False, "peers": [], "contamination": "-"},
             "config": {"counts": counts, "paths": ["/example"], "modes": ["default", "inline"],
-                       "conns_per_cpu": {"example": 32, "healthz": 64}, "warmup_s": 2, "duration_s": 6, "rounds": 3,
-                       "loader_limit": 90.0, "overload_factor": 2.0, "lone": True},
+                       "conns_per_cpu": {"example": 32, "healthz": 64}, "warmup_s": 2, "duration_s": 6,
+                       "rounds": 3, "loader_limit": 90.0, "overload_factor": 2.0, "lone": True},
             "runs": runs, "summary": [], "overload": ov, "lone": lone}
 
 
@@ -84,27 +66,15 @@ def render(tmp, name, data):
     """benchmarks/scaling.py --from: the sweep's summary, scaling.md and scaling.json as a real run's."""
     res = os.path.join(tmp, name)
     os.makedirs(res)
-    with open(os.path.join(res, "scaling.json"), "w") as f:
-        json.dump(data, f)
-    p = subprocess.run([SCALING, "--from", os.path.join(res, "scaling.json")], capture_output=True, text=True,
-                       timeout=60)
-    return res, p
-
-
-def run(args):
-    return subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=60)
-
-
-def block(tree):
-    text = open(os.path.join(tree, "docs", "benchmarks.md")).read()
-    return next((b for b in blocks.find(text) if b["name"] == "scaling"), None)
+    write(os.path.join(res, "scaling.json"), json.dumps(data))
+    return res, run(SCALING, "--from", os.path.join(res, "scaling.json"))
 
 
 def main():
     t = Tap(max_detail=30)
     with tempfile.TemporaryDirectory(prefix="primed-scaling-publish-test.") as tmp:
-        tree, docs = doctree.copy(ROOT, tmp)
-        kept = os.path.join(docs, "lab", "scaling")
+        site = Docs(tmp)
+        kept = os.path.join(site.docs, "lab", "scaling")
         before = set(os.listdir(kept)) if os.path.isdir(kept) else set()
 
         good = sweep([1, 2], shared_from=2)
@@ -116,7 +86,7 @@ def main():
             bad = copy.deepcopy(good)
             spoil(bad)
             res, p = render(tmp, "bad-%d" % len(label), bad)
-            q = run([PUBLISH, "--docs", docs, "--scaling", res])
+            q = site.publish("--scaling", res)
             now = set(os.listdir(kept)) if os.path.isdir(kept) else set()
             t.ok(p.returncode in (0, 1) and q.returncode == 1 and want in q.stderr and now == before,
                  "publish --scaling refuses %s and keeps nothing" % label, p.stderr[-300:] + q.stdout + q.stderr)
@@ -124,22 +94,21 @@ def main():
         res, p = render(tmp, "good", good)
         t.ok(p.returncode == 0 and os.path.exists(os.path.join(res, "scaling.md")),
              "benchmarks/scaling.py --from renders the made-up sweep", p.stdout[-500:] + p.stderr[-500:])
-        q = run([PUBLISH, "--docs", docs, "--scaling", res])
+        q = site.publish("--scaling", res)
         t.ok(q.returncode == 0, "publish --scaling accepts a quiet sweep", q.stdout + q.stderr)
         folder = os.path.join(kept, "2099-01-01-0304")
-        data = json.load(open(os.path.join(folder, "scaling.json"))) if os.path.exists(
-            os.path.join(folder, "scaling.json")) else {}
+        data = load(os.path.join(folder, "scaling.json"))
         t.ok(data.get("id") == "2099-01-01-0304" and data.get("notebook") == "2099-01-01-0304-scaling-run.md"
              and not any(f.endswith(".md") for f in os.listdir(folder)),
-             "the sweep is kept in docs/lab/scaling/2099-01-01-0304/ with its id and notebook (its tables in the entry, no page there)", sorted(data)[:20])
-        entry = os.path.join(docs, "lab", "2099-01-01-0304-scaling-run.md")
-        etext = open(entry).read() if os.path.exists(entry) else ""
+             "the sweep is kept in docs/lab/scaling/2099-01-01-0304/ with its id and notebook "
+             "(its tables in the entry, no page there)", sorted(data)[:20])
+        etext = read(os.path.join(site.docs, "lab", "2099-01-01-0304-scaling-run.md"))
         t.ok("benchmarks/scaling.py (made up)" in etext and "every run under the threshold" in etext
-             and "(2099-01-01-0304-scaling-run.md)" in open(os.path.join(docs, "lab", "README.md")).read(),
+             and "(2099-01-01-0304-scaling-run.md)" in read(os.path.join(site.docs, "lab", "README.md")),
              "its notebook entry holds its command, tables and contamination, and the notebook index lists it",
              etext[:600])
 
-        b = block(tree) or {"run": "?", "body": ""}
+        b = block(site.tree, "docs/benchmarks.md", "scaling")
         body = b["body"]
         t.ok(b["run"] == "docs/lab/scaling/2099-01-01-0304/scaling.json",
              "the Results page's scaling block names the sweep's kept data", b["run"])
@@ -149,26 +118,20 @@ def main():
              "the overload row gives the answered p99 over the first mode's (4.1 s ÷ 4.0 s)", body)
         t.ok("| primed default | 2 | 0.78 ms | 2.50 ms | 0.60 |" in body,
              "the lone request's mean over the same mode's at N=1 (0.78 ÷ 1.30)", body)
-        t.ok("At N=2 the loader shares the server's CPUs" in body and "| primed default | 2 | 2000 | 1.00 | – | – |" in body,
+        t.ok("At N=2 the loader shares the server's CPUs" in body
+             and "| primed default | 2 | 2000 | 1.00 | – | – |" in body,
              "a row whose loader shares the server's CPUs has no speedup or efficiency, and says why", body)
         t.ok("The largest N here is 2" in body and "benchmarking.md#on-a-bigger-host-the-bundle" in body,
              "a sweep below 12 CPUs says what is left for a bigger host", body)
 
-        c = run([CHECK, tree])
-        t.ok("block 'scaling'" not in c.stdout, "tests/docs/check finds the scaling block current", c.stdout)
-        p = run([PUBLISH, "--docs", docs, "--regenerate"])
-        t.ok(p.returncode == 0 and "none changed" in p.stdout, "--regenerate from the same sweep changes nothing",
-             p.stdout + p.stderr)
-        page = os.path.join(docs, "benchmarks.md")
-        text = open(page).read()
-        open(page, "w").write(blocks.replace(text, "scaling", b["run"], body.replace("| 0.60 |", "| 0.50 |")))
-        p = run([PUBLISH, "--docs", docs, "--regenerate"])
-        t.ok(p.returncode == 0 and (block(tree) or {}).get("body") == body,
-             "--regenerate undoes a hand edit in the scaling block", p.stdout + p.stderr)
+        c = site.check()
+        t.ok("block 'scaling'" not in c, "tests/docs/check finds the scaling block current", c)
+        site.regenerates(t, "docs/benchmarks.md", "scaling", "| 0.60 |", "| 0.50 |",
+                         data="sweep", where="in the scaling block")
 
         res, p = render(tmp, "big", sweep([1, 2, 4, 8, 12], shared_from=99))
-        q = run([PUBLISH, "--docs", docs, "--scaling", res])
-        b = block(tree) or {"run": "?", "body": ""}
+        q = site.publish("--scaling", res)
+        b = block(site.tree, "docs/benchmarks.md", "scaling")
         t.ok(q.returncode == 0 and b["run"] == "docs/lab/scaling/2099-01-02-0304/scaling.json"
              and "| primed inline | 12 | 12120 | 1.01 | 12.00 | 100 % |" in b["body"]
              and "largest N" not in b["body"] and "shares the server's CPUs" not in b["body"],
