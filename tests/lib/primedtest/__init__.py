@@ -8,6 +8,7 @@ primedlab (spawn, tap, pglib, kustomize) is importable too. parts.py runs PART s
 gateway, chaos and soak suites); zipkin.py is the span collector. Every socket wait has a timeout.
 """
 import collections
+import itertools
 import json
 import os
 import pathlib
@@ -69,20 +70,18 @@ def raise_nofile(n=None):
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-_pg_databases = 0
+_pg_databases = itertools.count(1)
 
 
 def _own_pg_database(e):
     """Under tests/store/with-postgres (PRIMED_TEST_PG_ADMIN set): a database of its own for this
     process, as each pod has its own SQLite file, so that suites that count one process's ids
     hold with PostgreSQL too (tests/store/postgres checks ids shared across processes)."""
-    global _pg_databases
     admin = e.get("PRIMED_TEST_PG_ADMIN")
     if not admin or not e.get("PRIMED_DB", "").startswith("postgresql://"):
         return False
     psql, sock, port = admin.split("|")
-    _pg_databases += 1
-    name = f"p{os.getpid()}_{_pg_databases}"
+    name = f"p{os.getpid()}_{next(_pg_databases)}"
     subprocess.run([psql, "-h", sock, "-p", port, "-U", "postgres", "-d", "postgres", "-XAtqc",
                     f"CREATE DATABASE {name} OWNER primed"], check=True, timeout=30,
                    stdout=subprocess.DEVNULL)
@@ -96,8 +95,7 @@ class Server(spawn.Primed):
     200: connecting is not start-up."""
 
     def __init__(self, args=(), env=None, nofile=None, ready_timeout=15, exe=None):
-        e = dict(os.environ)
-        e.update(env or {})
+        e = dict(os.environ, **(env or {}))
         e.pop("PORT", None)
         pg = _own_pg_database(e)
         try:

@@ -123,8 +123,7 @@ class Ctx:
     (printing the stderr tail of each primed when a check failed)."""
 
     def __init__(self, check, io):
-        self.check = check
-        self.io = io
+        self.check, self.io = check, io
         self.servers = []   # (name, fl.Server)
         self.cleanup = []
 
