@@ -107,8 +107,8 @@ class Server(spawn.Primed):
             self.wait_ready()
 
     def wait_ready(self, timeout=15):
-        """Polls /readyz until 200 (True), or timeout s pass or it exits (False)."""
-        return spawn.wait_ok(self.port, "/readyz", timeout, self.proc)
+        """Polls /readyz until 200 (True) or timeout s pass (False)."""
+        return wait_until(lambda: spawn.http_status(self.port, "/readyz", 2) == 200, timeout)
 
     def dispatch(self):
         return self.ready("dispatch") or "?"
