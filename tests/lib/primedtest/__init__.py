@@ -7,12 +7,15 @@ A script puts tests/lib on sys.path and imports this; it puts benchmarks/lib the
 primedlab (spawn, tap, pglib, kustomize) is importable too. parts.py runs PART scripts (the chain,
 gateway, chaos and soak suites); zipkin.py is the span collector. Every socket wait has a timeout.
 """
+import collections
+import itertools
 import json
 import os
 import pathlib
 import resource
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -67,23 +70,21 @@ def raise_nofile(n=None):
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-_pg_databases = 0
+_pg_databases = itertools.count(1)
 
 
 def _own_pg_database(e):
     """Under tests/store/with-postgres (PRIMED_TEST_PG_ADMIN set): a database of its own for this
     process, as each pod has its own SQLite file, so that suites that count one process's ids
     hold with PostgreSQL too (tests/store/postgres checks ids shared across processes)."""
-    global _pg_databases
     admin = e.get("PRIMED_TEST_PG_ADMIN")
     if not admin or not e.get("PRIMED_DB", "").startswith("postgresql://"):
         return False
-    import subprocess
     psql, sock, port = admin.split("|")
-    _pg_databases += 1
-    name = f"p{os.getpid()}_{_pg_databases}"
+    name = f"p{os.getpid()}_{next(_pg_databases)}"
     subprocess.run([psql, "-h", sock, "-p", port, "-U", "postgres", "-d", "postgres", "-XAtqc",
-                    f"CREATE DATABASE {name} OWNER primed"], check=True, timeout=30, stdout=subprocess.DEVNULL)
+                    f"CREATE DATABASE {name} OWNER primed"], check=True, timeout=30,
+                   stdout=subprocess.DEVNULL)
     e["PRIMED_DB"] = e["PRIMED_DB"].rsplit("/", 1)[0] + "/" + name
     return True
 
@@ -94,12 +95,12 @@ class Server(spawn.Primed):
     200: connecting is not start-up."""
 
     def __init__(self, args=(), env=None, nofile=None, ready_timeout=15, exe=None):
-        e = dict(os.environ)
-        e.update(env or {})
+        e = dict(os.environ, **(env or {}))
         e.pop("PORT", None)
         pg = _own_pg_database(e)
         try:
-            super().__init__(exe or primed_bin(), args, env=e, ready_timeout=ready_timeout, nofile=nofile)
+            super().__init__(exe or primed_bin(), args, env=e, ready_timeout=ready_timeout,
+                             nofile=nofile)
         except spawn.NotReady as err:
             raise RuntimeError(f"primed did not print its ready line: {err}") from None
         if pg and "--db" not in args:
@@ -107,12 +108,7 @@ class Server(spawn.Primed):
 
     def wait_ready(self, timeout=15):
         """Polls /readyz until 200 (True) or timeout s pass (False)."""
-        def ready():
-            try:
-                return get(self.port, "/readyz", timeout=2)[0] == 200
-            except OSError:
-                return False
-        return wait_until(ready, timeout)
+        return wait_until(lambda: spawn.http_status(self.port, "/readyz", 2) == 200, timeout)
 
     def dispatch(self):
         return self.ready("dispatch") or "?"
@@ -130,33 +126,30 @@ class Server(spawn.Primed):
         return f"killed by signal {-rc} ({signal.Signals(-rc).name})" if rc < 0 else f"exit {rc}"
 
 
+def _recv(sock, deadline, where):
+    sock.settimeout(max(0.01, deadline - time.monotonic()))
+    chunk = sock.recv(65536)
+    if not chunk:
+        raise ConnectionError(f"EOF {where}")
+    return chunk
+
+
 def read_response(sock, deadline, head_only=False, pre=b""):
     """One HTTP/1.1 response (Content-Length framed; head_only: the head alone, as the answer to
     HEAD is) from pre (bytes read before: the last call's rest) and sock: (status, headers dict
     lower-case, body bytes, rest bytes), or raises."""
     buf = pre
     while b"\r\n\r\n" not in buf:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError(f"EOF before a response head ({len(buf)} bytes)")
-        buf += chunk
+        buf += _recv(sock, deadline, f"before a response head ({len(buf)} bytes)")
     head, _, rest = buf.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
+    status, *lines = head.decode("latin-1").split("\r\n")
+    parts = status.split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
-        raise ValueError(f"bad status line {lines[0]!r}")
-    headers = {}
-    for line in lines[1:]:
-        k, _, v = line.partition(":")
-        headers[k.strip().lower()] = v.strip()
+        raise ValueError(f"bad status line {status!r}")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines)}
     n = 0 if head_only else int(headers.get("content-length", "0"))
     while len(rest) < n:
-        sock.settimeout(max(0.01, deadline - time.monotonic()))
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("EOF in a response body")
-        rest += chunk
+        rest += _recv(sock, deadline, "in a response body")
     return int(parts[1]), headers, rest[:n], rest[n:]
 
 
@@ -193,7 +186,8 @@ def req(port, path, headers=None, timeout=5.0, sock=None, method="GET"):
             sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         sock.settimeout(timeout)
         conn = "Connection: close\r\n" if own else ""
-        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}{conn}\r\n".encode())
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}{conn}\r\n"
+                     .encode())
         st, h, body, _ = read_response(sock, deadline, head_only=method == "HEAD")
         return Resp(st, h, body, (time.monotonic() - t0) * 1e3)
     except (OSError, ValueError) as e:
@@ -271,17 +265,23 @@ class Load:
     pause: seconds a client waits after a 503, so that a store that is down is not met by a busy
     loop taking the CPUs its recovery needs."""
 
-    def __init__(self, port, conns=8, paths=("/callme/ping",), gap=0.0, pause=0.0, answer_timeout=15.0,
-                 probe=False):
-        self.port, self.paths, self.gap, self.pause, self.answer_timeout = port, list(paths), gap, pause, answer_timeout
+    def __init__(self, port, conns=8, paths=("/callme/ping",), gap=0.0, pause=0.0,
+                 answer_timeout=15.0, probe=False):
+        self.port, self.paths, self.gap, self.pause = port, list(paths), gap, pause
+        self.answer_timeout = answer_timeout
         self.rec, self.health = [], []
         self.lock = threading.RLock()
         self.stopping = threading.Event()
-        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True) for i in range(conns)]
+        self.threads = [threading.Thread(target=self._client, args=(i,), daemon=True)
+                        for i in range(conns)]
         if probe:
             self.threads.append(threading.Thread(target=self._prober, daemon=True))
         for t in self.threads:
             t.start()
+
+    def _add(self, to, item):
+        with self.lock:
+            to.append(item)
 
     def _client(self, k):
         while not self.stopping.is_set():
@@ -289,33 +289,28 @@ class Load:
             try:
                 s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
             except OSError as e:
-                with self.lock:
-                    self.rec.append((t0, time.monotonic(), path, None, f"connect: {e}"))
+                self._add(self.rec, (t0, time.monotonic(), path, None, f"connect: {e}"))
                 time.sleep(0.05)
                 continue
-            try:
-                while not self.stopping.is_set():
-                    t0, path = time.monotonic(), self.paths[k % len(self.paths)]
-                    k += 1
-                    s.sendall(f"GET {path} HTTP/1.1\r\nHost: load\r\n\r\n".encode())
-                    st, h, body, _ = read_response(s, t0 + self.answer_timeout)
-                    with self.lock:
-                        self.rec.append((t0, time.monotonic(), path, st, body))
-                    if h.get("connection", "").lower() == "close":
-                        break
-                    time.sleep(self.pause if st == 503 and self.pause else self.gap)
-            except (OSError, ValueError) as e:
-                with self.lock:
-                    self.rec.append((t0, time.monotonic(), path, None, f"connection: {e!r}"))
-            finally:
-                s.close()
+            with s:
+                try:
+                    while not self.stopping.is_set():
+                        t0, path = time.monotonic(), self.paths[k % len(self.paths)]
+                        k += 1
+                        s.sendall(f"GET {path} HTTP/1.1\r\nHost: load\r\n\r\n".encode())
+                        st, h, body, _ = read_response(s, t0 + self.answer_timeout)
+                        self._add(self.rec, (t0, time.monotonic(), path, st, body))
+                        if h.get("connection", "").lower() == "close":
+                            break
+                        time.sleep(self.pause if st == 503 and self.pause else self.gap)
+                except (OSError, ValueError) as e:
+                    self._add(self.rec, (t0, time.monotonic(), path, None, f"connection: {e!r}"))
 
     def _prober(self):
         while not self.stopping.is_set():
             t0 = time.monotonic()
             r = req(self.port, "/healthz", timeout=5)
-            with self.lock:
-                self.health.append((t0, r.status, r.ms))
+            self._add(self.health, (t0, r.status, r.ms))
             time.sleep(0.02)
 
     @property
@@ -330,10 +325,7 @@ class Load:
 
     @property
     def statuses(self):
-        out = {}
-        for a in self.answers:
-            out[a[3]] = out.get(a[3], 0) + 1
-        return out
+        return dict(collections.Counter(a[3] for a in self.answers))
 
     @property
     def slowest(self):
@@ -346,12 +338,8 @@ class Load:
     @property
     def words(self):
         """The 503s by their words after the store's name."""
-        out = {}
-        for a in self.answers:
-            if a[3] == 503:
-                w = a[4].split(b": ", 1)[-1].strip().decode(errors="replace")
-                out[w] = out.get(w, 0) + 1
-        return out
+        return dict(collections.Counter(a[4].split(b": ", 1)[-1].strip().decode(errors="replace")
+                                        for a in self.answers if a[3] == 503))
 
     def lost(self):
         """Connections lost, cut or refused."""
@@ -360,7 +348,8 @@ class Load:
 
     def problems(self):
         """Connections lost, cut or refused, and answers neither 200 nor 503."""
-        return self.lost() + [f"{a[3]}: {a[4][:100]!r}" for a in self.answers if a[3] not in (200, 503)]
+        return self.lost() + [f"{a[3]}: {a[4][:100]!r}" for a in self.answers
+                              if a[3] not in (200, 503)]
 
     def count(self):
         with self.lock:

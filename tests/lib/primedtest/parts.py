@@ -7,18 +7,20 @@ of them in close(). A process that does not start is a failed check line and end
 (Abort). req() is one HTTP/1.1 exchange that never raises for the server's behaviour. run() is
 the scripts' main: exit 0 (every check held) / 1 / 2 (usage) / 77 (no PRIMED_BIN).
 """
+import argparse
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
 import threading
-import time
 import traceback
 
 import primedtest as fl
 from primedtest import req  # noqa: F401  (the scripts take it from here too)
+from primedlab import spawn
 
 HOSTILE_PY = str(fl.ROOT / "tests" / "upstream" / "hostile.py")
 
@@ -41,7 +43,8 @@ def closed_port():
 
 
 def concurrent(n, fn):
-    """Runs fn(i) for i < n in threads started together; returns the results (None: no result in 30 s)."""
+    """Runs fn(i) for i < n in threads started together; returns the results (None: no result
+    in 30 s)."""
     out = [None] * n
     go = threading.Barrier(n + 1, timeout=10)
 
@@ -64,19 +67,15 @@ def concurrent(n, fn):
 def wait_port_free(port, host="127.0.0.1", timeout=10.0):
     """Waits until host:port can be bound again (a SIGKILLed primed's io_uring lets go of its
     listener after the process is reaped, not at once). Returns whether it could."""
-    deadline = time.monotonic() + timeout
-    while True:
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-            return True
-        except OSError:
-            if time.monotonic() > deadline:
+    def free():
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind((host, port))
+                return True
+            except OSError:
                 return False
-            time.sleep(0.05)
-        finally:
-            s.close()
+    return fl.wait_until(free, timeout)
 
 
 class HostileProc:
@@ -86,20 +85,13 @@ class HostileProc:
     def __init__(self, ready_timeout=10):
         self.proc = subprocess.Popen([sys.executable, HOSTILE_PY], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.port = None
-        got = threading.Event()
-
-        def reader():
-            line = self.proc.stdout.readline().decode()
-            m = re.match(r"hostile: ready port=(\d+)", line)
-            if m:
-                self.port = int(m.group(1))
-            got.set()
-
-        threading.Thread(target=reader, daemon=True).start()
-        if not got.wait(ready_timeout) or self.port is None:
+        out = self.proc.stdout
+        line = out.readline().decode() if select.select([out], [], [], ready_timeout)[0] else ""
+        m = re.match(r"hostile: ready port=(\d+)", line)
+        if not m:
             self.stop()
             raise RuntimeError("hostile.py printed no ready line")
+        self.port = int(m.group(1))
 
     def _ctl(self, method, path):
         r = req(self.port, path, method=method)
@@ -123,13 +115,7 @@ class HostileProc:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        spawn.terminate(self.proc, 5)
 
 
 class Ctx:
@@ -137,8 +123,7 @@ class Ctx:
     (printing the stderr tail of each primed when a check failed)."""
 
     def __init__(self, check, io):
-        self.check = check
-        self.io = io
+        self.check, self.io = check, io
         self.servers = []   # (name, fl.Server)
         self.cleanup = []
 
@@ -186,7 +171,6 @@ def run(prog, parts, argv, scrub=(), ctx_class=Ctx, options=None):
     """The main of a PART script: `prog PART [PRIMED_BIN] [--io BACKEND]` and what options(parser)
     adds (ctx.args holds them all). Clears the environment variables in scrub, runs parts[PART]
     with a ctx_class, exits through Checks.finish() (2 on a usage error, as argparse does)."""
-    import argparse
     ap = argparse.ArgumentParser(prog=prog)
     ap.add_argument("part", choices=list(parts))
     ap.add_argument("primed", nargs="?", help="the binary under test (default: $PRIMED_BIN)")
