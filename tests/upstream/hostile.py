@@ -95,10 +95,7 @@ class Hostile:
         self.open = self.peak = self.total = self.pending = self.conn_seq = 0
         self.socks = set()
         self.stopping = False
-        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.lsock.bind(("127.0.0.1", port))
-        self.lsock.listen(512)
+        self.lsock = socket.create_server(("127.0.0.1", port), backlog=512)  # SO_REUSEADDR set
         self.port = self.lsock.getsockname()[1]
 
     # -- lifecycle -------------------------------------------------------------------------
