@@ -8,45 +8,23 @@
     benchmarks/scaling.py --from DIR/scaling.json [--loader-limit PCT] [--out DIR]
     benchmarks/scaling.py --bundle DIR [--bin PATH]
 
-Owns: the sweep's CPU layout (server on the first N CPUs this process may use, the loader on
-all the others), one closed-loop measurement per server, CPU count and round (req/s, p50/p99,
-the server's CPU per request from /proc/PID/stat utime+stime, the loader's CPU from its
-rusage), the summary (medians of rounds, speedup over the same server's N=1, efficiency,
-loader-bound rows), the open-loop overload runs, the results (scaling.json, scaling.md, the
-speedup charts and report.html through charts.py and report_html.py) and the bundle. Never
-installs or builds anything; kills only the processes it started (their PIDs are kept).
+What it runs, prints and writes, and how to run it on a bigger host: docs/benchmarking.md, "Scaling
+across cores". For each N the server runs pinned to the first N CPUs this process may use (primed
+with --threads N; nginx and h2o on /healthz with N workers, N threads) and wrk on all the others, one
+thread a CPU; the default Ns are 1, 2, 4, ... up to the CPUs less a quarter kept for the loader, and
+that top itself. --share-loader lets N take every CPU, wrk beside the server: such a row compares
+modes (its req/s over the first mode's) and has no speedup. A row whose loader used more than
+--loader-limit % of its CPUs is loader-bound: its req/s is what the loader could send (printed as a
+lower bound), never the server's rate, and it has no speedup or efficiency.
 
-Layout: N server CPUs get primed pinned with taskset and `--threads N` (nginx with N workers,
-h2o with N threads, for /healthz); wrk runs pinned to every remaining CPU with one thread per
-CPU, with C connections per server CPU (default 32 for /example, 64 for /healthz). The default
-list is 1, 2, 4, 8, ... up to all CPUs less a quarter kept for the loader (at least one), plus
-that largest N itself: 16 CPUs give 1, 2, 4, 8, 12. On a 2-CPU machine that is N=1 alone, the
-loader on the second CPU; N=2 there leaves the loader no CPU and is refused, unless --share-loader puts
-the loader on every CPU beside the server (as benchmarks/modes.py runs): such a row compares modes
-(its req/s over the first mode's) but has no speedup, its loader taking the server's CPU.
-A row whose loader used more than --loader-limit % (default 90) of its CPUs is loader-bound:
-its req/s is what the loader could send (printed as a lower bound), never the server's rate,
-and it has no speedup or efficiency.
-Modes: --modes runs the same binary with the default flags (default), `--dispatch inline`
-(inline) and `--prime-split off` (split-off), interleaved per round (A B A B), medians shown,
-with each mode's req/s over the first mode's. --overload then runs benchmarks/openloop on
-/example at --overload-factor (default 2) times the highest capacity any primed mode measured at
-that N, the same rate for every mode (each at its own capacity's multiple would load a mode that
-measured higher harder, and the p99 follows the rate: the backlog grows at rate - service rate): the
-p99 of the answered requests and the oldest request served (openloop's max latency, from each
-request's scheduled start), with the client timeouts and the requests it could not send.
---lone then sends /example one request at a time (wrk, one connection, on the first loader CPU)
-to each primed mode at each N: the lone request's mean, p50 and p99 latency and its mean over the
-same mode's at N=1 (what the split search buys a request that finds the other cores idle).
-Results: --out DIR (default benchmarks/results/scaling-<UTC>/; in a bundle results/<UTC>/)
-gets scaling.json (meta, every run, the summary, the overload and lone runs), scaling.md (the tables),
-scaling-<path>.png (speedup with the ideal line, when gnuplot is there) and report.html; a DIR
-that already holds a lab run (raw.json) gets the data in its raw.json too, and its report.html
-gains a Scaling section. --from re-renders a scaling.json (on another machine, say).
-Bundle: --bundle DIR packs the binary, wrk, taskset, openloop, nginx and h2o (when installed),
-the shared libraries they load except glibc's own (libc, ld-linux, libm, libpthread, libdl,
-librt), this script and the modules it needs into DIR, with DIR/run as the entry point: it
-runs on an x86-64 Linux host with glibc >= 2.36, coreutils and python3 and nothing else.
+Owns: the CPU layout; one closed-loop measurement per server, N and round (req/s, p50/p99, the
+server's CPU per request from /proc/PID/stat, the loader's from its rusage); the summary (medians of
+rounds, speedup over the same server's N=1, efficiency); the open-loop (--overload) and lone-request
+(--lone) runs; the results (scaling.json, scaling.md, the speedup charts and report.html through
+charts.py and report_html.py, and a lab run's raw.json when --out names one); the bundle (--bundle:
+what the sweep runs and the libraries it loads but glibc's own, with DIR/run, for any x86-64 Linux
+with glibc >= 2.36, coreutils and python3). Never installs or builds anything; kills only the
+processes it started (their PIDs are kept).
 """
 import argparse
 import json
@@ -59,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 
 import psutil
 
@@ -68,6 +45,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, lab, quiet, scalingrun, spawn  # noqa: E402
+from primedlab.scalingrun import by_server_n, med  # noqa: E402
 import primedlab  # noqa: E402  (its folders, which a bundle copies)
 
 BUNDLE = os.environ.get("SCALING_BUNDLE", "")   # set by a bundle's run: the bundle's folder
@@ -88,6 +66,10 @@ log = bench.logger("scaling")
 STARTED = []        # every server this run started and has not stopped (stopped at exit)
 
 
+def utc(fmt):
+    return time.strftime(fmt, time.gmtime())
+
+
 # ----------------------------------------------------------------------------- servers
 
 def peer_binary(kind):
@@ -106,17 +88,14 @@ def peer_cmd(kind, binary, port, n, prefix):
     none of which a bundle's host has; the templates are the one thing to share."""
     subst = {"@PORT@": str(port), "@WORKERS@": str(n), "@THREADS@": str(n), "@PREFIX@": prefix,
              "@UPSTREAM_PORT@": "0", "@USER@": "user: root" if os.getuid() == 0 else ""}
-    with open(os.path.join(HERE, "peers", kind + ".conf")) as f:
-        text = f.read()
+    text = pathlib.Path(HERE, "peers", kind + ".conf").read_text()
     for k, v in subst.items():
         text = text.replace(k, v)
     conf = os.path.join(prefix, kind + ".conf")
-    with open(conf, "w") as f:
-        f.write(text)
+    pathlib.Path(conf).write_text(text)
     if kind == "h2o":   # the two bodies h2o.conf serves as files
         for name, body in (("ok", "OK"), ("hello", "Hello_1")):
-            with open(os.path.join(prefix, name), "w") as f:
-                f.write(body)
+            pathlib.Path(prefix, name).write_text(body)
         return [binary, "-c", conf]
     return [binary, "-p", prefix, "-c", conf, "-e", "stderr"]
 
@@ -127,23 +106,23 @@ class Server:
     cpu_s() (user+system seconds so far, the whole group's for a peer), stop()."""
 
     def __init__(self, kind, binary, cpus, n, args=()):
-        self.kind, self.primed, self.prefix, self.proc = kind, None, None, None
+        self.primed = None
         if kind == "primed":
             try:
                 self.primed = bench.start_pinned(binary, cpus, args, threads=n)
             except spawn.NotReady as e:
                 raise RuntimeError("primed did not start: %s" % e) from None
             self.port, self.pid = self.primed.port, self.primed.pid
-            STARTED.append(self)
-            return
-        self.port = spawn.free_port()
-        self.prefix = tempfile.mkdtemp(prefix="primed-scaling-%s." % kind)
-        try:
-            self.group = spawn.Group(bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix), self.port)
-        except spawn.NotReady:
-            shutil.rmtree(self.prefix, ignore_errors=True)
-            raise
-        self.proc, self.pid = self.group.proc, self.group.pid
+        else:
+            self.port = spawn.free_port()
+            self.prefix = tempfile.mkdtemp(prefix="primed-scaling-%s." % kind)
+            cmd = bench.taskset(cpus) + peer_cmd(kind, binary, self.port, n, self.prefix)
+            try:
+                self.group = spawn.Group(cmd, self.port)
+            except spawn.NotReady:
+                shutil.rmtree(self.prefix, ignore_errors=True)
+                raise
+            self.pid = self.group.pid
         STARTED.append(self)
 
     def cpu_s(self):
@@ -154,9 +133,9 @@ class Server:
             STARTED.remove(self)
         if self.primed:
             self.primed.stop()
-            return
-        self.group.stop()     # the group this run started, no other
-        shutil.rmtree(self.prefix, ignore_errors=True)
+        else:
+            self.group.stop()     # the group this run started, no other
+            shutil.rmtree(self.prefix, ignore_errors=True)
 
 
 def stop_all():
@@ -210,14 +189,12 @@ def default_counts(ncpu):
 def layout(cpus, counts, share=False):
     """[(N, server CPUs, loader CPUs)] for each N, or raises ValueError naming the N that leaves
     the loader no CPU. share: an N of every CPU puts the loader on all of them, beside the server."""
-    out = []
     for n in counts:
         if n > len(cpus) or (n == len(cpus) and not share):
             raise ValueError("--cpus %d leaves the loader no CPU: this process may use %d CPUs (%s); "
                              "N is at most %d (%d with --share-loader)" % (
                                  n, len(cpus), ",".join(map(str, cpus)), len(cpus) - 1, len(cpus)))
-        out.append((n, cpus[:n], cpus[n:] or cpus))
-    return out
+    return [(n, cpus[:n], cpus[n:] or cpus) for n in counts]
 
 
 # ----------------------------------------------------------------------------- one measurement
@@ -300,7 +277,9 @@ def sweep(args, plan):
 
 def overload(args, plan, summary):
     """Open loop on /example at --overload-factor times the highest primed mode's capacity at each
-    N: one rate for every mode at that N."""
+    N: one rate for every mode at that N. Each at its own capacity's multiple would load a mode
+    that measured higher harder, and the p99 follows the rate (the backlog grows at the offered
+    rate less the service rate)."""
     cap = {(s["server"], s["n"]): s["rps_med"] for s in summary if s["path"] == "/example"}
 
     def first(name, n, scpus, lcpus):
@@ -308,8 +287,7 @@ def overload(args, plan, summary):
         return {"capacity_rps": cap[(name, n)], "rate": args.overload_factor * best} if cap.get((name, n)) else None
 
     def run(srv, row, lcpus):
-        res = lab.run_openloop(types.SimpleNamespace(port=srv.port), "/example", row["rate"],
-                               args.overload_duration, lcpus, args.openloop)
+        res = lab.run_openloop(srv, "/example", row["rate"], args.overload_duration, lcpus, args.openloop)
         # its window's figures, which run_openloop gives beside its own, as measure() keeps them
         res["contamination"] = {k: res[k] for k in quiet.WINDOW_FIELDS if k in res}
         return res
@@ -318,7 +296,8 @@ def overload(args, plan, summary):
 
 def lone(args, plan):
     """/example at -c1 (one wrk thread and connection, on the first loader CPU) against each
-    primed mode at each N: the lone request's latency."""
+    primed mode at each N: the lone request's latency, what the split search buys a request that
+    finds the other cores idle."""
     return interleaved(args, plan, "/example", "lone /example c1",
                        lambda name, n, scpus, lcpus: {"loader_shared": scpus == lcpus},
                        lambda srv, row, lcpus: measure(srv, "/example", 1, lcpus[:1], args.warmup, args.duration))
@@ -326,14 +305,12 @@ def lone(args, plan):
 
 # ----------------------------------------------------------------------------- summary, tables
 
-med = scalingrun.med
-
-
 def summarise(runs, loader_limit):
     """One row per (path, server, N): medians over rounds; loader_bound when the loader's median
     CPU is above loader_limit % of its CPUs; speedup over the same server's N=1 and efficiency
-    (speedup ÷ N) only when neither row is loader-bound and the loader had CPUs of its own; vs_first: req/s over the first server's
-    at the same N (the first mode's, when modes are compared)."""
+    (speedup ÷ N) only when neither row is loader-bound and the loader had CPUs of its own;
+    vs_first: req/s over the first server's at the same N (the first mode's, when modes are
+    compared)."""
     groups = {}
     for r in runs:
         groups.setdefault((r["path"], r["server"], r["n"]), []).append(r)
@@ -367,13 +344,15 @@ def fmt(x, spec, none="–"):
     return spec % x if x is not None else none
 
 
-by_server_n = scalingrun.by_server_n
+def med_of(rows, key, spec):
+    """The median of rows' key, formatted."""
+    return fmt(med([r[key] for r in rows]), spec)
 
 
 def table_list(data):
     """The tables of a sweep, as report.html and scaling.md show them: [{title, header, rows,
     note}], one per path, then the overload table and the lone-request table."""
-    summary, limit = data["summary"], data["config"]["loader_limit"]
+    summary, cfg = data["summary"], data["config"]
     servers, out = scalingrun.servers(summary), []
     for path in [p for p in PATHS.values() if any(s["path"] == p for s in summary)]:
         rows = sorted((s for s in summary if s["path"] == path), key=lambda s: (servers.index(s["server"]), s["n"]))
@@ -381,44 +360,40 @@ def table_list(data):
         head = COLUMNS[:-1] + (["÷ %s" % rows[0]["server"]] if multi else []) + COLUMNS[-1:]
         cells = []
         for s in rows:
-            lb = s["loader_bound"]
-            rps = fmt(s["rps_med"], "%.0f")
-            note = "; ".join(x for x, on in (("loader-bound", lb), ("loader shares the server's CPUs",
-                                                                       s.get("loader_shared"))) if on)
-            if s["failed"]:
-                note = (note + "; " if note else "") + "%d run(s) failed" % s["failed"]
+            lb, rps = s["loader_bound"], fmt(s["rps_med"], "%.0f")
+            notes = (("loader-bound", lb), ("loader shares the server's CPUs", s.get("loader_shared")),
+                     ("%d run(s) failed" % s["failed"], s["failed"]))
             c = [s["server"], s["n"], s["conns"], ("≥ " + rps) if lb else rps, fmt(s["speedup"], "%.2f"),
                  fmt(s["efficiency"] and 100 * s["efficiency"], "%.0f %%"), fmt(s["server_cpu_us_med"], "%.1f"),
                  fmt(s["p50_ms_med"], "%.2f"), fmt(s["p99_ms_med"], "%.2f"), fmt(s["loader_cpu_pct_med"], "%.0f"),
                  s["errors"]]
-            cells.append(c + ([fmt(s["vs_first"], "%.2f")] if multi else []) + [note])
+            cells.append(c + ([fmt(s["vs_first"], "%.2f")] if multi else []) + ["; ".join(x for x, on in notes if on)])
         out.append({"title": "%s: server on the first N CPUs (--threads N), wrk on the rest, medians of %d round(s)"
-                             % (path, data["config"]["rounds"]), "header": head, "rows": cells,
+                             % (path, cfg["rounds"]), "header": head, "rows": cells,
                     "note": "Speedup: req/s over the same server's at N=1; efficiency: speedup ÷ N. A row whose "
                             "loader used more than %g %% of its CPUs is loader-bound: its req/s is a lower bound "
-                            "set by the loader, not the server's rate, and it has no speedup." % limit})
+                            "set by the loader, not the server's rate, and it has no speedup." % cfg["loader_limit"]})
     groups = by_server_n(data.get("overload"))
     if groups:
-        cells = [[server, n, "%.0f" % med([r["rate"] for r in rs])]
-                 + [fmt(med([r[k] for r in rs]), "%.1f") for k in ("availability_pct", "p50_ms", "p99_ms", "max_ms")]
+        cells = [[server, n, med_of(rs, "rate", "%.0f")]
+                 + [med_of(rs, k, "%.1f") for k in ("availability_pct", "p50_ms", "p99_ms", "max_ms")]
                  + [sum(r["timeouts"] for r in rs), sum(r["unsent"] for r in rs),
                     sum(r["refused"] + r["reset"] for r in rs)] for (server, n), rs in groups.items()]
-        out.append({"title": "Overload: /example open loop at %g× the best mode's capacity (one rate for all at an N), medians of %d round(s)" % (
-            data["config"]["overload_factor"], data["config"]["rounds"]), "header": OVERLOAD_COLUMNS, "rows": cells,
-            "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
-                    "longest any answered request waited."})
+        out.append({"title": "Overload: /example open loop at %g× the best mode's capacity (one rate for all at an "
+                             "N), medians of %d round(s)" % (cfg["overload_factor"], cfg["rounds"]),
+                    "header": OVERLOAD_COLUMNS, "rows": cells,
+                    "note": "Latency from each request's scheduled start (benchmarks/openloop); oldest served: the "
+                            "longest any answered request waited."})
     groups = by_server_n(data.get("lone"))
     if groups:
         cells = []
         for (server, n), rs in groups.items():
-            mean = med([r["mean_ms"] for r in rs])
-            one = groups.get((server, 1))
+            mean, one = med([r["mean_ms"] for r in rs]), groups.get((server, 1))
             ratio = mean / med([r["mean_ms"] for r in one]) if one else None
-            cells.append([server, n, fmt(med([r["rps"] for r in rs]), "%.0f"), fmt(mean, "%.2f"),
-                          fmt(med([r["p50_ms"] for r in rs]), "%.2f"), fmt(med([r["p99_ms"] for r in rs]), "%.2f"),
-                          fmt(ratio, "%.2f"), sum(r["errors"] for r in rs),
+            cells.append([server, n, med_of(rs, "rps", "%.0f"), fmt(mean, "%.2f"), med_of(rs, "p50_ms", "%.2f"),
+                          med_of(rs, "p99_ms", "%.2f"), fmt(ratio, "%.2f"), sum(r["errors"] for r in rs),
                           "loader shares the server's CPUs" if rs[0]["loader_shared"] else ""])
-        out.append({"title": "Lone request: /example at -c1, medians of %d round(s)" % data["config"]["rounds"],
+        out.append({"title": "Lone request: /example at -c1, medians of %d round(s)" % cfg["rounds"],
                     "header": LONE_COLUMNS, "rows": cells,
                     "note": "One connection, one request at a time (wrk on the first loader CPU); ÷ N=1: the "
                             "mean latency over the same mode's on one CPU."})
@@ -442,11 +417,10 @@ def commit():
     this checkout's HEAD (with -dirty when its tree differs), else "?"."""
     if BUNDLE:
         try:
-            with open(os.path.join(BUNDLE, "BUILD_INFO")) as f:
-                m = re.search(r"from commit (\S+)", f.read())
-            return m.group(1) if m else "?"
+            m = re.search(r"from commit (\S+)", pathlib.Path(BUNDLE, "BUILD_INFO").read_text())
         except OSError:
             return "?"
+        return m.group(1) if m else "?"
     rev = bench.commit()
     return rev + ("-dirty" if bench.dirty() else "") if rev else "?"
 
@@ -454,7 +428,7 @@ def commit():
 def host_meta():
     return {"host": "%s, %d CPUs usable (%d online), kernel %s" % (bench.cpu_model(), len(os.sched_getaffinity(0)),
                                                                   os.cpu_count() or 0, os.uname().release),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+            "date": utc("%Y-%m-%d %H:%M UTC")}
 
 
 def write_results(data, outdir):
@@ -462,17 +436,14 @@ def write_results(data, outdir):
     "scaling" when outdir holds a lab run); a missing gnuplot leaves out the charts, said."""
     os.makedirs(outdir, exist_ok=True)
     data["tables"] = table_list(data)
-    with open(os.path.join(outdir, "scaling.json"), "w") as f:
-        json.dump(data, f, indent=1)
-    with open(os.path.join(outdir, "scaling.md"), "w") as f:
-        f.write(tables(data))
+    pathlib.Path(outdir, "scaling.json").write_text(json.dumps(data, indent=1))
+    pathlib.Path(outdir, "scaling.md").write_text(tables(data))
     raw = os.path.join(outdir, "raw.json")
     if os.path.exists(raw):
         with open(raw) as f:
             whole = json.load(f)
         whole["scaling"] = data
-        with open(raw + ".tmp", "w") as f:
-            json.dump(whole, f, indent=1)
+        pathlib.Path(raw + ".tmp").write_text(json.dumps(whole, indent=1))
         os.replace(raw + ".tmp", raw)
     if not shutil.which("gnuplot"):
         log("gnuplot missing: no charts, no report.html (run benchmarks/scaling.py --from %s where it is)" %
@@ -523,49 +494,49 @@ exit $rc
 
 
 def make_bundle(args):
+    """Fills DIR (new or empty): bin/ (primed, wrk, taskset, openloop, the installed peers), lib/
+    (what they load but glibc's own), benchmarks/ (this script and what it reads), run, BUILD_INFO."""
     dest = os.path.abspath(args.bundle)
     if os.path.exists(dest) and os.listdir(dest):
         sys.exit("scaling --bundle: %s exists and is not empty" % dest)
     exes = {"primed": args.bin, "wrk": shutil.which("wrk"), "taskset": shutil.which("taskset"),
             "openloop": args.openloop}
-    exes.update({k: peer_binary(k) for k in PEERS})
-    for k in ("primed", "wrk", "taskset", "openloop"):
-        if not exes[k] or not os.access(exes[k], os.X_OK):
-            sys.exit("scaling --bundle: %s is missing (%s)" % (k, exes[k] or "not on PATH"))
+    for k, exe in exes.items():
+        if not exe or not os.access(exe, os.X_OK):
+            sys.exit("scaling --bundle: %s is missing (%s)" % (k, exe or "not on PATH"))
     for k in PEERS:
+        exes[k] = peer_binary(k)
         if not exes[k]:
             log("bundle: %s is not installed: left out" % k)
-    for d in ("bin", "lib", "benchmarks/lib", "benchmarks/peers"):
+    lib = os.path.join(dest, "benchmarks", "lib")
+    for d in ("bin", "lib", "benchmarks/lib/primedlab", "benchmarks/peers"):
         os.makedirs(os.path.join(dest, d), exist_ok=True)
     libs = {}
     for name, exe in exes.items():
-        if not exe:
-            continue
-        shutil.copy(exe, os.path.join(dest, "bin", name))
-        try:
-            libs.update(shared_libs(exe))
-        except RuntimeError as e:
-            sys.exit("scaling --bundle: a library is missing: %s" % e)
+        if exe:
+            shutil.copy(exe, os.path.join(dest, "bin", name))
+            try:
+                libs.update(shared_libs(exe))
+            except RuntimeError as e:
+                sys.exit("scaling --bundle: a library is missing: %s" % e)
     for soname, path in libs.items():
         shutil.copy(path, os.path.join(dest, "lib", soname))     # follows the link: the file itself
     shutil.copy(os.path.join(HERE, "scaling.py"), os.path.join(dest, "benchmarks"))
-    os.makedirs(os.path.join(dest, "benchmarks", "lib", "primedlab"))
     for d in primedlab.__path__:        # the package's three folders made one: the bundle has no docs/ or knative/
         for f in os.listdir(d) if os.path.isdir(d) else ():
             if f.endswith(".py") and f[:-3].isidentifier():        # modules (knative-sim.py is a command)
-                shutil.copy(os.path.join(d, f), os.path.join(dest, "benchmarks", "lib", "primedlab", f))
-    shutil.copy(os.path.join(HERE, "lib", "wrk_report.lua"), os.path.join(dest, "benchmarks", "lib"))
+                shutil.copy(os.path.join(d, f), os.path.join(lib, "primedlab", f))
+    shutil.copy(os.path.join(HERE, "lib", "wrk_report.lua"), lib)
     for k in PEERS:
         shutil.copy(os.path.join(HERE, "peers", k + ".conf"), os.path.join(dest, "benchmarks", "peers"))
-    with open(os.path.join(dest, "run"), "w") as f:
-        f.write(RUN)
-    os.chmod(os.path.join(dest, "run"), 0o755)
+    run = pathlib.Path(dest, "run")
+    run.write_text(RUN)
+    run.chmod(0o755)
     ver = subprocess.run([args.bin, "--version"], capture_output=True, text=True).stdout.strip()
-    rev = bench.commit()
-    with open(os.path.join(dest, "BUILD_INFO"), "w") as f:
-        f.write("made %s by benchmarks/scaling.py --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
-            time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rev or "?", ver,
-            " ".join(k for k, v in exes.items() if v), " ".join(sorted(libs))))
+    pathlib.Path(dest, "BUILD_INFO").write_text(
+        "made %s by benchmarks/scaling.py --bundle from commit %s\nprimed: %s\nprograms: %s\nlibraries: %s\n" % (
+            utc("%Y-%m-%d %H:%M UTC"), bench.commit() or "?", ver, " ".join(k for k, v in exes.items() if v),
+            " ".join(sorted(libs))))
     log("bundle: %s (%d programs, %d libraries); run it as %s/run [--cpus LIST] ..." % (
         dest, sum(1 for v in exes.values() if v), len(libs), dest))
 
@@ -626,8 +597,7 @@ def main(argv=None):
     ap, a = parse(argv)
     if BUNDLE:
         os.environ["LD_LIBRARY_PATH"] = os.path.join(BUNDLE, "lib")   # for the programs, not this python
-    if a.openloop is None:
-        a.openloop = bench.openloop(BUNDLE)
+    a.openloop = a.openloop or bench.openloop(BUNDLE)
     if a.bundle:
         return make_bundle(a)
     if a.source:
@@ -659,13 +629,13 @@ def main(argv=None):
         sys.exit("scaling: %s is not built (meson setup build && meson compile -C build)" % a.bin)
     if a.overload and not a.openloop:
         sys.exit("scaling: --overload needs benchmarks/openloop (meson compile -C build, or --openloop PATH)")
-    a.peer_bins = {}
+    a.peer_bins = {k: peer_binary(k) for k in a.peers}
     for k in a.peers:
-        a.peer_bins[k] = peer_binary(k)
         if not a.peer_bins[k]:
             log("%s is not installed: left out of /healthz" % k)
-    out = a.out or (os.path.join(BUNDLE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime())) if BUNDLE else
-                    os.path.join(HERE, "results", "scaling-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())))
+    stamp = utc("%Y%m%d-%H%M%S")
+    out = a.out or (os.path.join(BUNDLE, "results", stamp) if BUNDLE else
+                    os.path.join(HERE, "results", "scaling-" + stamp))
     quiet.guard("benchmarks/scaling.py", max_wait=a.quiet_wait)
     window = quiet.Window()
     meta = host_meta()
