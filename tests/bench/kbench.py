@@ -37,7 +37,7 @@ def published():
 
 
 def target(name):
-    """The published target `name` as a ksim.Target, its start-up parts (first answer, image) too."""
+    """The published target `name` as a ksim.Target, with its first answer's time and image."""
     known = {f.name for f in dataclasses.fields(ksim.Target)}
     row = next(t for t in published()["targets"] if t["name"] == name)
     return ksim.Target(**{k: v for k, v in row.items() if k in known})

@@ -67,7 +67,8 @@ INJECT = {
 # ----------------------------------------------------------------------------- the browser
 
 def chromium():
-    return next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    names = ("chromium", "chromium-browser", "google-chrome")
+    return next(filter(None, map(shutil.which, names)), None)
 
 
 class Browser:
@@ -106,7 +107,7 @@ class Browser:
         self.close()
 
     def receive(self, want, what, timeout=60):
-        """The first message read for which want(message) holds; those before it go to self.events."""
+        """The first message read for which want(message) holds; those before go to self.events."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             m = json.loads(self.ws.recv())
@@ -151,7 +152,8 @@ class Browser:
                                       session=s)["result"]["value"])
         if png:
             h = self.call("Page.getLayoutMetrics", session=s)["cssContentSize"]["height"]
-            self.call("Emulation.setDeviceMetricsOverride", dict(size, height=min(int(h) + 1, 16000)), session=s)
+            self.call("Emulation.setDeviceMetricsOverride", dict(size, height=min(int(h) + 1, 16000)),
+                      session=s)
             shot = self.call("Page.captureScreenshot", {"format": "png"}, session=s)["data"]
             with open(png, "wb") as f:
                 f.write(base64.b64decode(shot))
@@ -197,8 +199,10 @@ def problems(result):
         figs = [f for f in c["figs"] if f["role"] == fam]
         if not figs:
             out.append("no %s chart" % fam)
+            continue
         text = " ".join(f["text"] for f in figs)
-        out += ["target %s missing from the %s charts" % (t, fam) for t in c["targets"] if figs and t not in text]
+        out += ["target %s missing from the %s charts" % (t, fam)
+                for t in c["targets"] if t not in text]
     return out
 
 
@@ -280,17 +284,17 @@ def suite(t, png):
         shutil.copytree(FIXTURE, res)
         report = report_html.write(res)
         r = b.render(report, png)
-        t.errors("the fixture's report renders: no console error, every chart drawn, every target in every "
-                 "family (%d charts, %d targets)" % (len(r["checks"]["figs"]), len(r["checks"]["targets"])),
-                 problems(r))
+        t.errors("the fixture's report renders: no console error, every chart drawn, every target in "
+                 "every family (%d charts, %d targets)"
+                 % (len(r["checks"]["figs"]), len(r["checks"]["targets"])), problems(r))
         t.ok(os.path.getsize(png) > 20000, "screenshot saved: %s" % png)
         run = charts.load(res)
         with open(report) as f:
             html = f.read()
         targets = run.targets()
-        t.errors("the charts read as meant: one colour per target in every chart (%d targets), latency on a "
-                 "log axis by connections, values on the memory bars, no line across bars" % len(targets),
-                 readable(html, targets, run))
+        t.errors("the charts read as meant: one colour per target in every chart (%d targets), latency "
+                 "on a log axis by connections, values on the memory bars, no line across bars"
+                 % len(targets), readable(html, targets, run))
         first = sorted(colours(html, targets).items())
         if len(first) >= 2:  # one target's legend drawn in another's colour: must be caught
             (a_name, _), (_, b_col) = first[0], first[1]
@@ -309,8 +313,8 @@ def suite(t, png):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="report.html in headless Chromium; without --html, the suite")
-    ap.add_argument("--png", default=os.path.abspath("report-browser.png"), help="where the screenshot goes")
+    ap = argparse.ArgumentParser(description="report.html in headless Chromium (no --html: the suite)")
+    ap.add_argument("--png", default=os.path.abspath("report-browser.png"), help="the screenshot")
     ap.add_argument("--html", help="a report to check alone")
     a = ap.parse_args()
     t = tap.Tap(max_detail=30)
