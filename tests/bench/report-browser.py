@@ -3,20 +3,15 @@
 
   report-browser.py [--png FILE] [--html REPORT]    (no --html: the suite below)
 
-Renders a report over the DevTools protocol (a WebSocket to chromium --remote-debugging-port,
-through python3-websocket) and fails when the page logs a console error or throws,
-when it fetches anything but its own file (no network at view time), when a chart did not
-draw (an empty SVG, or a first plot with nothing visible), or when a target of the summary
-table is missing from every chart of a family (throughput, latency, start-up, memory, per
-second). The suite makes report.html from the fixed results directory tests/bench/report-fixture
-(docs/publish/report_html.py, gnuplot), checks it, saves its screenshot (report-browser.png
-in the working directory, meson's build dir), checks that the charts read as meant (one colour
-per target across every chart and no colour shared, latency on a log axis by connections,
-values on the memory bars, no reference line across the throughput bars; the docs' PNGs drawn
-from the same scripts), then breaks copies of it on purpose, one way each (an empty chart, a
-target dropped from a chart, a console error, an exception, an image from the network, a
-target in another's colour) and expects each to fail. TAP on stdout; exit 1 on a failure.
+Renders a report over the DevTools protocol (python3-websocket) and fails on a console error or an
+exception, a fetch of anything but its own file (no network at view time), a chart that drew
+nothing, or a target of the summary table missing from every chart of a family. The suite makes
+report.html from tests/bench/report-fixture (docs/publish/report_html.py, gnuplot), checks it,
+saves its screenshot (report-browser.png in the working directory, meson's build dir), checks that
+the charts read as meant (readable(); the docs' PNGs drawn by the same scripts), then breaks copies
+of it on purpose, one way each, and expects each to fail. TAP on stdout; exit 1 on a failure.
 """
+import argparse
 import base64
 import json
 import os
@@ -30,13 +25,12 @@ import time
 
 import websocket  # python3-websocket: the DevTools protocol's transport
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-import primedtest  # noqa: E402,F401  (puts primedlab on the path)
-from primedlab import spawn  # noqa: E402
-from primedlab import tap  # noqa: E402
+import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
+sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
+from primedlab import charts, report_html, spawn, tap  # noqa: E402
 
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report-fixture")
 FAMILIES = ["rps", "latency", "boot", "ram", "persec"]
 CHECK_JS = r"""
 (() => {
@@ -49,9 +43,8 @@ CHECK_JS = r"""
     const b = svg.getBoundingClientRect();
     out.area = b.width * b.height;
     out.text = svg.textContent;
-    const groups = svg.querySelectorAll('g[id$="gnuplot_plot_1"]');
     out.plots = svg.querySelectorAll('g[id*="gnuplot_plot_"]').length;
-    for (const g of groups)
+    for (const g of svg.querySelectorAll('g[id$="gnuplot_plot_1"]'))
       for (const e of g.querySelectorAll('path,rect,polyline,polygon,circle,line,use')) {
         const bb = e.getBBox();
         if (bb.width > 0 || bb.height > 0) { out.drawn = true; break; }
@@ -63,19 +56,24 @@ CHECK_JS = r"""
   return JSON.stringify({targets, figs, refs});
 })()
 """
+# ways to break a copy of a report by adding markup before </body> (break_chart() has two more)
+INJECT = {
+    "console-error": "<script>console.error('chart data missing')</script>",
+    "exception": "<script>undefinedChartLibrary.draw()</script>",
+    "network": '<img src="http://127.0.0.1:9/chart.png" alt="">',
+}
 
 
 # ----------------------------------------------------------------------------- the browser
 
 def chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return None
+    names = ("chromium", "chromium-browser", "google-chrome")
+    return next(filter(None, map(shutil.which, names)), None)
 
 
 class Browser:
-    """One headless Chromium with its own profile dir; .page(url) opens a tab in it."""
+    """One headless Chromium with its own profile dir, closed on leaving a `with`; .render(path)
+    loads a file in a tab of it."""
 
     def __init__(self, timeout=60):
         self.profile = tempfile.mkdtemp(prefix="primed-chromium.")
@@ -86,15 +84,13 @@ class Browser:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.monotonic() + timeout
         url, seen = None, []
-        while time.monotonic() < deadline:
+        while not url and time.monotonic() < deadline:
             line = self.proc.stderr.readline().decode("utf-8", "replace")
             if not line and self.proc.poll() is not None:
                 break
             seen.append(line)
             m = re.search(r"DevTools listening on (ws://\S+)", line)
-            if m:
-                url = m.group(1)
-                break
+            url = m and m.group(1)
         if not url:
             self.close()
             raise RuntimeError("chromium did not start:\n" + "".join(seen[-10:]))
@@ -104,33 +100,40 @@ class Browser:
         self.next_id = 0
         self.events = []
 
-    def call(self, method, params=None, session=None, timeout=60):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def receive(self, want, what, timeout=60):
+        """The first message read for which want(message) holds; those before go to self.events."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = json.loads(self.ws.recv())
+            if want(m):
+                return m
+            self.events.append(m)
+        raise RuntimeError("%s: nothing within %d s" % (what, timeout))
+
+    def call(self, method, params=None, session=None):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
             msg["sessionId"] = session
         self.ws.send(json.dumps(msg))
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = json.loads(self.ws.recv())
-            if m.get("id") == self.next_id:
-                if "error" in m:
-                    raise RuntimeError("%s: %s" % (method, m["error"]))
-                return m.get("result", {})
-            self.events.append(m)
-        raise RuntimeError("%s: no answer within %d s" % (method, timeout))
+        m = self.receive(lambda m: m.get("id") == self.next_id, method)
+        if "error" in m:
+            raise RuntimeError("%s: %s" % (method, m["error"]))
+        return m.get("result", {})
 
-    def wait_event(self, session, method, timeout=60):
+    def wait_event(self, session, method):
+        def want(e):
+            return e.get("sessionId") == session and e.get("method") == method
         for i, e in enumerate(self.events):
-            if e.get("sessionId") == session and e.get("method") == method:
+            if want(e):
                 return self.events.pop(i)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = json.loads(self.ws.recv())
-            if m.get("sessionId") == session and m.get("method") == method:
-                return m
-            self.events.append(m)
-        raise RuntimeError("no %s within %d s" % (method, timeout))
+        return self.receive(want, method)
 
     def render(self, path, png=None, width=1280):
         """Loads file `path` in a new tab: {errors: [...], requests: [...], checks: {...}};
@@ -140,8 +143,8 @@ class Browser:
         self.events = []
         for dom in ("Page", "Runtime", "Log", "Network"):
             self.call(dom + ".enable", session=s)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=s)
+        size = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+        self.call("Emulation.setDeviceMetricsOverride", size, session=s)
         url = "file://" + os.path.abspath(path)
         self.call("Page.navigate", {"url": url}, session=s)
         self.wait_event(s, "Page.loadEventFired")
@@ -149,8 +152,7 @@ class Browser:
                                       session=s)["result"]["value"])
         if png:
             h = self.call("Page.getLayoutMetrics", session=s)["cssContentSize"]["height"]
-            self.call("Emulation.setDeviceMetricsOverride",
-                      {"width": width, "height": min(int(h) + 1, 16000), "deviceScaleFactor": 1, "mobile": False},
+            self.call("Emulation.setDeviceMetricsOverride", dict(size, height=min(int(h) + 1, 16000)),
                       session=s)
             shot = self.call("Page.captureScreenshot", {"format": "png"}, session=s)["data"]
             with open(png, "wb") as f:
@@ -199,20 +201,19 @@ def problems(result):
             out.append("no %s chart" % fam)
             continue
         text = " ".join(f["text"] for f in figs)
-        for t in c["targets"]:
-            if t not in text:
-                out.append("target %s missing from the %s charts" % (t, fam))
+        out += ["target %s missing from the %s charts" % (t, fam)
+                for t in c["targets"] if t not in text]
     return out
 
 
 # ----------------------------------------------------------------------------- the suite
 
 def break_chart(src, dst, how):
-    """A copy of report src broken one way."""
-    doc = open(src).read()
-    figs = [m.start() for m in re.finditer(r'<figure class="chart"', doc)]
+    """A copy of report src broken one way: empty-svg, target-dropped or one of INJECT."""
+    with open(src) as f:
+        doc = f.read()
     if how == "empty-svg":      # the first chart's SVG emptied: it drew nothing
-        a = doc.index("<svg", figs[0])
+        a = doc.index("<svg", doc.index('<figure class="chart"'))
         b = doc.index("</svg>", a) + len("</svg>")
         doc = doc[:a] + '<svg xmlns="http://www.w3.org/2000/svg"></svg>' + doc[b:]
     elif how == "target-dropped":   # the start-up chart loses its last target's bar label
@@ -220,12 +221,8 @@ def break_chart(src, dst, how):
         end = doc.index("</figure>", boot)
         last = re.findall(r'data-target="([^"]+)"', doc)[-1]
         doc = doc[:boot] + doc[boot:end].replace(last, "x" * len(last)) + doc[end:]
-    elif how == "console-error":
-        doc = doc.replace("</body>", "<script>console.error('chart data missing')</script></body>")
-    elif how == "exception":
-        doc = doc.replace("</body>", "<script>undefinedChartLibrary.draw()</script></body>")
-    elif how == "network":
-        doc = doc.replace("</body>", '<img src="http://127.0.0.1:9/chart.png" alt=""></body>')
+    else:
+        doc = doc.replace("</body>", INJECT[how] + "</body>")
     with open(dst, "w") as f:
         f.write(doc)
 
@@ -235,16 +232,22 @@ LEGEND = re.compile(r"<text>([^<]*)</text>")
 RGB = re.compile(r"(?:stroke|fill|color)\s*=\s*'(rgb\([^)]*\))'")
 
 
-def colours(html, targets):
-    """{target: {colour, ...}} over every chart of a report: each plot's legend text (a target's
-    name, with ' @N' connections when it has them) and the first colour it draws with."""
-    out = {}
-    for chunk in PLOT.split(html)[1:]:
-        name, rgb = LEGEND.search(chunk), RGB.search(chunk)
+def legends(html):
+    """(name, colour match) of every plot of a report with a legend: its legend text (a target's
+    name, less the ' @N' connections it may have) and the first colour it draws with."""
+    starts = list(PLOT.finditer(html))
+    for m, end in zip(starts, [n.start() for n in starts[1:]] + [len(html)]):
+        name, rgb = LEGEND.search(html, m.end(), end), RGB.search(html, m.end(), end)
         if name and rgb:
-            n = re.sub(r" @\d+$", "", name.group(1).strip())
-            if n in targets:
-                out.setdefault(n, set()).add(re.sub(r"\s+", "", rgb.group(1)))
+            yield re.sub(r" @\d+$", "", name.group(1).strip()), rgb
+
+
+def colours(html, targets):
+    """{target: {colour, ...}} over every chart of a report."""
+    out = {}
+    for n, rgb in legends(html):
+        if n in targets:
+            out.setdefault(n, set()).add(re.sub(r"\s+", "", rgb.group(1)))
     return out
 
 
@@ -252,18 +255,13 @@ def readable(html, targets, run):
     """What makes the charts readable, as a list of faults: a target drawn in two colours, two
     targets in one, latency not on a log axis, memory bars without their values, a reference
     line in the throughput chart (the engine alone is a bar of its own)."""
-    from primedlab import charts
-    bad = []
-    cs = colours(html, targets)
+    bad, owner, cs = [], {}, colours(html, targets)
     for n, c in sorted(cs.items()):
         if len(c) > 1:
             bad.append("target %s drawn in %d colours: %s" % (n, len(c), ", ".join(sorted(c))))
-    owner = {}
-    for n, c in sorted(cs.items()):
         for x in c:
-            if x in owner and owner[x] != n:
+            if owner.setdefault(x, n) != n:
                 bad.append("targets %s and %s share the colour %s" % (owner[x], n, x))
-            owner[x] = n
     if len(cs) < len(targets):
         bad.append("no legend colour found for %s" % ", ".join(sorted(set(targets) - set(cs))))
     lat, mem, rps = charts.latency(run, "svg"), charts.memory(run, "svg"), charts.example_rps(run, "svg")
@@ -277,78 +275,54 @@ def readable(html, targets, run):
 
 
 def suite(t, png):
-    if not chromium():
-        t.ok(False, "chromium installed (profiles/deps @test installs it)")
-        return
-    if not shutil.which("gnuplot"):
-        t.ok(False, "gnuplot installed (profiles/deps @test installs gnuplot-nox)")
-        return
-    from primedlab import report_html
-    work = tempfile.mkdtemp(prefix="primed-report.")
-    try:
+    for tool, path in (("chromium", chromium()), ("gnuplot", shutil.which("gnuplot"))):
+        if not path:
+            t.ok(False, "%s installed (profiles/deps @test installs it)" % tool)
+            return
+    with tempfile.TemporaryDirectory(prefix="primed-report.") as work, Browser() as b:
         res = os.path.join(work, "results")
-        shutil.copytree(os.path.join(HERE, "report-fixture"), res)
+        shutil.copytree(FIXTURE, res)
         report = report_html.write(res)
-        b = Browser()
-        try:
-            r = b.render(report, png)
-            bad = problems(r)
-            t.ok(not bad, "the fixture's report renders: no console error, every chart drawn, every target "
-                          "in every family (%d charts, %d targets)" % (len(r["checks"]["figs"]),
-                                                                     len(r["checks"]["targets"])), "\n".join(bad))
-            t.ok(os.path.getsize(png) > 20000, "screenshot saved: %s" % png)
-            from primedlab import charts
-            run = charts.load(res)
-            html = open(report).read()
-            targets = run.targets()
-            bad = readable(html, targets, run)
-            t.ok(not bad, "the charts read as meant: one colour per target in every chart (%d targets), latency "
-                          "on a log axis by connections, values on the memory bars, no line across bars" % len(targets),
-                 "\n".join(bad))
-            first = sorted(colours(html, targets).items())
-            if len(first) >= 2:  # one target's legend drawn in another's colour: must be caught
-                (a_name, _), (_, b_col) = first[0], first[1]
-                recoloured = html
-                for m in PLOT.finditer(html):
-                    end = html.find('<g id="', m.end())
-                    chunk = html[m.end():end if end > 0 else len(html)]
-                    name, k = LEGEND.search(chunk), RGB.search(chunk)
-                    if name and k and re.sub(r" @\d+$", "", name.group(1).strip()) == a_name:
-                        at = m.end() + k.start(1)
-                        recoloured = html[:at] + next(iter(b_col)) + html[m.end() + k.end(1):]
-                        break
-                t.ok(bool(readable(recoloured, targets, run)), "a chart with a target in another's colour fails")
-            names = charts.write_pngs(run, work)
-            t.ok(len(names) == 5 and all(os.path.getsize(os.path.join(work, n)) > 5000 for n in names),
-                 "the docs' PNGs are drawn from the same scripts: %s" % ", ".join(names))
-            for how in ("empty-svg", "target-dropped", "console-error", "exception", "network"):
-                broken = os.path.join(work, "broken-%s.html" % how)
-                break_chart(report, broken, how)
-                bad = problems(b.render(broken))
-                t.ok(bool(bad), "a report broken on purpose (%s) fails" % how, "no problem found")
-                if bad:
-                    t.note("%s: %s" % (how, bad[0].splitlines()[0]))
-        finally:
-            b.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        r = b.render(report, png)
+        t.errors("the fixture's report renders: no console error, every chart drawn, every target in "
+                 "every family (%d charts, %d targets)"
+                 % (len(r["checks"]["figs"]), len(r["checks"]["targets"])), problems(r))
+        t.ok(os.path.getsize(png) > 20000, "screenshot saved: %s" % png)
+        run = charts.load(res)
+        with open(report) as f:
+            html = f.read()
+        targets = run.targets()
+        t.errors("the charts read as meant: one colour per target in every chart (%d targets), latency "
+                 "on a log axis by connections, values on the memory bars, no line across bars"
+                 % len(targets), readable(html, targets, run))
+        first = sorted(colours(html, targets).items())
+        if len(first) >= 2:  # one target's legend drawn in another's colour: must be caught
+            (a_name, _), (_, b_col) = first[0], first[1]
+            k = next(rgb for n, rgb in legends(html) if n == a_name)
+            recoloured = html[:k.start(1)] + next(iter(b_col)) + html[k.end(1):]
+            t.ok(bool(readable(recoloured, targets, run)), "a chart with a target in another's colour fails")
+        names = charts.write_pngs(run, work)
+        t.ok(len(names) == 5 and all(os.path.getsize(os.path.join(work, n)) > 5000 for n in names),
+             "the docs' PNGs are drawn from the same scripts: %s" % ", ".join(names))
+        for how in ["empty-svg", "target-dropped", *INJECT]:
+            broken = os.path.join(work, "broken-%s.html" % how)
+            break_chart(report, broken, how)
+            bad = problems(b.render(broken))
+            if t.ok(bool(bad), "a report broken on purpose (%s) fails" % how, "no problem found"):
+                t.note("%s: %s" % (how, bad[0].splitlines()[0]))
 
 
 def main():
-    argv = sys.argv[1:]
-    png = os.path.abspath("report-browser.png")
-    if "--png" in argv:
-        png = argv[argv.index("--png") + 1]
+    ap = argparse.ArgumentParser(description="report.html in headless Chromium (no --html: the suite)")
+    ap.add_argument("--png", default=os.path.abspath("report-browser.png"), help="the screenshot")
+    ap.add_argument("--html", help="a report to check alone")
+    a = ap.parse_args()
     t = tap.Tap(max_detail=30)
-    if "--html" in argv:
-        b = Browser()
-        try:
-            bad = problems(b.render(argv[argv.index("--html") + 1], png))
-        finally:
-            b.close()
-        t.ok(not bad, "report renders", "\n".join(bad))
+    if a.html:
+        with Browser() as b:
+            t.errors("report renders", problems(b.render(a.html, a.png)))
     else:
-        suite(t, png)
+        suite(t, a.png)
     return t.finish()
 
 
