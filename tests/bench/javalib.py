@@ -1,19 +1,83 @@
-"""tests/bench/javalib.py - what the smokes of benchmarks/gateway.py (gateway, gateway-java)
-share: the path to tests/lib, one gateway.py --quick run and the checks on its siege rows.
-A script sets sys.dont_write_bytecode before it imports this.
+"""tests/bench/javalib.py - what the smokes of the Java peers (java-stacks, java21) and of
+benchmarks/gateway.py (gateway, gateway-java) share: the paths, primed as gateway and as chain, the
+gateway's null fallback, a peer that must not start, one gateway.py --quick run and the checks on
+its siege rows. A script sets sys.dont_write_bytecode before it imports this.
 """
+import contextlib
 import csv
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from primedtest import skip  # noqa: E402
-from primedtest.bench import ROOT, BIN, T, check, need_bin  # noqa: E402,F401
+from primedtest import req, skip  # noqa: E402,F401
+from primedtest.bench import ROOT, BIN, T, check, need_bin, primed, install_java  # noqa: E402,F401
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "peers", "java"))
+from primedlab import lab, spawn  # noqa: E402,F401
+import peer21  # noqa: E402,F401
 
+ENV = {"POD_NAME": "pod-a", "POD_NAMESPACE": "ns-b"}
 LOCK_WAIT = 240   # below meson's timeout: a held measurement lock is a skip, not a hang
+
+
+def url(port, path=""):
+    return "http://127.0.0.1:%d%s" % (port, path)
+
+
+@contextlib.contextmanager
+def primed_gateway():
+    """primed as catalog, inventory and the gateway over them: (catalog, inventory, the gateway's
+    /api/products answer), checked to carry availability; all stopped on leaving."""
+    with primed() as catalog, primed() as inv, \
+            primed("--catalog-url", url(catalog.port), "--inventory-url", url(inv.port)) as gw:
+        st, products = spawn.http_get(gw.port, "/api/products")
+        check(st == 200 and '"availability":{' in products,
+              "primed's gateway answers with availability")
+        yield catalog, inv, products
+
+
+@contextlib.contextmanager
+def primed_chain():
+    """primed as callme and as the caller calling it: their two bodies, as pair() reads them."""
+    with primed(env=dict(ENV, APP_NAME="callme")) as callme, \
+            primed("--callme-url", url(callme.port, "/callme/ping"),
+                   env=dict(ENV, APP_NAME="caller")) as caller:
+        yield pair(caller.port, callme.port)
+
+
+def pair(caller, callme):
+    """[GET /caller/ping on caller, GET /callme/ping on callme], each (status, body)."""
+    return [spawn.http_get(caller, "/caller/ping"), spawn.http_get(callme, "/callme/ping")]
+
+
+def fallback(name, port, products):
+    """Checks that the gateway on port, its inventory dead or late, answers /api/products 200 with
+    each of primed's products (its answer: products) null, and counts them in /metrics."""
+    nproducts = len(json.loads(products))
+    st, body = spawn.http_get(port, "/api/products", timeout=20)
+    items = json.loads(body) if st == 200 else []
+    check(st == 200 and len(items) == nproducts and all(i["availability"] is None for i in items),
+          "%s: 200, every product's availability null (%d, %s...)" % (name, st, body[:80]))
+    m = spawn.parse_metrics(spawn.http_get(port, "/metrics")[1])
+    check(m.get("primed_gateway_fallbacks_total") == nproducts,
+          "%s: /metrics counts %d fallbacks (%s)" % (name, nproducts, m))
+
+
+def refuses(what, cmd, env, rc, says):
+    """Checks that cmd, given env and PORT=0, exits rc before it serves, its stderr matching the
+    pattern says: a peer that cannot start says why, and never starts half-way."""
+    try:
+        p = subprocess.run(cmd, env=dict(os.environ, PORT="0", **env), capture_output=True,
+                           text=True, timeout=60)
+        got, err = p.returncode, p.stderr.strip()
+    except subprocess.TimeoutExpired:
+        got, err = None, "still running after 60 s"
+    check(got == rc and re.search(says, err),
+          "%s: exit %d naming it (%s %r)" % (what, rc, got, err[-200:]))
 
 
 def run_gateway(args, csv_name, timeout, deps=None):
