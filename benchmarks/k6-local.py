@@ -18,7 +18,7 @@ import sys
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
+from primedlab import bench, quiet  # noqa: E402
 
 STAGES = (50, 100, 200, 200)        # virtual users, as in benchmarks/k6/primed.js
 
@@ -31,7 +31,6 @@ def main():
     ap.add_argument("--binary", help="primed to run (default build/src/primed, built if missing)")
     ap.add_argument("--url", help="load this server instead of starting one (its base URL)")
     a = ap.parse_args()
-    from primedlab import quiet                              # the measurement lock + quiet guard
     quiet.guard("benchmarks/k6-local.py", table=sys.stdout)
     bench.need_wrk()
 

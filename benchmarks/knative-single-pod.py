@@ -63,10 +63,8 @@ def model(tg, threads, closed=None, rate=None, secs=10.0, seed=1, breaker=0):
     # of the pod, the activator out of the path (target-burst-capacity 0), as HAProxy here
     sv = ksim.Service(container_concurrency=breaker, target=max(1, breaker), pod_cpus=threads, scheduling_delay_s=0.0,
                       target_burst_capacity=0.0 if breaker else ksim.Service.target_burst_capacity)
-    if closed:
-        load = ksim.Load(stages=[(1e-6, closed), (secs, closed)])
-    else:
-        load = ksim.Load(segments=[(secs, rate)], uniform=True)
+    load = (ksim.Load(stages=[(1e-6, closed), (secs, closed)]) if closed else
+            ksim.Load(segments=[(secs, rate)], uniform=True))
     return ksim.summarize(ksim.single_pod(tg, sv, load, seed=seed))
 
 
@@ -108,9 +106,7 @@ def breaker(stack, upstream_port, cc, cpu=None):
 
 
 def diff(model_v, meas_v):
-    if model_v is None or not meas_v:
-        return "n/a"
-    return "%+.0f%%" % (100.0 * (model_v - meas_v) / meas_v)
+    return "n/a" if model_v is None or not meas_v else "%+.0f%%" % (100.0 * (model_v - meas_v) / meas_v)
 
 
 def main():

@@ -109,8 +109,7 @@ def main():
     xmax = max(r["req_per_s"] for r in rows)
     knee = xmax * s1 if s1 else None
     passing = [r["c"] for r in rows if r["ok"]]
-    print()
-    print("Reasoning (Little's law, N = X * W: requests in flight = throughput * time in system):")
+    print("\nReasoning (Little's law, N = X * W: requests in flight = throughput * time in system):")
     dev = max(abs(r["req_per_s"] * r["mean_us"] / 1e6 - r["c"]) / r["c"] for r in rows)
     print(f"  X*W deviates from C by at most {dev * 100:.0f} % (wrk holds C requests in flight, so it should be ~0)"
           + ("" if dev <= 0.15 else "  (more than 15 %: client-side time is not negligible, "
@@ -170,15 +169,13 @@ def main():
         target = math.ceil(knee)
     print(f"  target = max(floor({a.headroom:g} * {cc}), knee) = {target}: scale out before the "
           "cap makes requests queue")
-    print()
-    print(f"Memory of primed (/proc/PID/status): VmRSS idle {idle_rss / 1024:.1f} MiB, "
+    print(f"\nMemory of primed (/proc/PID/status): VmRSS idle {idle_rss / 1024:.1f} MiB, "
           f"VmRSS after load {rss / 1024:.1f} MiB, VmHWM (peak) {hwm / 1024:.1f} MiB")
     # request: peak x 2 rounded up to 16 MiB; limit: 2 x the request. The working set Kubernetes
     # counts adds page cache and the container runtime's share to RSS.
     mem_req = max(32, 16 * math.ceil(2 * hwm / 1024 / 16))
     mem_lim = 2 * mem_req
-    print()
-    print("Recommended (knative/base/service.yaml):")
+    print("\nRecommended (knative/base/service.yaml):")
     print(f'  autoscaling.knative.dev/target: "{target}"')
     print(f"  containerConcurrency: {cc}")
     print(f"  resources: requests memory {mem_req}Mi, limits memory {mem_lim}Mi "
@@ -196,8 +193,7 @@ def main():
         mean_ms, why = 1e3 * a.threads / xmax, f"{a.threads} / X_max"
     tg = ksim.Target(name="primed (this run)", service_ms_mean=mean_ms,
                      service_ms_median=mean_ms * skew if skew else None, startup_ms=start_ms)
-    print()
-    print(f"The model's inputs from this run: service time per core = {why} = {mean_ms:.2f} ms mean"
+    print(f"\nThe model's inputs from this run: service time per core = {why} = {mean_ms:.2f} ms mean"
           + (f", median {mean_ms * skew:.2f} ms (the C=1 run's p50/mean)" if skew else "")
           + f"; start-up {start_ms:.1f} ms + {a.scheduling_delay:g} s scheduling")
     model_section(a, tg, levels, target, cc)
@@ -213,8 +209,7 @@ def model_section(a, tg, levels, target, cc):
              ("Knative defaults", None, 0, ksim.kpa.DEFAULTS["target_utilization"])]
     rows, best = ksim.recommend(tg, levels, a.slo_ms, a.headroom, base, ksim.seed_load(a.model_stage),
                                 seed=a.model_seed, extra=extra)
-    print()
-    print(f"What each choice buys, by the autoscaler model (benchmarks/knative-sim; docs/autoscaling.md): the seed's "
+    print(f"\nWhat each choice buys, by the autoscaler model (benchmarks/knative-sim; docs/autoscaling.md): the seed's "
           f"k6 scenario (0 -> 50 -> 100 -> 200 users, hold 200; stages of {a.model_stage:g} s), pods of "
           f"{a.threads} CPU(s) serving as {tg.name}, scale 0..{base.max_scale}, Knative's KPA defaults, seed "
           f"{a.model_seed}. A model's output, not a measurement.")
@@ -246,14 +241,11 @@ def from_sweep(a, name, sw):
     for n in sw["pod_cpus"]:
         try:
             r = ksweep.recommend(sw["rows"], name, n, a.slo_ms, sw.get("scenarios"))
-        except ksweep.EdgeError as e:
+        except ValueError as e:        # none meets the objective, or (EdgeError) the grid's edge wins
+            edge = isinstance(e, ksweep.EdgeError)
             print(f"  {e}")
-            print(f"MODEL pod_cpus={n} edge=yes")
-            rc = 1
-            continue
-        except ValueError as e:
-            print(f"  {e}")
-            print(f"MODEL pod_cpus={n} none")
+            print(f"MODEL pod_cpus={n} " + ("edge=yes" if edge else "none"))
+            rc = 1 if edge else rc
             continue
         p95, where = ksweep.worst_p95(r)
         print(f"  {n} CPU(s) a pod: target {ksweep.fmt_num(r['target'])}, utilisation {round(100 * r['util'])} %, "
