@@ -80,9 +80,9 @@ def startup(image, runs, port):
     cmd = [os.path.join(ROOT, "benchmarks", "startup"), "--runs", str(runs), "--port", str(port),
            "--timeout", "60", "--", os.path.join(CONTAINER, "podman-run"), image]
     p = sh(cmd, timeout=120 * runs)
-    ms = [(float(h), float(e)) for h, e in
-          re.findall(r"^run=\d+ healthz_ms=([-\d.]+) readyz_ms=[-\d.]+ example_ms=([-\d.]+)", p.stdout, re.M)]
-    h, e = [x for x, _ in ms if x > 0], [x for _, x in ms if x > 0]
+    ms = re.findall(r"^run=\d+ healthz_ms=([-\d.]+) readyz_ms=[-\d.]+ example_ms=([-\d.]+)", p.stdout, re.M)
+    h = [float(x) for x, _ in ms if float(x) > 0]
+    e = [float(x) for _, x in ms if float(x) > 0]
     if p.returncode != 0 or not h:
         log(f"startup {image}: rc={p.returncode}\n{p.stdout[-1500:]}{p.stderr[-1500:]}")
     return h, e, " ".join(shlex.quote(c) for c in cmd)

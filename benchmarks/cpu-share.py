@@ -131,7 +131,8 @@ def profile(name, kind, binary, args, secs):
                                   "--", "sleep", str(secs)], capture_output=True, text=True)
             st = wrk.result()[0]
             if rec.returncode != 0 or not os.path.exists(data):
-                raise PermissionError("perf record: %s" % (rec.stderr.strip()[-300:] or "exit %d" % rec.returncode))
+                why = rec.stderr.strip()[-300:] or "exit %d" % rec.returncode
+                raise PermissionError("perf record: %s" % why)
             script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"],
                                     capture_output=True, text=True).stdout
     finally:

@@ -94,7 +94,8 @@ def breaker(stack, upstream_port, cc, cpu=None):
     if not shutil.which("haproxy"):
         bench.die("--breaker needs HAProxy: apt-get install haproxy")
     port = spawn.free_port()
-    cfg = os.path.join(stack.enter_context(tempfile.TemporaryDirectory(prefix="breaker-")), "haproxy.cfg")
+    cfg = os.path.join(stack.enter_context(tempfile.TemporaryDirectory(prefix="breaker-")),
+                       "haproxy.cfg")
     with open(cfg, "w") as f:
         f.write(HAPROXY_CFG % {"port": port, "upstream": upstream_port, "cc": cc, "queue": 10 * cc})
     try:
@@ -176,7 +177,8 @@ def main():
                          for q in ((qs, None) if a.service == "measured" else (None, qs)))
 
         def models(tgs, **load):
-            return [model(x, a.threads, secs=a.duration, seed=a.seed, breaker=a.breaker, **load) for x in tgs]
+            return [model(x, a.threads, secs=a.duration, seed=a.seed, breaker=a.breaker, **load)
+                    for x in tgs]
 
         for c in levels:
             tgs = targets("wrk -c%d" % c)
