@@ -186,8 +186,8 @@ def main():
     md = "\n".join(md)
     print(md)
     print("\nraw:")
-    for v, r in rows.items():
-        print(f"variant={v} " + " ".join(f"{k}={x}" for k, x in r.items()) +
+    for v in variants:
+        print(f"variant={v} " + " ".join(f"{k}={x}" for k, x in rows[v].items()) +
               " start_ms_all=" + ",".join(f"{x:.0f}" for x in starts[v][0]))
     if a.write_docs:
         path = os.path.join(ROOT, "docs", "containers.md")
@@ -198,8 +198,7 @@ def main():
             sys.exit("containers: docs/containers.md has no containers-table markers")
         open(path, "w").write(new)
         log("docs/containers.md updated")
-    bad = [v for v in variants if not rows[v].get("start_ms") or not rows[v].get("rps")]
-    return 1 if bad else 0
+    return 1 if any(not r.get("start_ms") or not r.get("rps") for r in rows.values()) else 0
 
 
 if __name__ == "__main__":
