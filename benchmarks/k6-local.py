@@ -6,9 +6,6 @@ primed, scaled down in time (10 s per stage by default instead of 2 minutes).
 One difference from k6: k6 ramps the users linearly over a stage, wrk holds the stage's final
 count for the whole stage (the stage's worst case). Each wrk connection is one user sending
 requests back to back, as in primed.js. Prints one row per stage and the server's memory.
-
-  benchmarks/k6-local.py [--stage-seconds 10] [--threads 2] [--dispatch inline|steal]
-                      [--binary build/src/primed] [--url http://host:port]  (an existing server)
 """
 import argparse
 import datetime
