@@ -22,15 +22,13 @@ floor image (container/floor: a static do-nothing responder, podman's own cost):
 
 Prints a Markdown table (and the raw lines) on stdout; --write-docs also puts
 the table into docs/containers.md between its containers-table markers.
-
-usage: benchmarks/containers.py [--variants static,distroless,slim] [--runs 10]
-           [--wrk-seconds 10] [--build-args "--from-host"] [--no-build] [--write-docs]
 """
 import argparse
 import datetime
 import os
 import re
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -39,19 +37,17 @@ import time
 
 import psutil
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, quiet, spawn  # noqa: E402
+
+ROOT = bench.REPO_ROOT
 CONTAINER = os.path.join(ROOT, "container")
 ENV = dict(os.environ, CONTAINERS_CONF=os.environ.get(
     "CONTAINERS_CONF", os.path.join(CONTAINER, "containers.conf")))
-PROFILE = {"static": "lto-static", "distroless": "pgo", "slim": "default", "floor": "-"}
-BASE = {"static": "scratch", "distroless": "Debian pkgs, distroless-style", "slim": "debian:bookworm-slim",
-        "floor": "scratch"}
-
-
+VARIANTS = {"static": ("lto-static", "scratch"), "distroless": ("pgo", "Debian pkgs, distroless-style"),
+            "slim": ("default", "debian:bookworm-slim"), "floor": ("-", "scratch")}  # (profile, base)
 log = bench.logger("containers")
 
 
@@ -80,25 +76,16 @@ def inspect(image):
 
 
 def startup(image, runs, port):
-    """One benchmarks/startup call; returns lists of healthz and example ms."""
+    """One benchmarks/startup call: the healthz and example ms of the runs that got one, its command."""
     cmd = [os.path.join(ROOT, "benchmarks", "startup"), "--runs", str(runs), "--port", str(port),
            "--timeout", "60", "--", os.path.join(CONTAINER, "podman-run"), image]
     p = sh(cmd, timeout=120 * runs)
-    h, e = [], []
-    for m in re.finditer(r"^run=\d+ healthz_ms=([-\d.]+) readyz_ms=[-\d.]+ example_ms=([-\d.]+)", p.stdout, re.M):
-        if float(m.group(1)) > 0:
-            h.append(float(m.group(1)))
-        if float(m.group(2)) > 0:
-            e.append(float(m.group(2)))
+    ms = re.findall(r"^run=\d+ healthz_ms=([-\d.]+) readyz_ms=[-\d.]+ example_ms=([-\d.]+)", p.stdout, re.M)
+    h = [float(x) for x, _ in ms if float(x) > 0]
+    e = [float(x) for _, x in ms if float(x) > 0]
     if p.returncode != 0 or not h:
         log(f"startup {image}: rc={p.returncode}\n{p.stdout[-1500:]}{p.stderr[-1500:]}")
     return h, e, " ".join(shlex.quote(c) for c in cmd)
-
-
-def proc_status(pid):
-    p = psutil.Process(pid)
-    return {"VmRSS": p.memory_info().rss // 1024, "VmHWM": spawn.status_kib(pid, "VmHWM"),
-            "Uid": str(p.uids().real), "Threads": str(p.num_threads())}
 
 
 def load(image, wrk_s, port):
@@ -112,14 +99,13 @@ def load(image, wrk_s, port):
         if not spawn.wait_ok(port, "/healthz", 60, proc=w):
             log(f"{image}: never healthy for the load run")
             return res
-        pid = int(sh(["podman", "inspect", "-f", "{{.State.Pid}}", name]).stdout.strip())
+        pid1 = psutil.Process(int(sh(["podman", "inspect", "-f", "{{.State.Pid}}", name]).stdout))
         time.sleep(1.0)
-        idle = proc_status(pid)
-        st, out, _ = bench.run_wrk(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5)
-        after = proc_status(pid)
-        res = {"rss_idle_kb": int(idle["VmRSS"]), "rss_load_kb": int(after["VmRSS"]),
-               "hwm_kb": int(after["VmHWM"]), "uid": idle["Uid"], "threads": idle["Threads"],
-               "rps": st["rps"] if st else 0.0, "non2xx": st["non2xx"] if st else 0, "wrk": out.strip()}
+        idle_kb, uid, threads = pid1.memory_info().rss // 1024, pid1.uids().real, pid1.num_threads()
+        st = bench.run_wrk(f"http://127.0.0.1:{port}/example", 50, wrk_s, timeout_s=5)[0]
+        res = {"rss_idle_kb": idle_kb, "rss_load_kb": pid1.memory_info().rss // 1024,
+               "hwm_kb": spawn.status_kib(pid1.pid, "VmHWM"), "uid": uid, "threads": threads,
+               "rps": st["rps"] if st else 0.0, "non2xx": st["non2xx"] if st else 0}
     finally:
         # `podman stop` timed on its own (SIGTERM, primed drains, conmon/runc reap);
         # the wrapper then only removes the stopped container.
@@ -142,7 +128,7 @@ def table(rows, floor_ms, runs, wrk_s):
         minus = f"{r['start_ms'] - floor_ms:+.0f}" if r.get("start_ms") is not None and v != "floor" else "—"
         mib = lambda k: f"{r[k] / 1024:.1f}" if k in r else "n/a"  # noqa: E731
         out.append(
-            f"| {v} | {PROFILE[v]} | {BASE[v]} | {r['size'] / 1e6:.1f} | {r['layers']} | "
+            f"| {v} | {' | '.join(VARIANTS[v])} | {r['size'] / 1e6:.1f} | {r['layers']} | "
             f"{fmt('build_s', '{:.1f}')} ({r.get('build_cached', 'n/a')}) | {fmt('start_ms')} | {minus} | "
             f"{fmt('example_ms')} | {mib('rss_idle_kb')} | {mib('rss_load_kb')} ({mib('hwm_kb')}) | "
             f"{fmt('rps')}{' (' + str(r['non2xx']) + ' non-2xx)' if r.get('non2xx') else ''} | "
@@ -164,9 +150,9 @@ def main():
         sys.exit("containers: needs root (rootful podman)")
     variants = [v for v in a.variants.split(",") if v] + ["floor"]
     for v in variants:
-        if v not in PROFILE:
+        if v not in VARIANTS:
             sys.exit(f"containers: unknown variant {v}")
-    if subprocess.run(["which", "wrk"], capture_output=True).returncode != 0:
+    if not shutil.which("wrk"):
         subprocess.run([os.path.join(ROOT, "profiles", "deps"), "wrk"], check=True, stdout=sys.stderr)
     rows = {v: {} for v in variants}
     for v in variants:
@@ -179,17 +165,14 @@ def main():
     port = spawn.free_port()
     cmds = {}
     half = max(1, a.runs // 2)
-    for order in (variants, variants[::-1]):
-        for v in order:
-            log(f"start-up {v} ({half} runs)")
-            h, e, cmds[v] = startup(f"localhost/primed:{v}", half, port)
-            starts[v][0].extend(h)
-            starts[v][1].extend(e)
-    for v in variants:
-        h, e = starts[v]
+    for v in variants + variants[::-1]:
+        log(f"start-up {v} ({half} runs)")
+        h, e, cmds[v] = startup(f"localhost/primed:{v}", half, port)
+        starts[v][0].extend(h)
+        starts[v][1].extend(e)
+    for v, (h, e) in starts.items():
         rows[v]["start_ms"] = statistics.median(h) if h else None
         rows[v]["example_ms"] = statistics.median(e) if e and v != "floor" else None
-        rows[v]["start_all"] = h
     for v in variants:
         log(f"load {v}")
         rows[v].update(load(f"localhost/primed:{v}", a.wrk_seconds, spawn.free_port()))
@@ -204,9 +187,8 @@ def main():
     print(md)
     print("\nraw:")
     for v in variants:
-        r = rows[v]
-        print(f"variant={v} " + " ".join(f"{k}={r[k]}" for k in r if k != "wrk" and k != "start_all") +
-              " start_ms_all=" + ",".join(f"{x:.0f}" for x in r.get("start_all", [])))
+        print(f"variant={v} " + " ".join(f"{k}={x}" for k, x in rows[v].items()) +
+              " start_ms_all=" + ",".join(f"{x:.0f}" for x in starts[v][0]))
     if a.write_docs:
         path = os.path.join(ROOT, "docs", "containers.md")
         doc = open(path).read()
@@ -216,8 +198,7 @@ def main():
             sys.exit("containers: docs/containers.md has no containers-table markers")
         open(path, "w").write(new)
         log("docs/containers.md updated")
-    bad = [v for v in variants if not rows[v].get("start_ms") or not rows[v].get("rps")]
-    return 1 if bad else 0
+    return 1 if any(not r.get("start_ms") or not r.get("rps") for r in rows.values()) else 0
 
 
 if __name__ == "__main__":

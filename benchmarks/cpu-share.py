@@ -30,21 +30,22 @@ a guide to where the time goes, not an exact account.
 """
 import argparse
 import collections
+import concurrent.futures
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, quiet, spawn  # noqa: E402
 from primedlab.pinned import LOAD_CPU, SERVER_CPU, Pinned  # noqa: E402  (a server on CPU 0, as modes plaintext)
 
+ROOT = bench.REPO_ROOT
 log = bench.logger("cpu-share")
 CONNS = 100
 FREQ = 999  # samples per second: enough for shares, little enough not to slow the server much
@@ -98,55 +99,48 @@ def shares(script_out):
     """perf script text -> (Counter of categories, samples counted)."""
     counts = collections.Counter()
     for block in script_out.split("\n\n"):
-        frames = []
-        for line in block.split("\n")[1:]:
-            m = FRAME.match(line)
-            if m:
-                frames.append((m.group(1), m.group(2)))
-        if not frames:
-            continue
-        c = category(frames)
+        frames = [m.groups() for m in map(FRAME.match, block.split("\n")[1:]) if m]
+        c = category(frames) if frames else None
         if c:
             counts[c] += 1
     return counts, sum(counts.values())
 
 
 def profile(name, kind, binary, args, secs):
+    """The table row of one server under wrk -cCONNS: perf stat over a first window of secs, perf
+    record over a second."""
     srv = Pinned(kind, binary, args)
-    tmp = tempfile.mkdtemp(prefix="primed-cpu-share-")
-    data = os.path.join(tmp, "perf.data")
+    pid = str(srv.proc.pid)
     try:
-        url = "http://127.0.0.1:%d/healthz" % srv.port
-        bench.run_wrk(url, CONNS, 1, 1, cpus=LOAD_CPU)  # warm-up
-        log("%s: %d s under wrk -c%d" % (name, secs, CONNS))
-        wrk = subprocess.Popen(bench.taskset(LOAD_CPU) + spawn.wrk_cmd(url, CONNS, 2 * secs + 2, 1),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        time.sleep(1)
-        # first window: counts and CPU time, without sampling (perf record slows the server,
-        # which then finds more completions per io_uring_enter)
-        u0 = sum(srv.times())
-        stat = subprocess.run(["perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_io_uring_enter,context-switches",
-                               "-p", str(srv.proc.pid), "--", "sleep", str(secs)], capture_output=True, text=True)
-        u1 = sum(srv.times())
-        # second window: the samples
-        rec = subprocess.run(["perf", "record", "-q", "-F", str(FREQ), "-g", "-o", data, "-p", str(srv.proc.pid),
-                              "--", "sleep", str(secs)], capture_output=True, text=True)
-        out = wrk.communicate()[0]
-        if rec.returncode != 0 or not os.path.exists(data):
-            raise PermissionError("perf record: %s" % (rec.stderr.strip()[-300:] or "exit %d" % rec.returncode))
-        st = spawn.wrk_stats(out)
-        rps = st["requests"] / (float(st["duration_us"]) / 1e6) if st else 0.0
-        script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"],
-                                capture_output=True, text=True).stdout
+        with tempfile.TemporaryDirectory(prefix="primed-cpu-share-") as tmp, \
+                concurrent.futures.ThreadPoolExecutor(1) as pool:
+            data = os.path.join(tmp, "perf.data")
+            url = "http://127.0.0.1:%d/healthz" % srv.port
+            bench.run_wrk(url, CONNS, 1, 1, cpus=LOAD_CPU)  # warm-up
+            log("%s: %d s under wrk -c%d" % (name, secs, CONNS))
+            wrk = pool.submit(bench.run_wrk, url, CONNS, 2 * secs + 2, 1, cpus=LOAD_CPU)
+            time.sleep(1)
+            # first window: counts and CPU time, without sampling (perf record slows the server,
+            # which then finds more completions per io_uring_enter)
+            u0 = sum(srv.times())
+            stat = subprocess.run(["perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_io_uring_enter,"
+                                   "context-switches", "-p", pid, "--", "sleep", str(secs)],
+                                  capture_output=True, text=True)
+            u1 = sum(srv.times())
+            rec = subprocess.run(["perf", "record", "-q", "-F", str(FREQ), "-g", "-o", data, "-p", pid,
+                                  "--", "sleep", str(secs)], capture_output=True, text=True)
+            st = wrk.result()[0]
+            if rec.returncode != 0 or not os.path.exists(data):
+                why = rec.stderr.strip()[-300:] or "exit %d" % rec.returncode
+                raise PermissionError("perf record: %s" % why)
+            script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,ip,sym,dso"],
+                                    capture_output=True, text=True).stdout
     finally:
         srv.stop()
-        subprocess.run(["rm", "-rf", tmp])
+    rps = st["rps"] if st else 0.0
     counts, n = shares(script)
-    ev = {}
-    for line in stat.stderr.splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[0].strip().isdigit():
-            ev[f[2]] = int(f[0])
+    fields = [line.split(",") for line in stat.stderr.splitlines()]
+    ev = {f[2]: int(f[0]) for f in fields if len(f) > 2 and f[0].strip().isdigit()}
     reqs = rps * secs  # requests in the first window, at the run's mean rate
     per = (lambda k: "%.2f" % (ev[k] / reqs) if k in ev and reqs > 0 else "n/a")
     cpu_us = (u1 - u0) * 1e6 / reqs if reqs > 0 else 0.0
@@ -166,7 +160,7 @@ def main():
     if a.duration < 1:
         sys.exit("cpu-share: --duration must be at least 1")
     for prog in ("perf", "wrk", "taskset"):
-        if subprocess.run(["sh", "-c", "command -v " + prog], capture_output=True).returncode:
+        if not shutil.which(prog):
             sys.stderr.write("cpu-share: %s is missing%s\n" % (prog, " (apt-get install linux-perf)" if prog == "perf" else ""))
             sys.exit(3 if prog == "perf" else 2)
     for path in ([a.floor] + ([] if a.no_primed else [a.bin])):
@@ -177,14 +171,12 @@ def main():
     quiet.guard("benchmarks/cpu-share.py", table=sys.stdout)
     targets = ([] if a.no_primed else [("primed", "primed", a.bin, [])]) + [
         ("floor", "floor", a.floor, []), ("floor lean", "floor", a.floor, ["--lean"])]
-    rows = []
-    for name, kind, binary, args in targets:
-        try:
-            rows.append(profile(name, kind, binary, args, a.duration))
-        except PermissionError as e:
-            sys.stderr.write("cpu-share: perf cannot sample the server (%s); run as root or set "
-                             "kernel.perf_event_paranoid to 1\n" % e)
-            sys.exit(3)
+    try:
+        rows = [profile(name, kind, binary, args, a.duration) for name, kind, binary, args in targets]
+    except PermissionError as e:
+        sys.stderr.write("cpu-share: perf cannot sample the server (%s); run as root or set "
+                         "kernel.perf_event_paranoid to 1\n" % e)
+        sys.exit(3)
     print(bench.stamp("benchmarks/cpu-share.py --duration %d" % a.duration))
     bench.print_table("Server CPU per /healthz request by subsystem (-c%d, server on CPU %s, wrk on CPU %s; perf samples of "
                       "the server)" % (CONNS, SERVER_CPU, LOAD_CPU),

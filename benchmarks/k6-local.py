@@ -6,9 +6,6 @@ primed, scaled down in time (10 s per stage by default instead of 2 minutes).
 One difference from k6: k6 ramps the users linearly over a stage, wrk holds the stage's final
 count for the whole stage (the stage's worst case). Each wrk connection is one user sending
 requests back to back, as in primed.js. Prints one row per stage and the server's memory.
-
-  benchmarks/k6-local.py [--stage-seconds 10] [--threads 2] [--dispatch inline|steal]
-                      [--binary build/src/primed] [--url http://host:port]  (an existing server)
 """
 import argparse
 import datetime
@@ -18,7 +15,7 @@ import sys
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
+from primedlab import bench, quiet  # noqa: E402
 
 STAGES = (50, 100, 200, 200)        # virtual users, as in benchmarks/k6/primed.js
 
@@ -31,7 +28,6 @@ def main():
     ap.add_argument("--binary", help="primed to run (default build/src/primed, built if missing)")
     ap.add_argument("--url", help="load this server instead of starting one (its base URL)")
     a = ap.parse_args()
-    from primedlab import quiet                              # the measurement lock + quiet guard
     quiet.guard("benchmarks/k6-local.py", table=sys.stdout)
     bench.need_wrk()
 

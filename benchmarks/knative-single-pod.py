@@ -34,8 +34,8 @@ The real-run check, in one command on a quiet machine with 2 CPUs or more:
 """
 import argparse
 import contextlib
-import math
 import datetime
+import math
 import os
 import re
 import shutil
@@ -44,7 +44,6 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
-HERE = os.path.dirname(os.path.abspath(__file__))
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, ksim, quiet, spawn  # noqa: E402
@@ -64,10 +63,8 @@ def model(tg, threads, closed=None, rate=None, secs=10.0, seed=1, breaker=0):
     # of the pod, the activator out of the path (target-burst-capacity 0), as HAProxy here
     sv = ksim.Service(container_concurrency=breaker, target=max(1, breaker), pod_cpus=threads, scheduling_delay_s=0.0,
                       target_burst_capacity=0.0 if breaker else ksim.Service.target_burst_capacity)
-    if closed:
-        load = ksim.Load(stages=[(1e-6, closed), (secs, closed)])
-    else:
-        load = ksim.Load(segments=[(secs, rate)], uniform=True)
+    load = (ksim.Load(stages=[(1e-6, closed), (secs, closed)]) if closed else
+            ksim.Load(segments=[(secs, rate)], uniform=True))
     return ksim.summarize(ksim.single_pod(tg, sv, load, seed=seed))
 
 
@@ -91,40 +88,26 @@ backend be
 """
 
 
-class Breaker(spawn.Group):
+def breaker(stack, upstream_port, cc, cpu=None):
     """HAProxy in front of primed: maxconn cc, and 503 for a request that finds 10 x cc waiting;
-    a spawn.Group, started once primed's /healthz answers through it. url() is where the load goes."""
-
-    def __init__(self, upstream_port, cc, cpu=None):
-        if not shutil.which("haproxy"):
-            bench.die("--breaker needs HAProxy: apt-get install haproxy")
-        port = spawn.free_port()
-        self.dir = tempfile.mkdtemp(prefix="breaker-")
-        cfg = os.path.join(self.dir, "haproxy.cfg")
-        with open(cfg, "w") as f:
-            f.write(HAPROXY_CFG % {"port": port, "upstream": upstream_port, "cc": cc, "queue": 10 * cc})
-        try:
-            super().__init__(bench.taskset(cpu) + ["haproxy", "-db", "-f", cfg], port)
-        except spawn.NotReady as e:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            bench.die("haproxy did not listen on 127.0.0.1:%d: %s" % (port, e))
-
-    def url(self, path="/example"):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
-
-    def cpu_s(self):
-        """HAProxy's CPU seconds so far."""
-        return spawn.cpu_s(self.pid)
-
-    def stop(self, grace=10.0):
-        super().stop(grace)
-        shutil.rmtree(self.dir, ignore_errors=True)
+    a spawn.Group, started once primed's /healthz answers through it, stopped by stack."""
+    if not shutil.which("haproxy"):
+        bench.die("--breaker needs HAProxy: apt-get install haproxy")
+    port = spawn.free_port()
+    cfg = os.path.join(stack.enter_context(tempfile.TemporaryDirectory(prefix="breaker-")),
+                       "haproxy.cfg")
+    with open(cfg, "w") as f:
+        f.write(HAPROXY_CFG % {"port": port, "upstream": upstream_port, "cc": cc, "queue": 10 * cc})
+    try:
+        brk = spawn.Group(bench.taskset(cpu) + ["haproxy", "-db", "-f", cfg], port)
+    except spawn.NotReady as e:
+        bench.die("haproxy did not listen on 127.0.0.1:%d: %s" % (port, e))
+    stack.callback(brk.stop, 10.0)
+    return brk
 
 
 def diff(model_v, meas_v):
-    if model_v is None or not meas_v:
-        return "n/a"
-    return "%+.0f%%" % (100.0 * (model_v - meas_v) / meas_v)
+    return "n/a" if model_v is None or not meas_v else "%+.0f%%" % (100.0 * (model_v - meas_v) / meas_v)
 
 
 def main():
@@ -164,7 +147,6 @@ def main():
     levels = [int(x) for x in a.levels.split(",") if x]
     fracs = [float(x) for x in a.rates.split(",") if x]
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
-    rows = []
     ncpu = os.cpu_count() or 1
     if a.pin and ncpu <= a.threads:
         bench.die("--pin needs more CPUs than --threads (%d here)" % ncpu)
@@ -174,50 +156,48 @@ def main():
             subprocess.run(["taskset", "-a", "-p", "-c", "0-%d" % (a.threads - 1), str(srv.proc.pid)],
                            check=True, capture_output=True)
         cal = bench.wrk_checks(srv.url(), 1, a.calibrate)      # calibrated on primed alone, no breaker
-        brk = Breaker(srv.port, a.breaker, load_cpu) if a.breaker else None
-        if brk:
-            stack.callback(brk.stop)
-        url = brk.url() if brk else srv.url()
+        brk = breaker(stack, srv.port, a.breaker, load_cpu) if a.breaker else None
+        url = "http://127.0.0.1:%d/example" % brk.port if brk else srv.url()
         bench.wrk_checks(url, 2, 1)                                            # warm-up, not reported
         mean_ms, p50_ms = cal["mean_us"] / 1e3, cal["p50_us"] / 1e3
-
+        cap = a.threads * 1e3 / mean_ms
+        rows = []
         recals = []   # "row mean" of each --recalibrate run, for the header
 
-        def targets(c):
-            """The model as asked (--service) and the other one beside it, from calibration c."""
+        def targets(name):
+            """The model as asked (--service) and the other one beside it, from the calibration, or
+            with --recalibrate from a short wrk -c1 on primed alone just before the row."""
+            c = cal
+            if a.recalibrate > 0:
+                c = bench.wrk_checks(srv.url(), 1, a.recalibrate)
+                recals.append("%s %.2f ms" % (name, c["mean_us"] / 1e3))
             qs = tuple(v / 1e3 for v in c["quantiles_us"])
             return tuple(ksim.Target(name="primed here", service_ms_mean=c["mean_us"] / 1e3,
                                      service_ms_median=c["p50_us"] / 1e3, service_ms_quantiles=q)
                          for q in ((qs, None) if a.service == "measured" else (None, qs)))
 
-        def recal(name):
-            """--recalibrate: a short wrk -c1 on primed alone before a row; the row's model uses it."""
-            if a.recalibrate <= 0:
-                return targets(cal)
-            c = bench.wrk_checks(srv.url(), 1, a.recalibrate)
-            recals.append("%s %.2f ms" % (name, c["mean_us"] / 1e3))
-            return targets(c)
-        cv = cal["stdev_us"] / cal["mean_us"]
-        cv_lognormal = math.sqrt(mean_ms / p50_ms * mean_ms / p50_ms - 1) if mean_ms > p50_ms else 0.0
-        cap = a.threads * 1e3 / mean_ms
+        def models(tgs, **load):
+            return [model(x, a.threads, secs=a.duration, seed=a.seed, breaker=a.breaker, **load)
+                    for x in tgs]
+
         for c in levels:
-            tg, alt = recal("wrk -c%d" % c)
+            tgs = targets("wrk -c%d" % c)
             m = bench.wrk_checks(url, c, a.duration)
-            p, q = (model(x, a.threads, closed=c, secs=a.duration, seed=a.seed, breaker=a.breaker) for x in (tg, alt))
-            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], p, None, q))
+            rows.append(("wrk -c%d" % c, m["p50_us"] / 1e3, m["p95_us"] / 1e3, m["req_per_s"], None,
+                         *models(tgs, closed=c)))
         for f in fracs:
             rate = cap * f / 100.0
-            tg, alt = recal("openloop %g%%" % f)
+            tgs = targets("openloop %g%%" % f)
             m = openloop(ol, url, rate, a.duration, load_cpu)
-            p, q = (model(x, a.threads, rate=rate, secs=a.duration, seed=a.seed, breaker=a.breaker) for x in (tg, alt))
             rows.append(("openloop %g%% (%.1f/s)" % (f, rate), m["p50_us"] / 1e3, m["p95_us"] / 1e3,
-                         m["achieved_rps"], p, int(m.get("non2xx", 0)), q))
-        ready = srv.ready_line
-        breaker_cpu = brk.cpu_s() if brk else None
+                         m["achieved_rps"], int(m.get("non2xx", 0)), *models(tgs, rate=rate)))
+        breaker_cpu = spawn.cpu_s(brk.pid) if brk else None
+    cv = cal["stdev_us"] / cal["mean_us"]
+    cv_lognormal = math.sqrt(mean_ms / p50_ms * mean_ms / p50_ms - 1) if mean_ms > p50_ms else 0.0
     print(f"# knative-single-pod  {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC  {bench.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0]).removesuffix('.py')] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
-    print(f"#   {ready}")
+    print(f"#   {srv.ready_line}")
     print(f"# calibration (wrk -c1 {a.calibrate}s): mean {mean_ms:.2f} ms, p50 {p50_ms:.2f} ms, p99 "
           f"{cal['p99_us'] / 1e3:.2f} ms, coefficient of variation {cv:.2f} (a lognormal of that p50 and mean: "
           f"{cv_lognormal:.2f}); capacity {a.threads} / mean = {cap:.1f} req/s")
@@ -239,12 +219,12 @@ def main():
                       [[name, "%.2f" % m50, "%.2f" % p["p50_ms"], diff(p["p50_ms"], m50), "%.2f" % m95,
                         "%.2f" % p["p95_ms"], diff(p["p95_ms"], m95), "%.1f" % mx, "%.1f" % p["throughput_rps"],
                         diff(p["throughput_rps"], mx), "n/a" if e503 is None else e503, p["errors_503"]]
-                       for name, m50, m95, mx, p, e503, _ in rows])
+                       for name, m50, m95, mx, e503, p, _ in rows])
     other = "a lognormal of the calibration's p50 and mean" if a.service == "measured" else "the calibration's distribution"
     bench.print_table("The same runs, the model's service times from %s instead" % other,
                       ["load", "measured p95 ms", "model p95 ms", "diff", "measured 503s", "model 503s"],
                       [[name, "%.2f" % m95, "%.2f" % q["p95_ms"], diff(q["p95_ms"], m95),
-                        "n/a" if e503 is None else e503, q["errors_503"]] for name, _, m95, _, _, e503, q in rows])
+                        "n/a" if e503 is None else e503, q["errors_503"]] for name, _, m95, _, e503, _, q in rows])
     print()
     print("diff = (model - measured) / measured. The check: within 15 % at p50 and p95 below "
           "saturation (the open-loop rows and the levels below the capacity's knee).")

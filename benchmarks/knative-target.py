@@ -19,17 +19,19 @@ Also reports primed's memory (VmRSS idle, VmHWM after the load) for the resource
 Then (unless --no-model) the autoscaler model (benchmarks/knative-sim, docs/autoscaling.md) runs
 the seed's k6 scenario (0 -> 50 -> 100 -> 200 users, stages of --model-stage) over pods that serve
 as this run measured (per-core service time = threads / X_max, or the CPU time per prime when the
-wall clock is contended; its skew from the C=1 run; start-up from the spawn), for each measured level as containerConcurrency with target = headroom x it, and
-for the recommendation above, knative/base/service.yaml's values and Knative's defaults: its
-recommendation is the cheapest in CPU-seconds whose p95 meets the objective, and it says what
-each buys (p95, pods, cold starts, CPU-seconds). --model-only NAME skips the measurement: for an
-image of the published sweep (benchmarks/ksim/sweep.json) it prints the sweep's choice for the
-objective, for another target of benchmarks/ksim/published.json it models the levels instead.
+wall clock is contended; its skew from the C=1 run; start-up from the spawn), for each measured
+level as containerConcurrency with target = headroom x it, and for the recommendation above,
+knative/base/service.yaml's values and Knative's defaults: its recommendation is the cheapest in
+CPU-seconds whose p95 meets the objective, and it says what each buys (p95, pods, cold starts,
+CPU-seconds). --model-only NAME skips the measurement: for an image of the published sweep
+(benchmarks/ksim/sweep.json) it prints the sweep's choice for the objective, for another target
+of benchmarks/ksim/published.json it models the levels instead.
 The load generator shares the machine's cores with the server, so the figures are a floor of
 what a pod with dedicated CPUs does: rerun it on a node like yours before trusting the numbers.
 """
 import argparse
 import datetime
+import json
 import math
 import os
 import sys
@@ -37,7 +39,7 @@ import sys
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import bench  # noqa: E402
+from primedlab import bench, kmanifest, ksim, ksweep, quiet  # noqa: E402
 
 
 def main():
@@ -65,11 +67,10 @@ def main():
                     help="no measurement: the published sweep's choice for an image of it (e.g. ctr-static), "
                          "or the model of another target of benchmarks/ksim/published.json")
     a = ap.parse_args()
-    if a.model_only:
-        return model_only(a)
-    from primedlab import quiet                              # the measurement lock + quiet guard
-    quiet.guard("benchmarks/knative-target.py", table=sys.stdout)
     levels = [int(x) for x in a.levels.split(",")]
+    if a.model_only:
+        return model_only(a, levels)
+    quiet.guard("benchmarks/knative-target.py", table=sys.stdout)
     slo = a.slo_ms / 1000
     bench.need_wrk()
     exe = bench.built(a.binary)
@@ -77,25 +78,20 @@ def main():
         print(f"note: --threads {a.threads} > {os.cpu_count()} CPUs here", file=sys.stderr)
 
     env = {"PRIMED_THREADS": str(a.threads), "PRIMED_DISPATCH": a.dispatch}
-    rows = []
     with bench.start_clean(exe, env, a.server_args.split()) as srv:
         idle_rss, _ = srv.memory_kib()
-        start_ms = srv.start_ms
         bench.wrk_checks(srv.url(), 2, 1)                                      # warm-up, not reported
-        for c in levels:
-            r = bench.wrk_checks(srv.url(), c, a.duration)
-            r["c"] = c
-            rows.append(r)
+        rows = [dict(bench.wrk_checks(srv.url(), c, a.duration), c=c) for c in levels]
         rss, hwm = srv.memory_kib()
-        ready = srv.ready_line
         m = srv.metrics()
         with open("/proc/loadavg") as f:
             load = f.read().split()[:3]
+    start_ms = srv.start_ms
 
     print(f"# knative-target  {datetime.date.today().isoformat()}  {bench.machine()}")
     print(f"# command: {' '.join([os.path.relpath(sys.argv[0])] + sys.argv[1:])}")
     print(f"# server: PRIMED_THREADS={a.threads} PRIMED_DISPATCH={a.dispatch} {exe} {a.server_args}")
-    print(f"#   {ready}")
+    print(f"#   {srv.ready_line}")
     print(f"# start-up: {start_ms:.1f} ms from spawn to the 'primed: ready' line")
     print(f"# each level: wrk -c C -d {a.duration}s, GET /example; objective p95 <= {a.slo_ms:g} ms")
     print(f"# load average at the end: {' '.join(load)} on {os.cpu_count()} CPUs")
@@ -108,12 +104,12 @@ def main():
               f"{r['p95_us'] / 1e3:>8.1f} {r['p99_us'] / 1e3:>8.1f} {r['req_per_s'] * w:>6.1f} "
               f"{r['errors']:>6}  {'yes' if r['ok'] else 'no'}")
 
-    s1 = rows[0]["mean_us"] / 1e6 if rows[0]["c"] == 1 else None
+    r1 = rows[0] if rows[0]["c"] == 1 else None
+    s1 = r1["mean_us"] / 1e6 if r1 else None
     xmax = max(r["req_per_s"] for r in rows)
     knee = xmax * s1 if s1 else None
     passing = [r["c"] for r in rows if r["ok"]]
-    print()
-    print("Reasoning (Little's law, N = X * W: requests in flight = throughput * time in system):")
+    print("\nReasoning (Little's law, N = X * W: requests in flight = throughput * time in system):")
     dev = max(abs(r["req_per_s"] * r["mean_us"] / 1e6 - r["c"]) / r["c"] for r in rows)
     print(f"  X*W deviates from C by at most {dev * 100:.0f} % (wrk holds C requests in flight, so it should be ~0)"
           + ("" if dev <= 0.15 else "  (more than 15 %: client-side time is not negligible, "
@@ -144,15 +140,15 @@ def main():
     buckets = sorted((float(k.split('le="')[1].rstrip('"}').replace("+Inf", "inf")), v) for k, v in m.items()
                      if k.startswith("primed_prime_duration_seconds_bucket"))
     s95 = next((le for le, v in buckets if v >= 0.95 * n), None) if n else None
-    wall = [m.get('primed_http_request_duration_seconds_sum{path="/example"}', 0),
-            m.get('primed_http_request_duration_seconds_count{path="/example"}', 0)]
-    stretch = (wall[0] / wall[1]) / s_cpu if s_cpu and wall[1] else None
+    wall_sum, wall_n = (m.get('primed_http_request_duration_seconds_%s{path="/example"}' % k, 0)
+                        for k in ("sum", "count"))
+    stretch = (wall_sum / wall_n) / s_cpu if s_cpu and wall_n else None
     model_cc = None
     if s_cpu and s95:
         model_cc = max(1, min(1000, math.floor(a.threads * slo / s95)))
         print(f"  CPU time per prime (primed_prime_duration_seconds, {n:.0f} primes): mean "
               f"{s_cpu * 1e3:.1f} ms, p95 <= {s95 * 1e3:g} ms (histogram bucket bound)")
-        print(f"  inside primed a request took {wall[0] / wall[1] * 1e3:.1f} ms of wall clock on average: "
+        print(f"  inside primed a request took {wall_sum / wall_n * 1e3:.1f} ms of wall clock on average: "
               f"{stretch:.1f} x its CPU time" + ("" if stretch <= 1.5 else
                                                  " (the machine is contended: the wall-clock table understates a pod)"))
         print(f"  dedicated-core model: N = threads * objective / S95 = {a.threads} * {a.slo_ms:g} ms / "
@@ -173,51 +169,47 @@ def main():
         target = math.ceil(knee)
     print(f"  target = max(floor({a.headroom:g} * {cc}), knee) = {target}: scale out before the "
           "cap makes requests queue")
-    print()
-    print(f"Memory of primed (/proc/PID/status): VmRSS idle {idle_rss / 1024:.1f} MiB, "
+    print(f"\nMemory of primed (/proc/PID/status): VmRSS idle {idle_rss / 1024:.1f} MiB, "
           f"VmRSS after load {rss / 1024:.1f} MiB, VmHWM (peak) {hwm / 1024:.1f} MiB")
     # request: peak x 2 rounded up to 16 MiB; limit: 2 x the request. The working set Kubernetes
     # counts adds page cache and the container runtime's share to RSS.
     mem_req = max(32, 16 * math.ceil(2 * hwm / 1024 / 16))
     mem_lim = 2 * mem_req
-    print()
-    print("Recommended (knative/base/service.yaml):")
+    print("\nRecommended (knative/base/service.yaml):")
     print(f'  autoscaling.knative.dev/target: "{target}"')
     print(f"  containerConcurrency: {cc}")
     print(f"  resources: requests memory {mem_req}Mi, limits memory {mem_lim}Mi "
           f"(2 x peak RSS rounded up to 16 MiB, limit 2 x request); cpu {a.threads} = PRIMED_THREADS")
     print(f"RESULT target={target} containerConcurrency={cc} slo_ms={a.slo_ms:g} xmax={xmax:.1f} "
-          f"source={source.split(' (')[0].replace(' ', '_')} start_ms={start_ms:.1f} idle_rss_kib={idle_rss} hwm_kib={hwm} mem_request_mi={mem_req} mem_limit_mi={mem_lim}")
-    if a.model:
-        from primedlab import ksim
-        r1 = rows[0] if rows[0]["c"] == 1 else None
-        skew = (r1["p50_us"] / r1["mean_us"]) if r1 and r1["mean_us"] > 0 else None
-        if source.startswith("CPU-time") and s_cpu:
-            # the wall clock is contended here: the CPU time per prime is what a dedicated core takes
-            mean_ms, why = 1e3 * s_cpu, "primed's CPU time per prime"
-        else:
-            mean_ms, why = 1e3 * a.threads / xmax, f"{a.threads} / X_max"
-        tg = ksim.Target(name="primed (this run)", service_ms_mean=mean_ms,
-                         service_ms_median=mean_ms * skew if skew else None, startup_ms=start_ms)
-        print()
-        print(f"The model's inputs from this run: service time per core = {why} = {mean_ms:.2f} ms mean"
-              + (f", median {mean_ms * skew:.2f} ms (the C=1 run's p50/mean)" if skew else "")
-              + f"; start-up {start_ms:.1f} ms + {a.scheduling_delay:g} s scheduling")
-        model_section(a, tg, levels, target, cc)
+          f"source={source.split(' (')[0].replace(' ', '_')} start_ms={start_ms:.1f} idle_rss_kib={idle_rss} "
+          f"hwm_kib={hwm} mem_request_mi={mem_req} mem_limit_mi={mem_lim}")
+    if not a.model:
+        return 0
+    skew = r1["p50_us"] / r1["mean_us"] if r1 and r1["mean_us"] > 0 else None
+    if source.startswith("CPU-time") and s_cpu:
+        # the wall clock is contended here: the CPU time per prime is what a dedicated core takes
+        mean_ms, why = 1e3 * s_cpu, "primed's CPU time per prime"
+    else:
+        mean_ms, why = 1e3 * a.threads / xmax, f"{a.threads} / X_max"
+    tg = ksim.Target(name="primed (this run)", service_ms_mean=mean_ms,
+                     service_ms_median=mean_ms * skew if skew else None, startup_ms=start_ms)
+    print(f"\nThe model's inputs from this run: service time per core = {why} = {mean_ms:.2f} ms mean"
+          + (f", median {mean_ms * skew:.2f} ms (the C=1 run's p50/mean)" if skew else "")
+          + f"; start-up {start_ms:.1f} ms + {a.scheduling_delay:g} s scheduling")
+    model_section(a, tg, levels, target, cc)
+    return 0
 
 
 def model_section(a, tg, levels, target, cc):
     """What the recommendation buys in the seed's scenario, by the autoscaler model."""
-    from primedlab import ksim
     base = ksim.Service(pod_cpus=a.threads, scheduling_delay_s=a.scheduling_delay)
-    load = ksim.seed_load(a.model_stage)
-    from primedlab import kmanifest
-    _, now_t, now_cc = kmanifest.base_values(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    extra = [("the rule above", target, cc, 1.0), ("service.yaml now", int(now_t) if now_t == int(now_t) else now_t, now_cc, 1.0),
+    _, now_t, now_cc = kmanifest.base_values(bench.REPO_ROOT)
+    extra = [("the rule above", target, cc, 1.0),
+             ("service.yaml now", int(now_t) if now_t == int(now_t) else now_t, now_cc, 1.0),
              ("Knative defaults", None, 0, ksim.kpa.DEFAULTS["target_utilization"])]
-    rows, best = ksim.recommend(tg, levels, a.slo_ms, a.headroom, base, load, seed=a.model_seed, extra=extra)
-    print()
-    print(f"What each choice buys, by the autoscaler model (benchmarks/knative-sim; docs/autoscaling.md): the seed's "
+    rows, best = ksim.recommend(tg, levels, a.slo_ms, a.headroom, base, ksim.seed_load(a.model_stage),
+                                seed=a.model_seed, extra=extra)
+    print(f"\nWhat each choice buys, by the autoscaler model (benchmarks/knative-sim; docs/autoscaling.md): the seed's "
           f"k6 scenario (0 -> 50 -> 100 -> 200 users, hold 200; stages of {a.model_stage:g} s), pods of "
           f"{a.threads} CPU(s) serving as {tg.name}, scale 0..{base.max_scale}, Knative's KPA defaults, seed "
           f"{a.model_seed}. A model's output, not a measurement.")
@@ -238,37 +230,22 @@ def model_section(a, tg, levels, target, cc):
           f"max_pods={r['max_ready']} meets_slo={'yes' if meets else 'no'}")
 
 
-def sweep_rows(name):
-    """(rows, sweep document) of the published sweep (benchmarks/ksim/sweep.json) when it holds name."""
-    import json
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ksim", "sweep.json")
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        sw = json.load(f)
-    return (sw["rows"], sw) if name in sw.get("classes", []) else None
-
-
-def from_sweep(a, name, rows, sw):
+def from_sweep(a, name, sw):
     """--model-only for a CPU class of the published sweep: its answer per pod size for --slo-ms,
     read from the sweep's rows (benchmarks/knative-sim sweep; docs/autoscaling.md). At another
     objective than the sweep's own, only the settings the sweep ran through every scenario count."""
-    from primedlab import ksweep
     print(f"# knative-target --model-only {name}: the published sweep (benchmarks/ksim/sweep.json, lab run "
           f"{sw['run']}, seed {sw['seed']}): arrivals and the seed's users, objective p95 <= {a.slo_ms:g} ms "
           f"with no 503")
     rc = 0
     for n in sw["pod_cpus"]:
         try:
-            r = ksweep.recommend(rows, name, n, a.slo_ms, sw.get("scenarios"))
-        except ksweep.EdgeError as e:
+            r = ksweep.recommend(sw["rows"], name, n, a.slo_ms, sw.get("scenarios"))
+        except ValueError as e:        # none meets the objective, or (EdgeError) the grid's edge wins
+            edge = isinstance(e, ksweep.EdgeError)
             print(f"  {e}")
-            print(f"MODEL pod_cpus={n} edge=yes")
-            rc = 1
-            continue
-        except ValueError as e:
-            print(f"  {e}")
-            print(f"MODEL pod_cpus={n} none")
+            print(f"MODEL pod_cpus={n} " + ("edge=yes" if edge else "none"))
+            rc = 1 if edge else rc
             continue
         p95, where = ksweep.worst_p95(r)
         print(f"  {n} CPU(s) a pod: target {ksweep.fmt_num(r['target'])}, utilisation {round(100 * r['util'])} %, "
@@ -279,24 +256,28 @@ def from_sweep(a, name, rows, sw):
     return rc
 
 
-def model_only(a):
-    """--model-only NAME: the model's section for a target of the published lab table."""
-    import json
-    from primedlab import ksim
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ksim", "published.json")) as f:
-        doc = json.load(f)
-    t = [x for x in doc["targets"] if x["name"] == a.model_only]
-    if not t:
+def ksim_json(name):
+    """benchmarks/ksim/NAME as JSON; None when there is no such file."""
+    path = os.path.join(bench.BENCH_DIR, "ksim", name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def model_only(a, levels):
+    """--model-only NAME: the published sweep's answer for an image of it, else the model's section
+    for a target of the published lab table."""
+    doc = ksim_json("published.json")
+    t = next((x for x in doc["targets"] if x["name"] == a.model_only), None)
+    if t is None:
         sys.exit("knative-target: no target %s in benchmarks/ksim/published.json (%s)" % (
             a.model_only, ", ".join(x["name"] for x in doc["targets"])))
-    t = t[0]
-    tg = ksim.Target(name=t["name"], service_ms_mean=t["service_ms_mean"], service_ms_median=t.get("service_ms_median"),
-                     discipline=t.get("discipline", "fifo"), startup_ms=t.get("startup_ms", 0.0),
-                     containerised=t.get("containerised", False))
-    sweep = sweep_rows(t["name"])
-    if sweep is not None:
-        return from_sweep(a, t["name"], *sweep)
-    levels = [int(x) for x in a.levels.split(",")]
+    sw = ksim_json("sweep.json")
+    if sw and t["name"] in sw.get("classes", []):
+        return from_sweep(a, t["name"], sw)
+    fields = ("name", "service_ms_mean", "service_ms_median", "discipline", "startup_ms", "containerised")
+    tg = ksim.Target(**{k: t[k] for k in fields if k in t})
     print(f"# knative-target --model-only {t['name']}: inputs from {doc.get('source', '?')}")
     # the rule above, applied to the levels alone: the largest level, target = headroom x it
     cc = max(levels)
