@@ -7,20 +7,20 @@ in the repository or in a scaling bundle):
     sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 
 then `from primedlab import spawn, quiet` or `from primedlab.tap import Tap`. One module per
-concern, each saying its own in its header. The package spans three folders, each module living
+concern, each saying its own in its header. The package spans four folders, each module living
 beside what it is about:
   benchmarks/lib/primedlab/  measuring: spawn (a process started, probed, stopped), quiet (the
                              measurement lock, the quiet-machine guard), bench (log line, pinning,
-                             one wrk run, the commit), pinned, lab and lab_*, tap, pglib, kustomize,
-                             seccompprofile
+                             one wrk run, the commit), pinned, lab and lab_*, tap, pglib, kustomize
   knative/model/             the autoscaling model: kpa, ksim, kseed, ksweep, kcold, kmanifest (and
                              knative-sim.py, its command line), next to the manifests it writes
   docs/publish/              the reports and the pages: charts, report_html, lab_report, rundata,
                              scalingrun, figures, blocks (and publish.py), next to the pages they write
-A scaling bundle copies all three into one folder (benchmarks/scaling.py), so a module is found
+  knative/tools/             seccompprofile (the io-uring overlay's SeccompProfile, and its command)
+A scaling bundle copies all of them into one folder (benchmarks/scaling.py), so a module is found
 in either layout under the same name. Importing the package imports no module.
 """
 import pathlib
 
 _ROOT = pathlib.Path(__file__).resolve().parents[3]
-__path__ += [str(_ROOT / "knative" / "model"), str(_ROOT / "docs" / "publish")]
+__path__ += [str(_ROOT / "knative" / "model"), str(_ROOT / "docs" / "publish"), str(_ROOT / "knative" / "tools")]
