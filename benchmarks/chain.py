@@ -24,8 +24,11 @@ rows: wrk -c32 on its caller in 6 s runs until the per-second rate settles (two 
 within 10 %) or --warm-max s pass; the output says how each went. --db postgresql stores every
 pair's events in a PostgreSQL cluster (benchmarks/lib/primedlab/pglib.py) pinned to --cpu with
 the pairs, primed's measured once it answers 200 (it connects after its ready line); a
---baseline pair keeps its store in memory. --counts adds the context switches and system calls
-per request of the server processes (perf stat -p over a -c1 wrk run of each target).
+--baseline pair keeps its store in memory.
+
+--counts adds what a request costs in events that hypervisor steal does not bend: context
+switches and system calls per request of the server processes (callme; caller and callme;
+nginx's master and worker and callme), by `perf stat -p` over a -c1 wrk run of each target.
 
 Takes the measurement lock and refuses to publish a contaminated run (benchmarks/lib/primedlab/quiet.py).
 Prints a Markdown table on stdout; progress on stderr. Needs wrk and taskset.
