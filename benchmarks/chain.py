@@ -1,9 +1,6 @@
 #!/usr/bin/python3
 """benchmarks/chain.py - what a hop costs: caller -> callme over loopback.
 
-    benchmarks/chain.py [--duration S] [--rounds N] [--bin PATH] [--cpu N] [--load-cpu N] [--java fixed,virtual,tomcat-platform,tomcat-virtual,netty|none]
-                     [--db memory|postgresql] [--baseline PATH] [--no-nginx]
-
 Starts callme and caller (one worker each, both pinned with taskset to one CPU, --cpu,
 default 0: the whole chain on one core) and runs wrk pinned to --load-cpu (default 1) against, in turn
 (A B A B for --rounds rounds), callme's /callme/ping directly and caller's /caller/ping
@@ -19,50 +16,42 @@ keep-alive) in front of the same callme, pinned to the same CPU, measured in the
 row "nginx -> callme". Its hop beside primed's is the question a caller's cost answers: what
 a primed caller adds against what a plain proxy adds (--no-nginx leaves it out).
 
---java (default fixed,tomcat-platform,tomcat-virtual,netty) adds seed 000's pair on JDK 21
-(benchmarks/peers/java/Chain.java: HttpServer + HttpClient, the event in H2 in memory through
-JDBC, B3 forwarded), per THREAD_TYPE, and the same pair on embedded Tomcat (its platform pool or
-virtual threads) and on Netty (TomcatPeer.java, NettyPeer.java: JDBC through HikariCP, the DB
-call off Netty's loop; docs/java-peers.md), pinned to the same CPU, measured in the same
-rounds: rows "java21-fixed callme direct", "tomcat-platform caller -> callme", ...; a Java peer
-that does not start or answers another body than primed's fails the run
-(benchmarks/peers/java/chain21.py). Each Java pair is warmed before the rounds as the lab warms its
-JVM rows: wrk -c32 on its caller (which calls its callme) in 6 s runs until the per-second rate
-settles (two ten-second means within 10 %) or --warm-max s pass; the output says how each went.
+The Java pairs (--java; benchmarks/peers/java/chain21.py, docs/java-peers.md) and a --baseline
+pair run pinned to the same CPU, in the same rounds: rows "java21-fixed callme direct",
+"tomcat-platform caller -> callme", ...; a Java peer that does not start or answers another body
+than primed's fails the run. Each Java pair is warmed before the rounds as the lab warms its JVM
+rows: wrk -c32 on its caller in 6 s runs until the per-second rate settles (two ten-second means
+within 10 %) or --warm-max s pass; the output says how each went. --db postgresql stores every
+pair's events in a PostgreSQL cluster (benchmarks/lib/primedlab/pglib.py) pinned to --cpu with
+the pairs, primed's measured once it answers 200 (it connects after its ready line); a
+--baseline pair keeps its store in memory.
 
---db postgresql (seed 004's database column) stores every pair's events in PostgreSQL instead
-of memory: a cluster of Debian's postgresql-15 on 127.0.0.1 (benchmarks/lib/primedlab/pglib.py) pinned to
---cpu with the pairs, one database per process (primed through libpq, the Tomcat and Netty peers
-through pgjdbc and HikariCP); Chain.java has H2 only, so --java then takes only
-tomcat-platform, tomcat-virtual and netty. primed's pair is measured once it answers 200 (it
-connects after its ready line). A --baseline pair keeps its store in memory.
-
---counts (with perf) adds what a request costs in events that hypervisor steal does not bend:
-context switches and system calls per request of the server processes (callme; caller and
-callme; nginx's master and worker and callme), counted by `perf stat -p` over a -c1 wrk run
-of each target after the timed rounds.
+--counts adds what a request costs in events that hypervisor steal does not bend: context
+switches and system calls per request of the server processes (callme; caller and callme;
+nginx's master and worker and callme), by `perf stat -p` over a -c1 wrk run of each target.
 
 Takes the measurement lock and refuses to publish a contaminated run (benchmarks/lib/primedlab/quiet.py).
 Prints a Markdown table on stdout; progress on stderr. Needs wrk and taskset.
 """
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, lab_measure, pglib, quiet, spawn  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "peers", "java"))
+sys.path.insert(0, os.path.join(bench.BENCH_DIR, "peers", "java"))
 import chain21  # noqa: E402  (the JDK 21 callme and caller)
 
 log = bench.logger("chain")
+COUNTED = ("context-switches", "raw_syscalls:sys_enter")
+LOADS = (1, 32)   # wrk -c: a single client (the hop's latency), closed-loop saturation
 
 
 def nginx_proxy(cpu, upstream_port):
@@ -70,13 +59,10 @@ def nginx_proxy(cpu, upstream_port):
     in its own process group (a spawn.Group)."""
     port = spawn.free_port()
     env = dict(os.environ, PORT=str(port), NGINX_WORKERS="1", UPSTREAM_PORT=str(upstream_port),
-               NGINX_CONF=os.path.join(HERE, "peers", "nginx-proxy.conf"))
-    cmd = subprocess.run([os.path.join(HERE, "peers", "nginx-run"), "--prepare"], env=env,
+               NGINX_CONF=os.path.join(bench.BENCH_DIR, "peers", "nginx-proxy.conf"))
+    cmd = subprocess.run([os.path.join(bench.BENCH_DIR, "peers", "nginx-run"), "--prepare"], env=env,
                          capture_output=True, text=True, check=True).stdout.split()
     return spawn.Group(bench.taskset(cpu) + cmd, port)
-
-
-COUNTED = ("context-switches", "raw_syscalls:sys_enter")
 
 
 def counts(pids, port, path, secs, load_cpu):
@@ -96,9 +82,7 @@ def counts(pids, port, path, secs, load_cpu):
             if len(f) > 2 and f[2] in COUNTED and f[0].strip().isdigit():
                 got[f[2]] = int(f[0])
     n = max(int(st["requests"]), 1)
-    res = {k: got.get(k, 0) / n for k in COUNTED}
-    res["requests"] = n
-    return res
+    return dict({k: got.get(k, 0) / n for k in COUNTED}, requests=n)
 
 
 def wrk(port, path, conns, secs, load_cpu):
@@ -111,7 +95,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
+    ap.add_argument("--bin", default=os.path.join(bench.REPO_ROOT, "build", "src", "primed"))
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--load-cpu", type=int, default=1 if (os.cpu_count() or 1) > 1 else None,
                     help="CPU wrk is pinned to (default 1; unpinned on a 1-CPU machine)")
@@ -132,7 +116,7 @@ def main():
     ap.add_argument("--warm-max", type=int, default=60,
                     help="longest warm-up of each Java pair before the rounds, s (default 60)")
     a = ap.parse_args()
-    if a.counts and subprocess.run(["sh", "-c", "command -v perf"], capture_output=True).returncode:
+    if a.counts and not shutil.which("perf"):
         sys.exit("chain: --counts needs perf (apt-get install linux-perf)")
     if not a.no_nginx and not os.access("/usr/sbin/nginx", os.X_OK):
         sys.exit("chain: /usr/sbin/nginx is missing (apt-get install nginx, or --no-nginx)")
@@ -170,50 +154,47 @@ def database(pg, name):
              "DB_PASSWORD": pglib.PASSWORD})
 
 
+def start_pair(binary, cpu, env, started, prefix="", callme_env=None, caller_env=None):
+    """primed's callme, then its caller calling it, pinned to cpu, each added to started as it
+    starts: their rows (name, port, path, the pids --counts counts), callme direct first."""
+    callme = bench.start_pinned(binary, cpu, [], dict(env, APP_NAME="callme", **(callme_env or {})))
+    started.append(callme)
+    caller = bench.start_pinned(binary, cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
+                                dict(env, APP_NAME="caller", **(caller_env or {})))
+    started.append(caller)
+    return [(prefix + "callme direct", callme.port, "/callme/ping", [callme.pid]),
+            (prefix + "caller -> callme", caller.port, "/caller/ping", [caller.pid, callme.pid])]
+
+
 def run(a, env, pg):
-    penv = {"callme": {}, "caller": {}}
+    penv = ({}, {})
     if pg:
-        penv = {n: database(pg, "primed_" + n)[0] for n in penv}
+        penv = tuple(database(pg, "primed_" + n)[0] for n in ("callme", "caller"))
         a.java_db = lambda pair, n: database(pg, ("%s_%s" % (pair, n)).replace("-", "_"))[1]
-    else:
-        a.java_db = lambda pair, n: {}
-    callme = bench.start_pinned(a.bin, a.cpu, [], dict(env, APP_NAME="callme", **penv["callme"]))
-    caller = bench.start_pinned(a.bin, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping" % callme.port],
-                                dict(env, APP_NAME="caller", **penv["caller"]))
-    if pg:   # primed connects to PostgreSQL after its ready line: measure once both store
-        for port, path in ((callme.port, "/callme/ping"), (caller.port, "/caller/ping")):
-            if not spawn.wait_ok(port, path, 15):
-                callme.stop()
-                caller.stop()
-                sys.exit("chain: primed's %s did not answer 200 within 15 s on PostgreSQL" % path)
-    res, proxied = {}, []
-    pids = {"callme direct": lambda: [callme.pid], "caller -> callme": lambda: [caller.pid, callme.pid]}
-    jpeers, warmed, pairs = [], {}, [("callme direct", callme.port, "/callme/ping"), ("caller -> callme", caller.port, "/caller/ping")]
+    started, res, cnt, warmed, proxied = [], {}, {}, {}, []
     try:
+        pairs = start_pair(a.bin, a.cpu, env, started, "", *penv)   # callme direct, caller -> callme, ...
+        callme, caller = started
+        if pg:   # primed connects to PostgreSQL after its ready line: measure once both store
+            for _, port, path, _ in pairs:
+                if not spawn.wait_ok(port, path, 15):
+                    sys.exit("chain: primed's %s did not answer 200 within 15 s on PostgreSQL" % path)
         if a.baseline:
-            bcallme = bench.start_pinned(a.baseline, a.cpu, [], dict(env, APP_NAME="callme"))
-            jpeers.append(bcallme)
-            bcaller = bench.start_pinned(a.baseline, a.cpu, ["--callme-url", "http://127.0.0.1:%d/callme/ping"
-                                                              % bcallme.port], dict(env, APP_NAME="caller"))
-            jpeers.append(bcaller)
-            pids["baseline callme direct"] = lambda: [bcallme.pid]
-            pids["baseline caller -> callme"] = lambda: [bcaller.pid, bcallme.pid]
-            pairs += [("baseline callme direct", bcallme.port, "/callme/ping"),
-                      ("baseline caller -> callme", bcaller.port, "/caller/ping")]
+            pairs += start_pair(a.baseline, a.cpu, env, started, "baseline ")
             for _ in range(2):
-                spawn.http_get(bcaller.port, "/caller/ping")
+                spawn.http_get(started[-1].port, "/caller/ping")
         if not a.no_nginx:
             nginx = nginx_proxy(a.cpu, callme.port)
-            jpeers.append(nginx)
-            proxied = [("nginx -> callme", nginx.port, "/callme/ping")]
-            pids["nginx -> callme"] = lambda: [p.pid for p in spawn.group(nginx.pid)] + [callme.pid]
-            st, body = spawn.http_get(nginx.port, "/callme/ping")[:2]
+            started.append(nginx)
+            st, body = spawn.http_get(nginx.port, "/callme/ping")
             if st != 200:
                 raise RuntimeError("nginx -> callme answered %d: %r" % (st, body[:200]))
+            proxied = [("nginx -> callme", nginx.port, "/callme/ping",
+                        [p.pid for p in spawn.group(nginx.pid)] + [callme.pid])]
         if a.java:
             jp, jrows = chain21.start(a, env)
-            jpeers += jp
-            pairs += jrows
+            started += jp
+            pairs += [row + (None,) for row in jrows]    # --counts leaves them out
             for name, port, path in jrows[1::2]:
                 for _ in range(2):
                     spawn.http_get(port, path)
@@ -221,40 +202,42 @@ def run(a, env, pg):
         for _ in range(2):  # warm-up: the pool's connection, the store's first pages
             spawn.http_get(caller.port, "/caller/ping")
         wrk(caller.port, "/caller/ping", 4, 1, a.load_cpu)
+        targets = pairs[:2] + proxied + pairs[2:]
         for r in range(a.rounds):
-            for conns in (1, 32):
-                for name, port, path in pairs[:2] + proxied + pairs[2:]:
+            for conns in LOADS:
+                for name, port, path, _ in targets:
                     log("round %d: %s -c%d" % (r + 1, name, conns))
                     res.setdefault((conns, name), []).append(wrk(port, path, conns, a.duration, a.load_cpu))
-        cnt = {}
-        if a.counts:
-            for name, port, path in pairs[:2] + proxied + pairs[2:]:
-                if name in pids:
-                    log("counts: %s -c1" % name)
-                    cnt[name] = counts(pids[name](), port, path, a.duration, a.load_cpu)
+        for name, port, path, pids in targets if a.counts else []:
+            if pids:
+                log("counts: %s -c1" % name)
+                cnt[name] = counts(pids, port, path, a.duration, a.load_cpu)
         m = spawn.parse_metrics(spawn.http_get(caller.port, "/metrics")[1])
     finally:
-        for p in jpeers:
+        for p in reversed(started):
             p.stop()
-        caller.stop()
-        callme.stop()
+    report(a, pg, res, [n for n, *_ in pairs], [n for n, *_ in proxied], cnt, warmed, m)
 
+
+def report(a, pg, res, pairs, proxied, cnt, warmed, metrics):
+    """The tables; pairs: the rows' names in pairs (callme direct, then its caller), proxied: nginx's."""
     med = bench.med
-    targets = pairs[:2] + proxied + pairs[2:]
+    order = pairs[:2] + proxied + pairs[2:]
     bench.print_table("Chain: caller -> callme on one core (CPU %d; event store: %s)" % (
         a.cpu, "PostgreSQL, a database per process" if pg else "in memory"),
         ["load", "target", "req/s", "p50 ms", "p99 ms", "errors"],
-        [["-c%d" % c, name, bench.wrk_cells(res[(c, name)])] for c in (1, 32) for name, _, _ in targets])
+        [["-c%d" % c, name, bench.wrk_cells(res[(c, name)])] for c in LOADS for name in order])
 
     def hop(conns, label, d, c):    # what the hop adds over the direct call at the same load
+        d, c = res[(conns, d)], res[(conns, c)]
         return ["-c%d" % conns, label, "%.3f" % ((med(c, "p50_us") - med(d, "p50_us")) / 1e3),
                 "%.3f" % ((med(c, "p99_us") - med(d, "p99_us")) / 1e3), "%.2f" % (med(c, "rps") / med(d, "rps"))]
     rows = []
-    for conns in (1, 32):
-        for (dn, _, _), (cn, _, _) in zip(pairs[0::2], pairs[1::2]):
-            rows.append(hop(conns, cn.rsplit(" caller", 1)[0] if cn.startswith(("java", "baseline", "tomcat", "netty"))
-                            else "primed", res[(conns, dn)], res[(conns, cn)]))
-        rows += [hop(conns, "nginx (proxy)", res[(conns, pairs[0][0])], res[(conns, cn)]) for cn, _, _ in proxied]
+    for conns in LOADS:
+        for direct, called in zip(pairs[0::2], pairs[1::2]):
+            label = "primed" if called == pairs[1] else called.rsplit(" caller", 1)[0]
+            rows.append(hop(conns, label, direct, called))
+        rows += [hop(conns, "nginx (proxy)", pairs[0], name) for name in proxied]
     bench.print_table("Chain: what the hop costs", ["load", "pair", "hop p50 ms", "hop p99 ms",
                                                      "chain req/s / direct req/s"], rows)
     if cnt:
@@ -266,7 +249,7 @@ def run(a, env, pg):
         print("\nJVM warm-up before the rounds (wrk -c32 on the caller): %s" % "; ".join(
             "%s %s in %d s" % (n.rsplit(" caller", 1)[0], "settled" if w["settled"] else "NOT settled", w["seconds"])
             for n, w in warmed.items()))
-    calls = {k: v for k, v in m.items() if k.startswith("primed_upstream_calls_total") and v}
+    calls = {k: v for k, v in metrics.items() if k.startswith("primed_upstream_calls_total") and v}
     print("\ncaller's upstream calls: %s" % ", ".join("%s %d" % (k.split("result=")[1].rstrip("}"), v)
                                                        for k, v in sorted(calls.items())))
 

@@ -2,10 +2,6 @@
 """benchmarks/gateway.py - seed 003's siege scenario on loopback: a gateway in front of a catalog
 and an inventory, the inventory delayed by a fault rule.
 
-    benchmarks/gateway.py [--delay D] [--upstream-timeout T] [--reps N] [--users N]
-                       [--upstream-conns N] [--bin PATH] [--cpu N] [--load-cpu N] [--out DIR] [--quick]
-                       [--java all,stacks|none|MODEL,...] [--java-pool N] [--hard-users N] [--hard-reps N]
-
 Starts three primed processes on 127.0.0.1 (one worker each, --threads 1, pinned with taskset
 to --cpu, default 0): the catalog, the inventory and the gateway (--catalog-url and
 --inventory-url naming the other two, --upstream-timeout T, default 3 s). Then four
@@ -22,31 +18,21 @@ gateway's /metrics is read: the fallback share is primed_gateway_fallbacks_total
 over (the /api/products answered 200 x the catalog's products), i.e. the share of products
 that went out with "availability": null.
 
-With D < T < 8 x D (2 < 3 < 16 s) the scenarios tell apart what seed 003 compared: the
-parallel fan-out answers in about D with every product's availability; the sequential one
-runs into the deadline after T / D products and answers the rest null (a slower, poorer
-answer, still 200, never a failed transaction). In parallel, 10 users x 8 products are 80
-calls at once, over the gateway's --upstream-conns (64) connections to the inventory: the
-calls beyond them wait in order for a connection, one delay later, and past T they are null
-too (--upstream-conns 80 or more takes that out).
+With D < T < 8 x D the scenarios tell the fan-outs apart (docs/gateway.md#benchmark says how,
+and what the connection pool adds). --quick (the CI smoke, tests/bench/gateway): delay 0.3 s,
+upstream timeout 1 s (0.3 < 1 < 2.4 s), siege -r 2 -c 4, quiet wait 2 s; its figures are not
+to be quoted.
 
---quick (the CI smoke, tests/bench/gateway): delay 0.3 s, upstream timeout 1 s (the same
-shape, 0.3 < 1 < 2.4 s), siege -r 2 -c 4, quiet wait 2 s; its figures are not to be quoted.
+The Java gateways (--java, default all,stacks; --quick none; docs/java-peers.md) run each
+setting's siege after primed's, over the same catalog and inventory, then in the delayed setting
+a harder load (--hard-users, past the servlet pool, --hard-reps) runs against primed and every
+model. A second table lists them all with the CPU seconds and peak RSS of each gateway (and
+DIR/gateway-java.csv); benchmarks/peers/java/gateway21.py.
 
-The Java gateways (--java, default all,stacks; --quick none): seed 003's gateway in Java
-(all: benchmarks/peers/java/Gateway.java: the servlet model, a pool of --java-pool threads blocking
-on each call in turn; the reactive model, sendAsync + CompletableFuture.allOf; virtual threads
-blocking in turn; stacks: the same on embedded Tomcat, its pool of --java-pool threads or virtual
-threads, and on Netty, every inventory call at once from the event loops; docs/java-peers.md)
-run each setting's siege after primed's, over the same catalog and inventory,
-then in the delayed setting a harder load (--hard-users, past the servlet pool, --hard-reps)
-runs against primed and every model. A second table lists them all with the CPU seconds and
-peak RSS of each gateway (and DIR/gateway-java.csv); benchmarks/peers/java/gateway21.py.
-
-Takes the measurement lock and waits for a quiet machine (benchmarks/lib/primedlab/quiet.py, as
-benchmarks/chain.py does); the whole run's contamination is the table's last line. Prints a
-Markdown table on stdout (and, with --out DIR, into DIR/table.md with DIR/gateway.csv beside
-it); progress on stderr. Needs siege and taskset.
+Takes the measurement lock and waits for a quiet machine (benchmarks/lib/primedlab/quiet.py);
+the whole run's contamination is the table's last line. Prints a Markdown table on stdout (and,
+with --out DIR, into DIR/table.md with DIR/gateway.csv beside it); progress on stderr. Needs
+siege and taskset.
 """
 import argparse
 import json
@@ -55,17 +41,15 @@ import shutil
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, lab, quiet, spawn  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, "peers", "java"))
+sys.path.insert(0, os.path.join(bench.BENCH_DIR, "peers", "java"))
 import gateway21  # noqa: E402  (the JDK 21 gateways' rows)
 import peer21  # noqa: E402
 
-SIEGERC = os.path.join(HERE, "lib", "siegerc")
+SIEGERC = os.path.join(bench.BENCH_DIR, "lib", "siegerc")
 CSV_COLS = ["scenario", "fanout", "delay_s", "upstream_timeout_s", "reps", "users", "availability",
             "transactions", "successful_transactions", "failed_transactions", "transaction_rate",
             "response_time", "longest_transaction", "shortest_transaction", "elapsed_time",
@@ -151,7 +135,7 @@ def main():
     ap.add_argument("--users", type=int, default=None, help="siege -c (10; --quick 4)")
     ap.add_argument("--upstream-conns", type=int, default=None,
                     help="the gateway's connections per upstream (default: primed's, 64)")
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build-default", "src", "primed"))
+    ap.add_argument("--bin", default=os.path.join(bench.REPO_ROOT, "build-default", "src", "primed"))
     ap.add_argument("--cpu", type=int, default=0, help="CPU of the three servers (0)")
     ap.add_argument("--load-cpu", type=int, default=1, help="CPU of siege (1; unpinned on a 1-CPU machine)")
     ap.add_argument("--quiet-wait", type=float, default=None, help="longest wait for a quiet machine, s (60; --quick 2)")
@@ -172,9 +156,8 @@ def main():
     a = ap.parse_args()
     q = a.quick
     bench.defaults(a, q, delay=(2.0, 0.3), upstream_timeout=(3.0, 1.0), reps=(10, 2), users=(10, 4),
-                   quiet_wait=(60.0, 2.0), warm_max=(60, 2))
-    a.java = gateway21.parse_models(a.java if a.java is not None else ("none" if q else "all,stacks"))
-    a.java_pool = a.java_pool or (4 if q else 200)
+                   quiet_wait=(60.0, 2.0), warm_max=(60, 2), java=("all,stacks", "none"), java_pool=(200, 4))
+    a.java = gateway21.parse_models(a.java)
     a.hard_users = a.hard_users or (2 * a.java_pool if q else a.java_pool + 50)
     if not os.access(a.bin, os.X_OK):
         sys.exit("gateway: %s is not built (profiles/build default build-default, or --bin)" % a.bin)
@@ -199,36 +182,28 @@ def main():
             sys.exit("gateway: the Tomcat and Netty gateways cannot start: %s" % (p.stdout + p.stderr).strip()[-600:])
         log("Tomcat and Netty gateways: %s" % p.stdout.strip())
     res, jres = [], []
-    catalog = bench.start_pinned(a.bin, a.cpu, [], scrub=SCRUB)
-    inventory = gw = None
-    try:
+    with bench.start_pinned(a.bin, a.cpu, [], scrub=SCRUB) as catalog:
         st, body = spawn.http_get(catalog.port, "/api/catalog")
         if st != 200:
             raise RuntimeError("catalog's /api/catalog answered %d: %s" % (st, body[:200]))
         nproducts = len(json.loads(body))
-        conns = ["--upstream-conns", str(a.upstream_conns)] if a.upstream_conns else []
+        upstream = ["--upstream-timeout", "%g" % a.upstream_timeout]
+        upstream += ["--upstream-conns", str(a.upstream_conns)] if a.upstream_conns else []
         for name, delay in (("no delay", 0.0), ("inventory delayed %g s" % a.delay, a.delay)):
             fault = ["--fault-delay", "%g" % delay, "--fault-path", "/api/inventory"] if delay else []
-            inventory = bench.start_pinned(a.bin, a.cpu, fault, scrub=SCRUB)
-            gw = bench.start_pinned(a.bin, a.cpu, ["--catalog-url", "http://127.0.0.1:%d" % catalog.port,
-                                                   "--inventory-url", "http://127.0.0.1:%d" % inventory.port,
-                                                   "--upstream-timeout", "%g" % a.upstream_timeout, *conns],
-                                    scrub=SCRUB)
-            for fanout in ("parallel", "sequential"):
-                res.append(peer21.timed(gw.pid, lambda: scenario(a, gw, name, delay, fanout, nproducts, load_cpus)))
-            if a.java:
-                jres += res[-2:] + gateway21.models(a, scenario, catalog.port, inventory.port, name, delay,
-                                                    nproducts, load_cpus)
-                if delay:
+            with bench.start_pinned(a.bin, a.cpu, fault, scrub=SCRUB) as inventory, \
+                    bench.start_pinned(a.bin, a.cpu, ["--catalog-url", "http://127.0.0.1:%d" % catalog.port,
+                                                      "--inventory-url", "http://127.0.0.1:%d" % inventory.port,
+                                                      *upstream], scrub=SCRUB) as gw:
+                for fanout in ("parallel", "sequential"):
+                    res.append(peer21.timed(gw.pid, lambda: scenario(a, gw, name, delay, fanout, nproducts,
+                                                                     load_cpus)))
+                if a.java:
+                    jres += res[-2:] + gateway21.models(a, scenario, catalog.port, inventory.port, name, delay,
+                                                        nproducts, load_cpus)
+                if a.java and delay:
                     jres += gateway21.harder(a, scenario, gw, catalog.port, inventory.port, name, delay,
                                              nproducts, load_cpus)
-            gw.stop()
-            inventory.stop()
-            gw = inventory = None
-    finally:
-        for p in (gw, inventory, catalog):
-            if p is not None:
-                p.stop()
 
     table.write("\n### Gateway: siege -r %d -c %d on /api/products (seed 003's scenario, loopback)\n\n" % (
         a.reps, a.users))

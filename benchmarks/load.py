@@ -1,13 +1,6 @@
 #!/usr/bin/python3
 """benchmarks/load.py - side-by-side load test of primed builds and their peers, in one run.
 
-  benchmarks/load.py [--quick] [--primed NAME=BINARY[@inline,steal] ...] [--dispatch inline,steal]
-                  [--peers java,java-nodelay,java21,stacks,engines,primed-scalar,nginx|none] [--containers auto|none|LIST]
-                  [--cmd NAME=COMMAND ...] [--pin split|none]
-                  [--duration S] [--rounds N] [--warmup S] [--conns 50,100,200]
-                  [--healthz-conns 200] [--startup-runs N] [--rss-conns 1000] [--quiet-wait S]
-                  [--open-loop 50,80,95,110|none] [--open-duration S] [--siege auto|yes|no] [--out DIR]
-
 Every target runs at once on its own port; wrk visits them A B A B (per concurrency, per
 round), so drift on a shared machine hits all alike. Then the open loop (benchmarks/openloop:
 constant arrival rate at --open-loop % of each target's best closed-loop /example req/s) and
@@ -31,21 +24,21 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
-from primedlab import lab  # noqa: E402
-from primedlab import spawn  # noqa: E402
-from primedlab import report_html  # noqa: E402
+from primedlab import lab, report_html, spawn  # noqa: E402
+sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
+import lab21  # noqa: E402  (--peers java21: java21-fixed, java21-virtual)
+import labstacks  # noqa: E402  (--peers stacks: the Tomcat and Netty rows)
 
 
-def sh(cmd, timeout=20, **kw):
+def sh(cmd, timeout=20):
     """stdout of cmd, stripped; "" when it fails, exits non-zero or outlives timeout."""
     try:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             stdin=subprocess.DEVNULL, start_new_session=True, **kw)
+                             stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         return ""
     try:
@@ -155,10 +148,11 @@ def java_targets(args):
     return out
 
 
-def nginx_target(args, port):
+def nginx_targets(args, port):
+    """[nginx on port] (its configuration names the port), or [] when it is not installed."""
     if not os.access("/usr/sbin/nginx", os.X_OK):
         lab.log("nginx peer skipped: /usr/sbin/nginx missing (apt-get install nginx)")
-        return None
+        return []
     runner = os.path.join(lab.BENCH_DIR, "peers", "nginx-run")
     env = dict(os.environ, PORT=str(port), NGINX_WORKERS=str(lab_ncpu(args)))
     cmd = subprocess.run([runner, "--prepare"], env=env, stdout=subprocess.PIPE, text=True).stdout.split()
@@ -168,10 +162,10 @@ def nginx_target(args, port):
     ver = subprocess.run(["/usr/sbin/nginx", "-v"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     t.note = ("%s, %d worker(s), fixed body Hello_1 on /example (no prime: the plaintext ceiling), no access log"
               % (ver.strip().replace("nginx version: ", ""), lab_ncpu(args)))
-    return t
+    return [t]
 
 
-def container_targets(args, port):
+def container_targets(args):
     """One target per container variant whose image localhost/primed:VARIANT exists (built by
     container/build), run through container/podman-run like benchmarks/containers.py does."""
     runner = os.path.join(lab.REPO_ROOT, "container", "podman-run")
@@ -192,15 +186,44 @@ def container_targets(args, port):
         opts = "-e PRIMED_THREADS -e PRIMED_HOST"
         if args.server_cpus:
             opts += " --cpuset-cpus=%s" % ",".join(map(str, args.server_cpus))
-        t = lab.Target(name="ctr-%s" % v, kind="container", cmd=[runner, image], port=port,
+        t = lab.Target(name="ctr-%s" % v, kind="container", cmd=[runner, image],
                        env={"PRIMED_THREADS": str(lab_ncpu(args)), "PRIMED_HOST": "127.0.0.1",
                             "PODMAN_RUN_NAME": name, "PODMAN_RUN_OPTS": opts}, container=name)
-        port += 1
         t.build = "see benchmarks/containers.py"
         t.artifact_bytes = int(size)
         t.artifact_note = "(image)"
         t.note = "%s via container/podman-run (podman, --network=host, --read-only, seccomp); %s" % (image, opts)
         out.append(t)
+    return out
+
+
+def primed_targets(args):
+    """One target per --primed binary and dispatch."""
+    out = []
+    btimes = dict(x.split("=", 1) for x in args.build_time)
+    for spec in args.primed:
+        name, _, path = spec.partition("=")
+        path, _, disp = path.partition("@")
+        path = os.path.abspath(path)
+        if not os.access(path, os.X_OK):
+            lab.log("primed %s skipped: %s is not an executable" % (name, path))
+            continue
+        disps = [x for x in (disp or args.dispatch).split(",") if x]
+        for d in disps:
+            env = {"PRIMED_HOST": "127.0.0.1", "PRIMED_THREADS": str(lab_ncpu(args))}
+            if len(disps) > 1:
+                env["PRIMED_DISPATCH"] = d  # a build with one dispatch compiled in needs no choice
+            t = lab.Target(name="%s/%s" % (name, d), kind="primed", cmd=[path], env=env)
+            if name in btimes:
+                t.build_s = float(btimes[name])
+                t.build = "%.1f s" % t.build_s
+            artifact(t, path)
+            ver = sh([path, "--version"], timeout=5)
+            t.note = "%s; %s; %d worker thread(s)" % (
+                "; ".join(l.strip() for l in ver.splitlines()[:7]
+                          if l.strip() and not l.startswith(("flags", "dispatch")))
+                if ver else path, ("PRIMED_DISPATCH=" + d) if len(disps) > 1 else "dispatch " + d, lab_ncpu(args))
+            out.append(t)
     return out
 
 
@@ -286,8 +309,7 @@ def main():
         sys.exit("load: wrk missing (apt-get install wrk, or use benchmarks/run)")
 
     cpus = sorted(os.sched_getaffinity(0))
-    pin = args.pin or ("split" if len(cpus) >= 2 else "none")
-    if pin == "split" and len(cpus) >= 2 and shutil.which("taskset"):
+    if (args.pin or "split") == "split" and len(cpus) >= 2 and shutil.which("taskset"):
         half = len(cpus) // 2
         args.server_cpus, args.wrk_cpus = cpus[:half], cpus[half:]
         pinning = ("server on CPU %s, wrk and the start-up probe on CPU %s (taskset, the probe's --cpu/--server-cpus; with %d CPUs the server "
@@ -295,77 +317,35 @@ def main():
                        ",".join(map(str, args.server_cpus)), ",".join(map(str, args.wrk_cpus)), len(cpus),
                        len(args.server_cpus)))
     else:
-        pin = "none"
         args.server_cpus, args.wrk_cpus = [], []
         pinning = "none: server, wrk and probe share CPUs %s" % ",".join(map(str, cpus))
     args.probe = sh([os.path.join(lab.BENCH_DIR, "lib", "probe-path")])
     if not args.probe or not os.access(args.probe, os.X_OK):
         sys.exit("load: cannot find or build startup_probe (need cc)")
 
-    targets = []
     port = args.base_port or spawn.port_block(64)
-    btimes = dict(x.split("=", 1) for x in args.build_time)
-    for spec in args.primed:
-        name, _, path = spec.partition("=")
-        path, _, disp = path.partition("@")
-        path = os.path.abspath(path)
-        if not os.access(path, os.X_OK):
-            lab.log("primed %s skipped: %s is not an executable" % (name, path))
-            continue
-        disps = [x for x in (disp or args.dispatch).split(",") if x]
-        for d in disps:
-            env = {"PRIMED_HOST": "127.0.0.1", "PRIMED_THREADS": str(lab_ncpu(args))}
-            if len(disps) > 1:
-                env["PRIMED_DISPATCH"] = d  # a build with one dispatch compiled in needs no choice
-            t = lab.Target(name="%s/%s" % (name, d), kind="primed", cmd=[path], env=env, port=port)
-            port += 1
-            if name in btimes:
-                t.build_s = float(btimes[name])
-                t.build = "%.1f s" % t.build_s
-            artifact(t, path)
-            ver = sh([path, "--version"], timeout=5)
-            t.note = "%s; %s; %d worker thread(s)" % (
-                "; ".join(l.strip() for l in ver.splitlines()[:7]
-                          if l.strip() and not l.startswith(("flags", "dispatch")))
-                if ver else path, ("PRIMED_DISPATCH=" + d) if len(disps) > 1 else "dispatch " + d, lab_ncpu(args))
+    targets = []
+
+    def add(ts):    # each target on the next port
+        for t in ts:
+            t.port = port + len(targets)
             targets.append(t)
+    add(primed_targets(args))
     peers = [] if args.peers == "none" else args.peers.split(",")
     engines = [n for n, _, _, _ in ENGINES if "engines" in peers or n in peers]
     if engines:
-        for t in engine_targets([t for t in targets if t.kind == "primed"], port, engines):
-            port += 1
-            targets.append(t)
+        add(engine_targets([t for t in targets if t.kind == "primed"], port, engines))
     if "java" in peers or "java-nodelay" in peers:
-        for t in java_targets(args):
-            t.port = port
-            port += 1
-            targets.append(t)
-    if "java21" in peers:   # java21-fixed, java21-virtual: benchmarks/peers/java/lab21.py
-        sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
-        import lab21  # noqa: E402
-        for t in lab21.targets(lab):
-            t.port = port
-            port += 1
-            targets.append(t)
-    if "stacks" in peers:   # tomcat-platform, -tuned, -virtual, netty, tomcat-appcds: peers/java/labstacks.py
-        sys.path.insert(0, os.path.join(lab.BENCH_DIR, "peers", "java"))
-        import labstacks  # noqa: E402
-        for t in labstacks.targets(lab, cpus=args.server_cpus):
-            t.port = port
-            port += 1
-            targets.append(t)
+        add(java_targets(args))
+    if "java21" in peers:   # java21-fixed, java21-virtual
+        add(lab21.targets(lab))
+    if "stacks" in peers:   # tomcat-platform, -tuned, -virtual, netty, tomcat-appcds
+        add(labstacks.targets(lab, cpus=args.server_cpus))
     if "nginx" in peers:
-        t = nginx_target(args, port)
-        port += 1
-        if t:
-            targets.append(t)
-    for t in container_targets(args, port):
-        port = max(port, t.port + 1)
-        targets.append(t)
-    for spec in args.cmd:
-        name, _, cmd = spec.partition("=")
-        targets.append(lab.Target(name=name, kind="custom", cmd=shlex.split(cmd), port=port, note=cmd))
-        port += 1
+        add(nginx_targets(args, port + len(targets)))
+    add(container_targets(args))
+    add(lab.Target(name=name, kind="custom", cmd=shlex.split(cmd), note=cmd)
+        for name, _, cmd in (spec.partition("=") for spec in args.cmd))
     if not targets:
         sys.exit("load: no targets (give --primed NAME=BINARY, --peers or --cmd)")
 
@@ -375,16 +355,12 @@ def main():
     commit = lab.bench.commit() or "none (no commit yet)"
     if lab.bench.dirty():
         commit += " (+ uncommitted changes)"
-    model = ""
-    for line in sh(["lscpu"]).splitlines():
-        if line.startswith("Model name:"):
-            model = line.split(":", 1)[1].strip()
-    mem = ""
+    models = [l.split(":", 1)[1].strip() for l in sh(["lscpu"]).splitlines() if l.startswith("Model name:")]
     with open("/proc/meminfo") as f:
         mem = "%.0f GiB" % (int(f.readline().split()[1]) / (1 << 20))
     meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": "%s, %d CPUs, %s RAM" % (model or "unknown CPU", len(cpus), mem),
+        "machine": "%s, %d CPUs, %s RAM" % ((models or [""])[-1] or "unknown CPU", len(cpus), mem),
         "kernel": os.uname().release,
         "commit": commit,
         "command": os.environ.get("BENCH_COMMAND") or " ".join(shlex.quote(a) for a in
