@@ -21,8 +21,11 @@ class Checks(fl.Checks):
         return super().ok(cond, self.tag + desc, detail)
 
     def alive(self, srv):
-        """Whether srv still runs, as a check."""
-        return self.ok(srv.alive(), f"server alive ({srv.describe_exit()})")
+        """Whether srv still runs, as a check (its stderr tail printed when not)."""
+        alive = self.ok(srv.alive(), f"server alive ({srv.describe_exit()})")
+        if not alive:
+            fl.log(srv.stderr_text()[-2000:])
+        return alive
 
     def idle(self, srv, timeout, scrape_timeout=5.0):
         """Two checks: within timeout s, primed_connections_open is back to 1 (the scrape itself)

@@ -38,7 +38,8 @@ SEEDS = {
     "pipelined3": (0, [], req(b"/healthz") + req(b"/example?bits=100") + req(b"/nope")),
     "pipelined_split1": (0, [0], req(b"/healthz") + req(b"/readyz")),
     "pipelined_split7": (0, [6, 2, 30], req(b"/example") + req(b"/example", b"HEAD") + req(b"/healthz")),
-    "chunked_post": (0, [], req(b"/example", b"POST", H + TE, b"5\r\nhello\r\n0\r\n\r\n") + req(b"/healthz")),
+    "chunked_post": (0, [], req(b"/example", b"POST", H + TE, b"5\r\nhello\r\n0\r\n\r\n")
+                     + req(b"/healthz")),
     "chunked_split": (0, [3], post(TE, b"3;ext=1\r\nabc\r\n0\r\nTrailer: t\r\n\r\n") + req()),
     "content_length_body": (0, [10], req(b"/healthz", b"PUT", H + b"Content-Length: 5\r\n", b"abcde") + req()),
     "body_too_large": (0x20, [], post(b"Content-Length: 11\r\n", b"x" * 11)),
@@ -81,7 +82,8 @@ SEEDS = {
     "traceparent_future": (0, [], healthz(b"traceparent: cc-4bf92f3577b34da6a3ce929d0e0e4736"
                                           b"-00f067aa0ba902b7-01-what-the-future\r\n")),
     "traceparent_bad": (0, [], healthz(b"traceparent: 00-" + b"0" * 32 + b"-00f067aa0ba902b7-01\r\n")
-                        + healthz(b"TraceParent: ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n")
+                        + healthz(b"TraceParent: ff-4bf92f3577b34da6a3ce929d0e0e4736"
+                                  b"-00f067aa0ba902b7-01\r\n")
                         + healthz(b"traceparent: 00-4BF92F3577B34DA6A3CE929D0E0E4736"
                                   b"-00f067aa0ba902b7-01\r\n")),
     "traceparent_long": (0, [], healthz(b"traceparent: " + b"0" * 200 + b"\r\n")),
