@@ -1,11 +1,7 @@
-"""benchmarks/lib/primedlab/lab_table.py - the comparison lab's table: a run's raw windows made into
-its rows.
-
-Owns: results.csv's rows (aggregate: per target, path and concurrency, medians over rounds, sums of
-errors, the worst round's contamination, % of the physical limit); summary.csv's and table.md's
-summary row per target (summary_rows, SUMMARY_COLS) and the physical limit's row (limit_row); the
-saturation point; siege's availability; the number formats (fmt). Pure: never measures, never
-writes a file (lab_report.py does). Standard library only.
+"""benchmarks/lib/primedlab/lab_table.py - the comparison lab's rows, made from a run's raw windows:
+results.csv's (aggregate), the summary's per target (summary_rows) and the physical limit's
+(limit_row), and their number formats. Pure: never measures, never writes a file (lab_report.py
+does). Standard library only.
 """
 
 import statistics
@@ -14,8 +10,8 @@ from primedlab.lab_target import human_bytes
 
 
 def saturation(points):
-    """points: [(conns, rps, p95_ms)] for /example. The saturation point is the first
-    concurrency past which requests/s rises by no more than 5% while p95 keeps growing."""
+    """The first of points [(conns, rps, p95_ms)] past which requests/s rises by 5 % or less while
+    p95 keeps growing."""
     pts = sorted(p for p in points if p[1] and p[2] is not None)
     for (c0, r0, l0), (c1, r1, l1) in zip(pts, pts[1:]):
         if r1 <= r0 * 1.05 and l1 > l0:
@@ -38,7 +34,7 @@ SUMMARY_COLS = ["TYPE", "BUILD TIME", "ARTIFACT SIZE", "BOOT UP", "RPS", "RESPON
 
 
 def availability(rs):
-    """siege's availability over runs: answered with 2xx/3xx / attempted, in %."""
+    """Availability over wrk runs: answered with 2xx/3xx / attempted, in %."""
     ok = sum(r["requests"] - r["non2xx"] for r in rs)
     att = sum(r["requests"] + r["refused"] + r["reset"] for r in rs)
     return 100.0 * ok / att if att else None
@@ -49,9 +45,8 @@ def aggregate(targets, raw, ceiling):
     figures, sums of errors, the worst round's contamination."""
     agg = {}
     for r in raw:
-        if "error" in r:
-            continue
-        agg.setdefault((r["target"], r["path"], r["conns"]), []).append(r)
+        if "error" not in r:
+            agg.setdefault((r["target"], r["path"], r["conns"]), []).append(r)
     detail = []
     for t in targets:
         for (name, path, conns), rs in sorted(agg.items(), key=lambda kv: (kv[0][1] != "/example", kv[0][2])):
@@ -63,9 +58,8 @@ def aggregate(targets, raw, ceiling):
             for k in ("refused", "reset", "non2xx", "timeouts", "requests"):
                 d[k] = sum(r[k] for r in rs)
             d["availability_pct"] = availability(rs)
-            d["threads"] = max(r["threads"] for r in rs)
-            d["other_cpu_pct"] = max(r["other_cpu_pct"] for r in rs)
-            d["steal_pct"] = max(r["steal_pct"] for r in rs)
+            for k in ("threads", "other_cpu_pct", "steal_pct"):
+                d[k] = max(r[k] for r in rs)
             d["load1_max"] = max(max(r["load1_start"], r["load1_end"]) for r in rs)
             d["quiet_wait_s"] = sum(r.get("quiet_wait_s", 0) for r in rs)
             # requests per second of server CPU time: what a core buys, whatever share of it
@@ -74,7 +68,6 @@ def aggregate(targets, raw, ceiling):
             d["pct_of_ceiling"] = (100.0 * d["rps"] / ceiling) if (ceiling and path == "/example" and t.does_prime) \
                 else None
             detail.append(d)
-
     return detail
 
 
@@ -87,7 +80,7 @@ def summary_rows(args, targets, detail):
         best = max(ex, key=lambda d: d["rps"]) if ex else None
         mine = [d for d in detail if d["target"] == t.name]
         h = t.startup.get("healthz")
-        row = {
+        summary.append({
             "TYPE": t.name,
             "BUILD TIME": t.build,
             "ARTIFACT SIZE": human_bytes(t.artifact_bytes) + (" " + t.artifact_note if t.artifact_note else ""),
@@ -109,16 +102,10 @@ def summary_rows(args, targets, detail):
             # extra, CSV only
             "healthz_rps": hz[0]["rps"] if hz else None,
             "req_per_cpu_s": best["req_per_cpu_s"] if best else None,
-            "boot_ms_median": h["median_ms"] if h else None,
-            "boot_ms_min": h["min_ms"] if h else None,
-            "boot_ms_p10": h["p10_ms"] if h else None,
-            "boot_ms_p90": h["p90_ms"] if h else None,
-            "boot_ms_max": h["max_ms"] if h else None,
+            **{"boot_ms_" + k: h[k + "_ms"] if h else None for k in ("median", "min", "p10", "p90", "max")},
             "readyz_ms_median": t.startup.get("readyz", {}).get("median_ms"),
             "first_example_ms_median": t.startup.get("example", {}).get("median_ms"),
-            "idle_rss_kb": t.idle_rss_kb or None,
-            "peak_rss_kb": t.peak_rss_kb or None,
-            "conns_rss_kb": t.conns_rss_kb or None,
+            **{k: getattr(t, k) or None for k in ("idle_rss_kb", "peak_rss_kb", "conns_rss_kb")},
             "rss_conns": getattr(args, "rss_conns", 0),
             "conns_rss_error": t.conns_rss_err or None,
             "artifact_bytes": t.artifact_bytes,
@@ -126,18 +113,15 @@ def summary_rows(args, targets, detail):
             "status": t.failed or "ok",
             "kind": t.kind,
             "does_prime": t.does_prime,
-        }
-        summary.append(row)
+        })
     return summary
 
 
 def limit_row(summary, ceiling, cost_us):
     """The physical limit's row of the summary table."""
-    limit = {k: "" for k in summary[0]} if summary else {}
-    limit.update({"TYPE": "physical limit (prime cost)", "BUILD TIME": "-", "ARTIFACT SIZE": "-", "BOOT UP": "-",
-                  "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
+    limit = dict.fromkeys(summary[0] if summary else (), "")
+    limit.update(dict.fromkeys(SUMMARY_COLS, "-"))
+    limit.update({"TYPE": "physical limit (prime cost)", "RPS": ("%.0f" % ceiling) if ceiling else "n/a",
                   "RESPONSE TIME p95": ("%.2f ms (1 prime)" % (cost_us / 1e3)) if cost_us else "n/a",
-                  "SATURATION POINT": "-", "RAM": "-", "RAM idle": "-", "RAM @conns": "-", "CPU": "-", "THREADS": "-",
-                  "% of ceiling": "100%" if ceiling else "n/a", "SERVER FAILURES": "-", "CLIENT TIMEOUTS": "-",
-                  "AVAILABILITY": "-", "status": "limit"})
+                  "% of ceiling": "100%" if ceiling else "n/a", "status": "limit"})
     return limit

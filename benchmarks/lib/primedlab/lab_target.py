@@ -1,14 +1,7 @@
-"""benchmarks/lib/primedlab/lab_target.py - the comparison lab's targets: what each is, starting and
-stopping it, and what its processes use.
-
-Owns: Target (one thing under test and what a run fills in about it); its environment; starting it
-as its own process group on its own port pinned to the server CPUs, waiting for /healthz, stopping
-the group (start, stop); its RSS while it holds keep-alive connections (held_rss); the JVM settings its log prints; the
-lab's fd limit; artifact sizes (dir_bytes, human_bytes); the lab's log line (log). A JVM row (kind
-java): a full GC (its JDK's jcmd GC.run) before each RSS reading, a JFR recording from its start
-(JDK_JAVA_OPTIONS) and what the recording says (jfr_summary).
-Never runs a load or writes a results file (lab_measure.py and lab_report.py do). The group's
-CPU time, threads and memory are spawn.group_sample's.
+"""benchmarks/lib/primedlab/lab_target.py - the comparison lab's targets: what each is (Target),
+starting it as a process group pinned to the server CPUs and stopping it, what its processes use
+(RSS, threads, a JVM's full GC and flight recording), the lab's log line and fd limit. Never runs a
+load or writes a results file (lab_measure.py and lab_report.py do).
 """
 
 import json
@@ -64,9 +57,8 @@ group_sample = spawn.group_sample
 
 
 def held_rss(t, conns):
-    """(RSS in KiB summed over t's process group, "") while t holds `conns` keep-alive
-    connections that each got one /healthz answer; (0, why) when it could not hold them. A JVM
-    gets a full GC first, while it holds them (t.gc)."""
+    """(RSS in KiB of t's process group, "") while it holds `conns` keep-alive connections that each
+    got one /healthz answer, a JVM's after a full GC; (0, why) when it could not hold them."""
     try:
         held = spawn.hold_keepalive(t.port, conns)
     except OSError as e:
@@ -75,20 +67,22 @@ def held_rss(t, conns):
         time.sleep(0.3)
         if t.kind == "java":
             t.gc["RAM @%d conns" % conns] = full_gc(t)
-        _, _, _, rss = group_sample(t.stat_pgid)
-        return rss, ""
+        return group_sample(t.stat_pgid)[3], ""
     finally:
         for c in held:
             c.close()
 
 
-def raise_nofile(need):
-    """The lab's soft fd limit up to `need` (its servers inherit it), within the hard limit."""
+def raise_nofile(conns):
+    """The lab's soft fd limit raised, within the hard limit, for each server (they inherit it) to
+    hold `conns` connections; says so when it cannot."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = need if hard == resource.RLIM_INFINITY else min(need, hard)
+    want = conns + 1024 if hard == resource.RLIM_INFINITY else min(conns + 1024, hard)
     if soft != resource.RLIM_INFINITY and soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    got = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if got != resource.RLIM_INFINITY and got < conns + 64:
+        log("fd limit %d: too low to hold %d connections (RAM @conns will say failed)" % (got, conns))
 
 
 def port_free(port):
@@ -103,18 +97,14 @@ def server_env(t):
     """The environment a target runs in: the lab's, less MALLOC_PERTURB_ (meson sets it for
     tests: glibc would then fill every allocation, and a server's whole connection arena would
     count as resident and as start-up time), plus the target's own."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
-    env.update(t.env)
-    return env
+    return dict({k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}, **t.env)
 
 
 def start(t, cpus, logdir, timeout=60.0, jfr=None):
-    """Starts t on t.port, pinned to cpus; waits (sleeping 10 ms) for /healthz 200, then reads its
-    idle RSS (a JVM's after a full GC). With jfr (a folder), a JVM records from its start into
-    jfr/NAME.jfr (JDK_JAVA_OPTIONS, read by the java launcher of JDK 9+, written at exit). A port
-    that still answers is waited for up to 10 s first: the start-up probe's last server has
-    exited, but an io_uring server's listening socket is closed by the kernel's ring teardown,
-    which runs after the process is gone (later still on a busy CPU)."""
+    """Starts t on t.port pinned to cpus, waits for /healthz 200 and reads its idle RSS (a JVM's
+    after a full GC; with jfr, a folder, it records into jfr/NAME.jfr from its start). False with
+    t.failed set when it does not come up. A port that still answers is waited for up to 10 s:
+    the kernel closes an io_uring server's listener in the ring's teardown, after the exit."""
     t0 = time.time()
     while not port_free(t.port):
         if time.time() > t0 + 10.0:
@@ -123,8 +113,7 @@ def start(t, cpus, logdir, timeout=60.0, jfr=None):
         time.sleep(0.05)
     if time.time() - t0 > 0.04:
         log("%s: port %d answered for %.2f s before it was free" % (t.name, t.port, time.time() - t0))
-    env = server_env(t)
-    env["PORT"] = str(t.port)
+    env = dict(server_env(t), PORT=str(t.port))
     if jfr and t.kind == "java":
         os.makedirs(jfr, exist_ok=True)
         env["JDK_JAVA_OPTIONS"] = (env.get("JDK_JAVA_OPTIONS", "") + " -XX:StartFlightRecording=filename=%s,"
@@ -147,8 +136,7 @@ def start(t, cpus, logdir, timeout=60.0, jfr=None):
                     log("%s: cannot find the container's pid; sampling the wrapper" % t.name)
             if t.kind == "java":
                 t.gc["RAM idle"] = full_gc(t)
-            _, _, _, rss = group_sample(t.stat_pgid)
-            t.idle_rss_kb = rss
+            t.idle_rss_kb = group_sample(t.stat_pgid)[3]
             return True
         time.sleep(0.01)
     t.failed = "no /healthz 200 within %.0f s" % timeout
@@ -174,15 +162,20 @@ def safe(name):
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
+def read(path, limit=-1):
+    """The text of the file at path (at most limit characters), "" when it cannot be read."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read(limit)
+    except OSError:
+        return ""
+
+
 def jvm_settings(log_path):
     """The JVM's flags line ("java-stacks: jvm ...") and settings line ("settings: ...") that
     benchmarks/peers/java/stacks and its peers print, joined with "; "; "" when the log has none."""
-    try:
-        with open(log_path, errors="replace") as f:
-            text = f.read(1 << 20)
-    except OSError:
-        return ""
-    return "; ".join(m.group(1).strip() for m in re.finditer(r"^(?:java-stacks: jvm|settings:)(.*)$", text, re.M))
+    return "; ".join(m.group(1).strip() for m in re.finditer(r"^(?:java-stacks: jvm|settings:)(.*)$",
+                                                             read(log_path, 1 << 20), re.M))
 
 
 def jfr_path(t, jfr):
@@ -196,11 +189,7 @@ def jdk_tool(t, tool):
     java = next((c for c in t.cmd if os.path.basename(c) == "java"), "")
     if os.access(os.path.join(os.path.dirname(java), tool), os.X_OK):
         return [os.path.join(os.path.dirname(java), tool)]
-    try:
-        with open(java) as f:
-            m = re.search(r'^exec (.*) "\$@"$', f.read(8192), re.M)
-    except (OSError, UnicodeDecodeError):
-        m = None
+    m = re.search(r'^exec (.*) "\$@"$', read(java, 8192), re.M)
     argv = shlex.split(m.group(1)) if m else [""]
     real = os.path.join(os.path.dirname(argv[-1]), tool)
     return argv[:-1] + [real] if m and os.access(real, os.X_OK) else None
@@ -208,17 +197,9 @@ def jdk_tool(t, tool):
 
 def full_gc(t, timeout=20):
     """A full GC in t's JVM (the process of its group that maps libjvm.so) by its JDK's `jcmd PID
-    GC.run`, waited for (at most timeout s); "" when it ran, else why not (logged: the RSS
-    reading that follows is then made without one)."""
+    GC.run`, at most timeout s: "" when it ran, else why not (logged)."""
     jcmd, why = jdk_tool(t, "jcmd"), ""
-    pids = []
-    for p in spawn.group(t.stat_pgid):
-        try:
-            with open("/proc/%d/maps" % p.pid) as f:
-                if "/libjvm.so" in f.read():
-                    pids.append(p.pid)
-        except OSError:
-            pass
+    pids = [p.pid for p in spawn.group(t.stat_pgid) if "/libjvm.so" in read("/proc/%d/maps" % p.pid)]
     if not jcmd or not pids:
         why = "no jcmd beside the java of %s" % t.cmd[0] if not jcmd else "no JVM in process group %d" % t.stat_pgid
     else:
@@ -239,11 +220,9 @@ JFR_EVENTS = "jdk.GarbageCollection,jdk.CompilerStatistics,jdk.Compilation,jdk.V
 
 
 def jfr_summary(t, path, timeout=180):
-    """What t's recording at path says, from its JDK's `jfr summary` and `jfr print --json --events
-    JFR_EVENTS`: GCs (count, pauses' total and longest ms, how many the lab's jcmd GC.run
-    asked for), the JIT (compilations and their time from the last jdk.CompilerStatistics, those over
-    jdk.Compilation's 1 s threshold), virtual threads pinned (over 20 ms; None on a JDK without the
-    event); {"error": why} when the recording or the tool is missing or fails."""
+    """What t's recording at path says (its JDK's jfr): GCs (count, pauses, how many by jcmd), the
+    JIT (compilations, their time, those over 1 s), virtual threads pinned over 20 ms (None on a JDK
+    without the event); {"error": why} when the recording or the tool is missing or fails."""
     jfr = jdk_tool(t, "jfr")
     if not jfr or not os.path.isfile(path) or os.path.getsize(path) == 0:
         return {"error": ("no jfr beside the java of %s" % t.cmd[0]) if not jfr else
@@ -276,13 +255,8 @@ def ms(iso):
 
 def dir_bytes(d):
     """Bytes of the regular files under d (links not followed): a JDK's size on disk."""
-    total = 0
-    for root, _, files in os.walk(d):
-        for f in files:
-            p = os.path.join(root, f)
-            if not os.path.islink(p):
-                total += os.path.getsize(p)
-    return total
+    paths = (os.path.join(root, f) for root, _, files in os.walk(d) for f in files)
+    return sum(os.path.getsize(p) for p in paths if not os.path.islink(p))
 
 
 def human_bytes(n):

@@ -1,12 +1,9 @@
-"""pglib.py - a real PostgreSQL for the tests and benchmarks (tests/store/*, benchmarks/store.py):
-Debian's postgresql-15 (profiles/packages, group test), a cluster made with initdb in a
-temporary directory, started with pg_ctl on a loopback port and a private unix socket (pinned
-with taskset when asked), stopped and removed at the end.
-
-initdb and pg_ctl refuse root: as root, the cluster runs as the unprivileged `nobody` (its
-files chowned to it). The superuser `postgres` connects over the unix socket (trust); the
-role `primed` with a password over 127.0.0.1 (scram-sha-256), as a pod would, the password
-given to primed through PGPASSWORD, never in --db.
+"""benchmarks/lib/primedlab/pglib.py - a real PostgreSQL for the tests and benchmarks (tests/store/*,
+benchmarks/store.py): Debian's postgresql-15 (profiles/packages, group test), a cluster made by
+initdb in a temporary directory, run by pg_ctl on a loopback port and a private unix socket (on one
+CPU when asked), removed at the end. As root it runs as `nobody` (initdb and pg_ctl refuse root).
+The superuser `postgres` connects over the socket (trust); the role `primed` over 127.0.0.1 with a
+password (scram-sha-256), as a pod would, given to primed through PGPASSWORD, never in --db.
 """
 import glob
 import os
@@ -39,9 +36,7 @@ class Postgres:
         self.sock = os.path.join(self.root, "sock")
         os.mkdir(self.sock)
         self.port = spawn.free_port()
-        self.fsync = fsync
-        self.cpu = cpu
-        self.user = None
+        self.cpu, self.user = cpu, None
         if os.geteuid() == 0:
             pw = pwd.getpwnam("nobody")
             self.user = (pw.pw_uid, pw.pw_gid)

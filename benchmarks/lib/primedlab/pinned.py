@@ -1,11 +1,7 @@
-"""benchmarks/lib/primedlab/pinned.py - one server pinned to a CPU, and its CPU time, for the benchmarks
-that compare servers request for request on one core (benchmarks/modes.py plaintext, benchmarks/cpu-share.py).
-
-Owns: the layout (the server on SERVER_CPU, the load generator on LOAD_CPU); starting primed
-(Server: --port 0, its CPU seconds and threads), the floor (build/benchmarks/plaintext_floor),
-nginx or h2o (benchmarks/peers/*-run) pinned there in a process group of their own (Pinned), and
-their user and system CPU seconds (times). Never runs a load or prints a figure: the entry
-scripts do.
+"""benchmarks/lib/primedlab/pinned.py - one server pinned to SERVER_CPU (the load goes on LOAD_CPU)
+and its CPU seconds, for the benchmarks that compare servers request for request on one core
+(benchmarks/modes.py plaintext, benchmarks/cpu-share.py): primed, the plaintext floor, nginx or h2o.
+Never runs a load or prints a figure: the entry scripts do.
 """
 import os
 import shutil

@@ -1,35 +1,20 @@
 #!/usr/bin/python3
-"""benchmarks/lib/primedlab/quiet.py - the quiet-machine guard and the one measurement lock.
+"""benchmarks/lib/primedlab/quiet.py - the quiet-machine guard and the one measurement lock
+(docs/benchmarking.md#quiet-machine says why and how).
 
-Owns: (1) the exclusive lock every measuring script takes (flock on one machine-wide file, so
-two measurements never overlap, whichever worktree they run from); (2) contamination: what
-else ran during a measurement window, from /proc; (3) the bounded wait for a quiet machine;
-(4) the thresholds docs/publish/publish.py enforces. Never kills or renices anything: it only
-looks, waits and reports.
+Owns: the exclusive lock every measuring script takes (flock on one machine-wide file, whichever
+worktree it runs from); a measurement window's contamination, from /proc; the bounded wait for a
+quiet machine; the thresholds docs/publish/publish.py enforces. Never kills or renices anything.
 
-Contamination of a window (Window.stop()):
-  other_cpu_pct  CPU time of every process that is neither ours (the measuring script, its
-                 descendants: the load generator, the probe; the target process groups) nor a
-                 kernel thread, in % of one CPU over the window. Computed as the machine's
-                 user+nice+system time (/proc/stat) minus ours minus the kernel threads', so a
-                 compiler that starts and exits between two samples is counted too. irq and
-                 softirq time are left out: loopback traffic of our own load lands there.
-  steal_pct      /proc/stat steal, in % of the machine's CPU capacity (all CPUs) over the window:
-                 the hypervisor gave our vCPUs' time to someone else.
-  kthread_pct    kernel threads (kworker, ksoftirqd, ...), % of one CPU: shown, not judged;
-                 much of it serves our own load.
-  load1          the 1-minute load average at the start and the end (context only: our own
-                 load raises it, so it is not judged).
-  top            the three busiest other processes by name, e.g. "cc1 1.9s, make 0.1s".
-With adopt (a window that starts containers), the children time that init (or conmon's other
-reaper) collects during the window counts as ours: a container started and stopped inside the
-window exits through conmon, which init reaps; on a quiet machine nothing else is orphaned.
+A window's contamination (Window.stop()): other_cpu_pct, the machine's user+nice+system time
+(/proc/stat: a compiler that starts and exits between two samples counts) less ours (this script,
+its descendants, the targets' process groups, with adopt a container under a conmon started in the
+window) and the kernel threads', in % of one CPU; steal_pct, /proc/stat steal in % of all CPUs;
+kthread_pct and load1 (start and end), context, never judged; top, the three busiest others.
 
-Thresholds (THRESHOLDS; documented in docs/benchmarks.md "Quiet machine"): a run is
-contaminated when other_cpu_pct > 5 (a twentieth of one core taken from a 2-core lab that
-pins the server to one core and the load to the other) and other processes used more than
-MIN_OTHER_S (30 ms, 3 ticks of /proc's 10 ms clock: below that the figure of a short window
-is rounding), or when steal_pct > 2.
+THRESHOLDS: contaminated when other_cpu_pct > 5 (a twentieth of the core a 2-core lab gives the
+server) and other processes used more than MIN_OTHER_S (30 ms, 3 ticks of /proc's 10 ms clock:
+less is rounding), or when steal_pct > 2.
 
 CLI (for shell scripts):
   quiet.py run [--what NAME] [--max-wait S] -- CMD ARGS...   lock, wait for quiet, run CMD,
@@ -57,8 +42,7 @@ _lock_fd = None
 
 def logger(name, utc=False):
     """A log(msg) that writes `[name HH:MM:SS] msg` on stderr (local time, or UTC): every
-    benchmark script's progress line (through bench.logger; here because this is the lowest
-    module of the lab's library)."""
+    benchmark script's progress line (bench.logger; here, in the lab's lowest module)."""
     clock = time.gmtime if utc else time.localtime
 
     def log(msg):
@@ -70,21 +54,8 @@ def logger(name, utc=False):
 log = logger("quiet", utc=True)
 
 
-# ----------------------------------------------------------------------------- /proc
-# Read by hand, not through psutil (which spawn.py uses for one process or group): a snapshot
-# reads every process's stat, and psutil's process_iter() with oneshot() took 4.1 ms of CPU per
-# snapshot against 1.0 ms for _procs() (83 processes, this 2-CPU host), taken from the CPUs the
-# measurement runs on; it also has no field for PF_KTHREAD, which tells kernel threads apart.
-
-def _cpu_line():
-    """/proc/stat's aggregate cpu line as (busy, steal, total) in clock ticks; busy is
-    user+nice+system (guest time is inside user)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    v += [0] * (8 - len(v))
-    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
-    return user + nice + system, steal, user + nice + system + idle + iowait + irq + softirq + steal
-
+# /proc by hand, not psutil: its process_iter() with oneshot() took 4.1 ms of CPU per snapshot
+# against 1.0 ms for _procs() (83 processes), and it has no PF_KTHREAD flag for kernel threads.
 
 def proc_stat(pid):
     """(comm, [the fields after comm]) from /proc/PID/stat, or None once the process is gone.
@@ -103,23 +74,13 @@ def _procs():
     process (starttime tells a reused pid apart)."""
     out = {}
     for d in os.listdir("/proc"):
-        st = proc_stat(d) if d.isdigit() else None
-        if st is None:
-            continue
-        comm, f = st
+        comm, f = (proc_stat(d) if d.isdigit() else None) or ("", [])
         try:
-            # after comm: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-            #             utime stime cutime cstime
             out[int(d)] = (int(f[1]), int(f[2]), int(f[11]) + int(f[12]), int(f[13]) + int(f[14]),
                            bool(int(f[6]) & PF_KTHREAD), comm, int(f[19]))
         except (IndexError, ValueError):
-            continue
+            continue   # gone, or not a process
     return out
-
-
-def _loadavg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
 
 
 class Snapshot:
@@ -127,16 +88,20 @@ class Snapshot:
         with open("/proc/uptime") as f:
             self.uptime_ticks = float(f.read().split()[0]) * CLK_TCK
         self.t = time.monotonic()
-        self.busy, self.steal, self.total = _cpu_line()
+        with open("/proc/stat") as f:   # cpu: user nice system idle iowait irq softirq steal (ticks)
+            v = ([int(x) for x in f.readline().split()[1:]] + [0] * 8)[:8]
+        # busy = user+nice+system (guest time is inside user): irq and softirq, where the loopback
+        # traffic of our own load lands, are left out
+        self.busy, self.steal, self.total = sum(v[:3]), v[7], sum(v)
         self.procs = _procs()
-        self.load1 = _loadavg()
+        with open("/proc/loadavg") as f:
+            self.load1 = float(f.read().split()[0])
 
 
 def _ours(procs, root, pgids, adopt=(), since=0.0):
-    """pids that belong to the measurement: root and its descendants, and every process in
-    one of pgids (a container's server is not our descendant; its process group is known),
-    and the descendants of any process named in adopt that started after `since` (uptime
-    ticks): podman's conmon, which parents the containers a script starts."""
+    """pids that belong to the measurement: root and its descendants, every process in one of
+    pgids (a container's server), and the descendants of any process named in adopt that
+    started after `since` (uptime ticks)."""
     kids = {}
     for pid, p in procs.items():
         kids.setdefault(p[0], []).append(pid)
@@ -145,23 +110,19 @@ def _ours(procs, root, pgids, adopt=(), since=0.0):
     stack += [pid for pid, p in procs.items() if p[5] in adopt and p[6] >= since]
     while stack:
         pid = stack.pop()
-        if pid in mine:
-            continue
-        mine.add(pid)
-        stack.extend(kids.get(pid, ()))
-    pg = set(pgids)
-    mine.update(pid for pid, p in procs.items() if p[1] in pg)
-    return mine
+        if pid not in mine:
+            mine.add(pid)
+            stack.extend(kids.get(pid, ()))
+    return mine | {pid for pid, p in procs.items() if p[1] in pgids}
 
 
-# what Window.stop() returns (lab_measure's runs give them beside their own figures)
 WINDOW_FIELDS = ("wall_s", "other_cpu_pct", "other_cpu_s", "steal_pct", "kthread_pct", "load1_start", "load1_end",
-                 "top")
+                 "top")   # what Window.stop() returns
 
 
 class Window:
     """A measurement window: Window(pgids=...) starts it, .stop() returns the contamination
-    dict (see the module comment). root defaults to this process: its descendants are ours."""
+    dict. root defaults to this process: its descendants are ours."""
 
     def __init__(self, pgids=(), root=None, adopt=()):
         self.root = root or os.getpid()
@@ -172,12 +133,10 @@ class Window:
     def stop(self):
         s0, s1 = self.s0, Snapshot()
         wall = max(s1.t - s0.t, 1e-6)
-        ours0 = _ours(s0.procs, self.root, self.pgids, self.adopt, s0.uptime_ticks)
-        ours1 = _ours(s1.procs, self.root, self.pgids, self.adopt, s0.uptime_ticks)
+        ours0, ours1 = (_ours(s.procs, self.root, self.pgids, self.adopt, s0.uptime_ticks) for s in (s0, s1))
 
         def delta(pid, with_children):
-            p1 = s1.procs[pid]
-            p0 = s0.procs.get(pid)
+            p0, p1 = s0.procs.get(pid), s1.procs[pid]
             v1 = p1[2] + (p1[3] if with_children else 0)
             if p0 is None or p0[6] != p1[6]:
                 return v1                  # born in the window (or a reused pid): all of it
@@ -186,28 +145,20 @@ class Window:
         # ours: own + reaped children's time (wrk is reaped by us inside the window)
         ours = sum(delta(pid, True) for pid in ours1 | (ours0 & set(s1.procs)))
         if self.adopt:
-            # an adopted process (conmon) double-forks away from us: when it and its container
-            # exit inside the window, their time lands in the children time of whoever reaps
-            # them (init, or a subreaper), not in any process we can see
-            reapers = {p[0] for pid, p in list(s0.procs.items()) + list(s1.procs.items()) if p[5] in self.adopt}
-            reapers.add(1)
+            # a container started and stopped in the window exits through conmon, which init (or
+            # a subreaper) reaps: their time is in its children time, counted as ours
+            reapers = {p[0] for s in (s0, s1) for p in s.procs.values() if p[5] in self.adopt} | {1}
             for pid in reapers - ours1:
                 p0, p1 = s0.procs.get(pid), s1.procs.get(pid)
                 if p0 and p1 and p0[6] == p1[6]:
                     ours += max(0, p1[3] - p0[3])
         kthr = sum(delta(pid, False) for pid, p in s1.procs.items() if p[4])
-        busy = s1.busy - s0.busy
-        other = max(0, busy - ours - kthr)
-        named = []
-        for pid, p in s1.procs.items():
-            if pid in ours1 or pid in ours0 or p[4]:
-                continue
-            d = delta(pid, False)
-            if d > 0:
-                named.append((d, p[5]))
+        other = max(0, s1.busy - s0.busy - ours - kthr)
         by = {}
-        for d, name in named:
-            by[name] = by.get(name, 0) + d
+        for pid, p in s1.procs.items():
+            d = 0 if pid in ours1 or pid in ours0 or p[4] else delta(pid, False)
+            if d > 0:
+                by[p[5]] = by.get(p[5], 0) + d
         top = [kv for kv in sorted(by.items(), key=lambda kv: -kv[1])[:3] if kv[1] >= CLK_TCK / 20]
         tot = max(s1.total - s0.total, 1)
         return {
@@ -231,8 +182,7 @@ def contaminated(c):
 
 
 def describe(c):
-    """One window's figures in words. The load average counts every runnable thread, the measured
-    server's and the load generator's included, so it is read beside the CPU figures, not alone."""
+    """One window's figures in words."""
     secs = c.get("other_cpu_s")
     return ("other processes %.1f%% of a CPU%s (%s), steal %.1f%%, kernel threads %.1f%%, load average "
             "%.2f-%.2f (every runnable thread, the measured server and the load included)"
@@ -270,9 +220,8 @@ def header(cs):
 
 
 def wait_quiet(max_wait, pgids=(), window=1.0, what="measurement"):
-    """Waits until one window of `window` s is clean (contaminated() empty), at most max_wait
-    s. Returns (seconds waited, the last window's contamination). Says why it waits, every
-    10 s; after max_wait it measures anyway (the run's own contamination is recorded)."""
+    """Waits, saying why every 10 s, until a `window`-s window is clean, at most max_wait s (then the
+    run measures anyway and records its own): (seconds waited, the last window's contamination)."""
     t0 = time.monotonic()
     said = -1e9
     while True:
@@ -298,9 +247,7 @@ def _ancestors():
     while pid > 1 and pid not in seen:
         seen.add(pid)
         st = proc_stat(pid)
-        if st is None:
-            break
-        pid = int(st[1][1])
+        pid = int(st[1][1]) if st else 0
     return seen
 
 
@@ -312,15 +259,11 @@ def _holder(fd):
 
 
 def lock(what, max_wait=None):
-    """Takes the machine-wide measurement lock (LOCK_PATH), waiting for it and saying so.
-    A script run by a lock holder (PRIMED_MEASURE_LOCK_HELD names an ancestor) goes on
-    without it. max_wait: seconds, None = as long as it takes. Returns True when taken or
-    inherited; exits 3 after max_wait. The lock lives as long as this process."""
+    """Takes LOCK_PATH for as long as this process lives, waiting (max_wait s, None: for ever; then
+    exit 3) and saying so; a script run by its holder (HELD_ENV names an ancestor) goes on. True."""
     global _lock_fd
-    if _lock_fd is not None:
-        return True
     held = os.environ.get(HELD_ENV, "")
-    if held.isdigit() and int(held) in _ancestors():
+    if _lock_fd is not None or held.isdigit() and int(held) in _ancestors():
         return True
     fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     t0 = time.monotonic()
@@ -350,10 +293,8 @@ def lock(what, max_wait=None):
 
 
 def guard(what, max_wait=60.0, table=None, adopt=()):
-    """For a measuring script: lock, wait (at most max_wait s) for quiet, and print the whole
-    run's contamination on stderr at exit, and as a Markdown line on `table` (a file such as
-    sys.stdout, where the script prints its table) when given. adopt: see Window (containers
-    pass ("conmon",)). Returns the Window."""
+    """For a measuring script: lock, wait for quiet, and at exit print the whole run's contamination on
+    stderr and as a Markdown line on `table` (e.g. sys.stdout) when given. Returns the Window."""
     import atexit
     lock(what)
     wait_quiet(max_wait, what=what)
@@ -361,9 +302,9 @@ def guard(what, max_wait=60.0, table=None, adopt=()):
 
     def report():
         c = w.stop()
-        log("%s contamination: %s%s" % (what, describe(c),
-                                         ("; CONTAMINATED: " + "; ".join(contaminated(c))) if contaminated(c) else
-                                         "; under the threshold"))
+        over = contaminated(c)
+        log("%s contamination: %s; %s" % (
+            what, describe(c), "CONTAMINATED: " + "; ".join(over) if over else "under the threshold"))
         if table is not None:
             try:
                 table.write("\n" + header([c]).replace("(worst run)", "(whole run)") + "\n")
@@ -376,47 +317,27 @@ def guard(what, max_wait=60.0, table=None, adopt=()):
 
 # ----------------------------------------------------------------------------- CLI
 
-def _run_child(cmd):
+def main(argv):
+    if argv[:1] == ["sample"]:
+        w = Window()
+        time.sleep(float(argv[1]) if len(argv) > 1 else 1.0)
+        c = w.stop()
+        over = contaminated(c)
+        print(describe(c) + ("; CONTAMINATED: " + "; ".join(over) if over else "; quiet"))
+        return 1 if over else 0
+    i = argv.index("--") if "--" in argv else len(argv)
+    opts, cmd = dict(zip(argv[1:i:2], argv[2:i:2])), argv[i + 1:]
+    if argv[:1] not in (["run"], ["lock"]) or not cmd:
+        sys.stderr.write(__doc__)
+        return 2
+    if argv[0] == "lock":
+        lock(opts.get("--what", cmd[0]))
+    else:
+        guard(opts.get("--what", cmd[0]), float(opts.get("--max-wait", 60.0)))
     p = subprocess.Popen(cmd)
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, lambda sig, _f: p.send_signal(sig))
-    while True:
-        try:
-            return p.wait()
-        except InterruptedError:
-            continue
-
-
-def main(argv):
-    if len(argv) >= 1 and argv[0] == "sample":
-        secs = float(argv[1]) if len(argv) > 1 else 1.0
-        w = Window()
-        time.sleep(secs)
-        c = w.stop()
-        print(describe(c) + ("; CONTAMINATED: " + "; ".join(contaminated(c)) if contaminated(c) else "; quiet"))
-        return 1 if contaminated(c) else 0
-    if len(argv) < 1 or argv[0] not in ("run", "lock") or "--" not in argv:
-        sys.stderr.write(__doc__)
-        return 2
-    mode, opts, cmd = argv[0], argv[1:argv.index("--")], argv[argv.index("--") + 1:]
-    what = cmd[0] if cmd else "?"
-    max_wait = 60.0
-    i = 0
-    while i < len(opts):
-        if opts[i] == "--what":
-            what = opts[i + 1]
-            i += 1
-        elif opts[i] == "--max-wait":
-            max_wait = float(opts[i + 1])
-            i += 1
-        i += 1
-    if not cmd:
-        return 2
-    if mode == "lock":
-        lock(what)
-        return _run_child(cmd)
-    guard(what, max_wait)
-    return _run_child(cmd)
+    return p.wait()   # PEP 475: a signal handled here does not interrupt the wait
 
 
 if __name__ == "__main__":
