@@ -9,6 +9,7 @@ table on stdout (print_table; tap.md_table reads it back). Never judges a figure
 scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure.
 """
 
+import contextlib
 import csv
 import itertools
 import json
@@ -59,23 +60,16 @@ class PerSecondReads(threading.Thread):
 
     def __init__(self, pid):
         super().__init__(daemon=True)
-        self.proc, self.samples = psutil.Process(pid), []
-        self.done = threading.Event()
-        self._sample()
+        self.proc, self.samples, self.done = psutil.Process(pid), [], threading.Event()
         self.start()
-
-    def _sample(self):
-        try:
-            self.samples.append((time.monotonic(), self.proc.io_counters().read_chars))
-        except psutil.Error:
-            pass
 
     def run(self):
         t0 = time.monotonic()
         for k in itertools.count(1):
+            with contextlib.suppress(psutil.Error):
+                self.samples.append((time.monotonic(), self.proc.io_counters().read_chars))
             if self.done.wait(max(0.0, t0 + k - time.monotonic())):
                 return
-            self._sample()
 
     def stop(self):
         self.done.set()
@@ -233,9 +227,9 @@ def dirty():
 
 def stamp(command):
     """The HTML comment a printed table starts with: the command, kernel, commit, UTC time, load."""
-    return "<!-- %s; %s; commit %s; %s; load %s -->" % (command, os.uname().release, commit(),
-                                                        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                        open("/proc/loadavg").read().split()[0])
+    return "<!-- %s; %s; commit %s; %s; load %.2f -->" % (command, os.uname().release, commit(),
+                                                          time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                          os.getloadavg()[0])
 
 
 def defaults(args, quick, **pairs):

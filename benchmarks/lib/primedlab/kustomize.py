@@ -63,15 +63,14 @@ def render(d, _stack=()):
             raise RenderError(f"{kf}: resource {r} not found")
     for i, p in enumerate(k.get("patches", [])):
         apply_patch(out, p, d, f"{kf}: patches[{i}]")
-    if "namespace" in k:
-        for res in out:
+    for res in out:
+        md = res.setdefault("metadata", {})
+        if "namespace" in k:
             if (group_of(res)[0], res.get("kind")) not in NAMESPACED_KINDS:
                 raise RenderError(f"{kf}: namespace on a {res.get('kind')} is not implemented "
                                   "(extend benchmarks/lib/primedlab/kustomize.py)")
-            res.setdefault("metadata", {})["namespace"] = k["namespace"]
-    for res in out:
-        md = res.setdefault("metadata", {})
-        md["name"] = md["name"] + k.get("nameSuffix", "")
+            md["namespace"] = k["namespace"]
+        md["name"] += k.get("nameSuffix", "")
     for img in k.get("images", []):
         extra = set(img) - {"name", "newName", "newTag"}
         if extra:
@@ -164,16 +163,15 @@ def pointer(doc, path):
     """Split a JSON pointer; returns (parent container, last token)."""
     if not path.startswith("/"):
         raise ValueError(f"bad JSON pointer {path!r}")
-    toks = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
-    cur = doc
-    for t in toks[:-1]:
-        cur = cur[int(t)] if isinstance(cur, list) else cur[t]
-    return cur, toks[-1]
+    *toks, last = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+    for t in toks:
+        doc = doc[int(t)] if isinstance(doc, list) else doc[t]
+    return doc, last
 
 
 def jget(doc, path):
     parent, last = pointer(doc, path)
-    return parent[int(last)] if isinstance(parent, list) else parent[last]
+    return parent[int(last) if isinstance(parent, list) else last]
 
 
 def json6902(doc, ops):

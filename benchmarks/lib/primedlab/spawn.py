@@ -161,11 +161,9 @@ def group(pgid):
     import psutil
     out = []
     for p in psutil.process_iter():
-        try:
+        with contextlib.suppress(OSError):
             if os.getpgid(p.pid) == pgid:
                 out.append(p)
-        except OSError:
-            pass
     return out
 
 
@@ -236,13 +234,11 @@ class Primed:
                 line = raw.decode("utf-8", "replace").rstrip("\n")
                 self.lines.append((time.monotonic(), line))
                 if log:
-                    log.write(line + "\n")
-                    log.flush()
+                    print(line, file=log, flush=True)
                 m = ready.search(line) if self.port is None else None
                 if m:
                     self.start_ms = (time.monotonic() - t0) * 1e3
-                    self.ready_line = line
-                    self.port = int(m.group(1))
+                    self.ready_line, self.port = line, int(m.group(1))
                     got.set()
             if log:
                 log.close()
@@ -332,10 +328,8 @@ def stop_group(proc, grace=15.0):
             killed = True
         except ProcessLookupError:
             pass
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
     return killed
 
