@@ -50,7 +50,8 @@ def start_pinned(binary, cpus, args=(), env=None, threads=1, ready_timeout=20, s
     cmd = taskset(cpus) + [binary] + (["--threads", str(threads)] if threads else []) + list(args)
     environ = {k: v for k, v in os.environ.items() if k not in scrub}
     environ.update(env or {})
-    return spawn.Primed(cmd[0], cmd[1:], env=environ, args_first=True, ready_timeout=ready_timeout, **kw)
+    return spawn.Primed(cmd[0], cmd[1:], env=environ, args_first=True, ready_timeout=ready_timeout,
+                        **kw)
 
 
 class PerSecondReads(threading.Thread):
@@ -209,7 +210,8 @@ def machine():
 def git(*args):
     """git's stripped stdout in this checkout; "" outside one (a scaling bundle) or without git."""
     try:
-        p = subprocess.run(["git", "-C", REPO_ROOT, *args], capture_output=True, text=True, timeout=10)
+        p = subprocess.run(["git", "-C", REPO_ROOT, *args], capture_output=True, text=True,
+                           timeout=10)
     except (OSError, subprocess.SubprocessError):
         return ""
     return p.stdout.strip() if p.returncode == 0 else ""
@@ -227,9 +229,9 @@ def dirty():
 
 def stamp(command):
     """The HTML comment a printed table starts with: the command, kernel, commit, UTC time, load."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return "<!-- %s; %s; commit %s; %s; load %.2f -->" % (command, os.uname().release, commit(),
-                                                          time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                          os.getloadavg()[0])
+                                                          when, os.getloadavg()[0])
 
 
 def defaults(args, quick, **pairs):
@@ -266,5 +268,5 @@ def write_csv(path, cols, rows):
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
-        w.writerows({k: "%.3f" % v if isinstance(v, float) else "" if v is None else v for k, v in r.items()}
-                    for r in rows)
+        w.writerows({k: "%.3f" % v if isinstance(v, float) else "" if v is None else v
+                     for k, v in r.items()} for r in rows)

@@ -5,7 +5,7 @@ order: resources; patches (a strategic merge, or JSON 6902 test/replace/add on a
 namespace (Knative Services only); nameSuffix; images newName/newTag. Anything else is a
 RenderError, so a new feature cannot slip in unrendered. Debian's kubectl embeds kustomize 2.0.3,
 which cannot render `patches:`; where one with kustomize >= v4 runs, kubectl_kustomize() and
-canon() compare its output with ours. Used by tests/knative/validate and tests/monitoring/prometheus.
+canon() compare its output with ours. Used by tests/knative/validate and tests/monitoring/.
 Never writes a file, never judges a manifest. Needs PyYAML (python3-yaml).
 """
 import copy
@@ -146,7 +146,8 @@ def smp(dst, src):
                 out[k] = copy.deepcopy(v)
         return out
     both = dst + src if isinstance(dst, list) and isinstance(src, list) else []
-    key = next((k for k in ASSOCIATIVE_KEYS if all(isinstance(x, dict) and k in x for x in both)), None)
+    key = next((k for k in ASSOCIATIVE_KEYS
+                if all(isinstance(x, dict) and k in x for x in both)), None)
     if both and key:
         out = copy.deepcopy(dst)
         for s in src:

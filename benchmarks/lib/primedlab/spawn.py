@@ -39,7 +39,7 @@ def wrapped(cmd):
 
 
 def terminate(proc, timeout):
-    """SIGTERM to a Popen, up to timeout s for it to exit, then SIGKILL: its status (killed: None)."""
+    """SIGTERM to a Popen, up to timeout s to exit, then SIGKILL: its status (killed: None)."""
     if proc.poll() is not None:
         return proc.returncode
     proc.terminate()
@@ -218,7 +218,8 @@ class Primed:
         listen = ["--host", host, "--port", "0"] if listen is None else listen
         self.cmd = [exe, *args, *listen] if args_first else [exe, *listen, *args]
         self.session = session
-        pre = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None
+        limit = (nofile, nofile)
+        pre = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, limit)) if nofile else None
         t0 = time.monotonic()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env, preexec_fn=pre,
