@@ -1,24 +1,17 @@
-"""primedlab/bench.py - the toolkit every benchmark script uses: its log line, primed started
-(pinned, or clean of the caller's PRIMED_* settings), one wrk run parsed, the commit measured.
+"""primedlab/bench.py - the toolkit every benchmark script uses.
 
-Owns: the `[NAME HH:MM:SS] message` progress line on stderr (logger, quiet.py's); the taskset
-prefix and starting primed pinned with it (start_pinned, over spawn.Primed) or without PRIMED_*
-(start_clean), building the default binary when missing (built); one wrk run with
-wrk_report.lua's exact percentiles, its requests/s, its server failures apart from its client
-timeouts and, per second of the run, the answers/s (run_wrk, wrk), or with k6/wrk-checks.lua's
-checks (wrk_checks); this checkout's commit and a table's header comment (commit, stamp); the
-host in words (machine); the --quick defaults of an argparse namespace (defaults); a Markdown
-table on stdout under its ### title (print_table, which tap.md_table reads back). Never judges
-a figure; the entry scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure.
-Per second without touching wrk: wrk reads its answers with read(2), so the growth of its
-read_chars (/proc/PID/io rchar) over one second, divided by the bytes of one answer (wrk's own
-total ÷ its answers), is the answers of that second. A response() hook in wrk's Lua would count
-them too, but it makes wrk copy every answer into Lua and slows the client it measures with;
-wrk's Lua sees no per-request latency at all, so a per-second p99 of a wrk run does not
-exist: the per-second latency drawn is the closed loop's mean (connections ÷ answers/s).
+Owns: the `[NAME HH:MM:SS] message` log line (quiet.py's); primed started pinned with taskset
+(start_pinned) or without the caller's PRIMED_* (start_clean), the default binary built when
+missing (built); one wrk run with wrk_report.lua's percentiles, server failures apart from client
+timeouts and the answers of each second (run_wrk, wrk), or with k6/wrk-checks.lua's checks
+(wrk_checks); the commit, the host and a table's header comment; --quick defaults; a Markdown
+table on stdout (print_table; tap.md_table reads it back). Never judges a figure: the entry
+scripts (benchmarks/*.py) and the lab (lab_*.py) decide what to measure.
 """
 
+import contextlib
 import csv
+import itertools
 import json
 import os
 import re
@@ -39,7 +32,7 @@ REPO_ROOT = os.path.dirname(BENCH_DIR)
 CHECKS_LUA = os.path.join(BENCH_DIR, "k6", "wrk-checks.lua")
 
 
-logger = quiet.logger   # log = bench.logger("name"): `[name HH:MM:SS] msg` on stderr
+logger = quiet.logger
 
 
 def taskset(cpus):
@@ -52,43 +45,36 @@ def taskset(cpus):
 
 
 def start_pinned(binary, cpus, args=(), env=None, threads=1, ready_timeout=20, scrub=(), **kw):
-    """primed on 127.0.0.1:ephemeral pinned to cpus, with --threads threads (None: its
-    default): a spawn.Primed. Its environment is ours less the names in scrub, plus env;
-    raises spawn.NotReady."""
-    argv = taskset(cpus)[1:] + [binary] + (["--threads", str(threads)] if threads else []) + list(args)
-    exe = "taskset" if taskset(cpus) else argv.pop(0)
+    """primed on 127.0.0.1:ephemeral pinned to cpus with --threads threads (None: its default), as
+    a spawn.Primed, in our environment less the names in scrub, plus env; raises spawn.NotReady."""
+    cmd = taskset(cpus) + [binary] + (["--threads", str(threads)] if threads else []) + list(args)
     environ = {k: v for k, v in os.environ.items() if k not in scrub}
     environ.update(env or {})
-    return spawn.Primed(exe, argv, env=environ, args_first=True, ready_timeout=ready_timeout, **kw)
+    return spawn.Primed(cmd[0], cmd[1:], env=environ, args_first=True, ready_timeout=ready_timeout,
+                        **kw)
 
 
-class PerSecondReads:
-    """Samples /proc/PID/io's rchar (bytes the process read) once a second from now until
-    stop(); rates(bytes_per_answer) turns the growth of each second into answers/s."""
+class PerSecondReads(threading.Thread):
+    """/proc/PID/io's rchar once a second until stop(): wrk reads its answers with read(2), so
+    rates() turns each second's growth into answers/s without a response() hook in wrk's Lua, which
+    would copy every answer into Lua and slow the client (and still give no per-second p99)."""
 
     def __init__(self, pid):
-        self.proc, self.samples = psutil.Process(pid), []
-        self.evt = threading.Event()
-        self._sample()
-        self.th = threading.Thread(target=self._run, daemon=True)
-        self.th.start()
+        super().__init__(daemon=True)
+        self.proc, self.samples, self.done = psutil.Process(pid), [], threading.Event()
+        self.start()
 
-    def _sample(self):
-        try:
-            self.samples.append((time.monotonic(), self.proc.io_counters().read_chars))
-        except psutil.Error:
-            pass
-
-    def _run(self):
+    def run(self):
         t0 = time.monotonic()
-        k = 1
-        while not self.evt.wait(max(0.0, t0 + k - time.monotonic())):
-            self._sample()
-            k += 1
+        for k in itertools.count(1):
+            with contextlib.suppress(psutil.Error):
+                self.samples.append((time.monotonic(), self.proc.io_counters().read_chars))
+            if self.done.wait(max(0.0, t0 + k - time.monotonic())):
+                return
 
     def stop(self):
-        self.evt.set()
-        self.th.join()
+        self.done.set()
+        self.join()
 
     def rates(self, bytes_per_answer):
         """Answers/s of each whole second sampled (a last part-second is left out)."""
@@ -100,10 +86,9 @@ class PerSecondReads:
 
 
 def run_wrk(url, conns, secs, threads=2, timeout_s=10, cpus=None, extra=(), lua=spawn.LUA, timeout=None):
-    """One wrk run (pinned to cpus when given): (stats, stdout, rc). stats is None when wrk
-    printed no WRKSTAT line; else wrk_report.lua's figures plus rps, non2xx (answers not
-    2xx/3xx), failures (refused + reset: the server's), timeouts (the client gave up),
-    errors (all of them) and persec_rps (answers of each second of the run)."""
+    """One wrk run pinned to cpus: (stats, stdout, rc). stats, None without a WRKSTAT line, holds
+    wrk_report.lua's figures plus rps, non2xx, failures (refused + reset: the server's), timeouts
+    (the client gave up), errors (all of them) and persec_rps (answers of each second)."""
     cmd = taskset(cpus) + spawn.wrk_cmd(url, conns, secs, threads, timeout_s, lua=lua, extra=extra)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          stdin=subprocess.DEVNULL)
@@ -222,28 +207,31 @@ def machine():
     return "%s, %d CPUs, Linux %s" % (cpu_model(), os.cpu_count(), os.uname().release)
 
 
-def commit():
-    """This checkout's HEAD, short; "" outside a git checkout (a scaling bundle) or without git."""
+def git(*args):
+    """git's stripped stdout in this checkout; "" outside one (a scaling bundle) or without git."""
     try:
-        p = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                           text=True, timeout=10)
+        p = subprocess.run(["git", "-C", REPO_ROOT, *args], capture_output=True, text=True,
+                           timeout=10)
     except (OSError, subprocess.SubprocessError):
         return ""
     return p.stdout.strip() if p.returncode == 0 else ""
 
 
+def commit():
+    """This checkout's HEAD, short; "" outside a git checkout or without git."""
+    return git("rev-parse", "--short", "HEAD")
+
+
 def dirty():
     """Whether this checkout's tracked files differ from HEAD (untracked files do not count)."""
-    p = subprocess.run(["git", "-C", REPO_ROOT, "status", "--porcelain", "--untracked-files=no"],
-                       capture_output=True, text=True)
-    return bool(p.stdout.strip())
+    return bool(git("status", "--porcelain", "--untracked-files=no"))
 
 
 def stamp(command):
     """The HTML comment a printed table starts with: the command, kernel, commit, UTC time, load."""
-    return "<!-- %s; %s; commit %s; %s; load %s -->" % (command, os.uname().release, commit(),
-                                                        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                                        open("/proc/loadavg").read().split()[0])
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return "<!-- %s; %s; commit %s; %s; load %.2f -->" % (command, os.uname().release, commit(),
+                                                          when, os.getloadavg()[0])
 
 
 def defaults(args, quick, **pairs):
@@ -280,5 +268,5 @@ def write_csv(path, cols, rows):
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
-        for r in rows:
-            w.writerow({k: ("%.3f" % v if isinstance(v, float) else ("" if v is None else v)) for k, v in r.items()})
+        w.writerows({k: "%.3f" % v if isinstance(v, float) else "" if v is None else v
+                     for k, v in r.items()} for r in rows)

@@ -1,18 +1,12 @@
-"""benchmarks/lib/primedlab/kustomize.py - the manifests' kustomize renderer, offline, and
-`kubectl kustomize` beside it where one runs.
+"""benchmarks/lib/primedlab/kustomize.py - the manifests' kustomize renderer, offline.
 
-Minimal kustomize: exactly the features knative/ uses (resources; patches as a strategic merge
-from a file or JSON 6902 test/replace/add on a target; namespace, on Knative Services only;
-nameSuffix; images newName/newTag), in kustomize's order (patches, namespace, the suffix,
-images). Anything else is a RenderError, so a new feature cannot slip in unrendered. It stays because Debian's kubectl embeds kustomize 2.0.3,
-which cannot render `patches:`; where a kubectl with kustomize >= v4 runs, its output is compared
-with ours (kubectl_kustomize below), so this renderer is checked wherever it can be.
-
-Owns: render(DIR) -> the kustomization's resources (dicts), RenderError for anything outside those
-features, kubectl_kustomize(DIR) and canon() to compare the two. Used by tests/knative/validate
-(every kustomization under knative/) and tests/monitoring/prometheus (the overlays' Services).
-Never writes a file, never judges a manifest (the checks live in tests/knative/validate).
-Needs PyYAML (python3-yaml).
+Owns render(DIR), the resources (dicts) of exactly the features knative/ uses, in kustomize's
+order: resources; patches (a strategic merge, or JSON 6902 test/replace/add on a target);
+namespace (Knative Services only); nameSuffix; images newName/newTag. Anything else is a
+RenderError, so a new feature cannot slip in unrendered. Debian's kubectl embeds kustomize 2.0.3,
+which cannot render `patches:`; where one with kustomize >= v4 runs, kubectl_kustomize() and
+canon() compare its output with ours. Used by tests/knative/validate and tests/monitoring/.
+Never writes a file, never judges a manifest. Needs PyYAML (python3-yaml).
 """
 import copy
 import json
@@ -35,9 +29,14 @@ class RenderError(Exception):
     pass
 
 
+def docs_of(text):
+    """The YAML documents of text (a string or a file), empty ones left out."""
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
 def load_docs(path):
     with open(path) as f:
-        return [d for d in yaml.safe_load_all(f) if d is not None]
+        return docs_of(f)
 
 
 def render(d, _stack=()):
@@ -64,18 +63,19 @@ def render(d, _stack=()):
             raise RenderError(f"{kf}: resource {r} not found")
     for i, p in enumerate(k.get("patches", [])):
         apply_patch(out, p, d, f"{kf}: patches[{i}]")
-    if "namespace" in k:
-        for res in out:
+    for res in out:
+        md = res.setdefault("metadata", {})
+        if "namespace" in k:
             if (group_of(res)[0], res.get("kind")) not in NAMESPACED_KINDS:
                 raise RenderError(f"{kf}: namespace on a {res.get('kind')} is not implemented "
                                   "(extend benchmarks/lib/primedlab/kustomize.py)")
-            res.setdefault("metadata", {})["namespace"] = k["namespace"]
-    for res in out:
-        md = res.setdefault("metadata", {})
-        md["name"] = md["name"] + k.get("nameSuffix", "")
+            md["namespace"] = k["namespace"]
+        md["name"] += k.get("nameSuffix", "")
     for img in k.get("images", []):
-        for res in out:
-            set_image(res, img)
+        extra = set(img) - {"name", "newName", "newTag"}
+        if extra:
+            raise RenderError(f"{kf}: images: fields not implemented: {sorted(extra)}")
+        set_image(out, img)
     return out
 
 
@@ -85,6 +85,9 @@ def group_of(res):
 
 
 def matches(res, target):
+    unsupported = set(target) - {"group", "version", "kind", "name", "namespace"}
+    if unsupported:
+        raise RenderError(f"patch target fields not implemented: {sorted(unsupported)}")
     group, version = group_of(res)
     for key, have in (("group", group), ("version", version), ("kind", res.get("kind")),
                       ("name", res.get("metadata", {}).get("name")),
@@ -92,21 +95,16 @@ def matches(res, target):
         want = target.get(key)
         if want is not None and not re.fullmatch(want, have or ""):
             return False
-    unsupported = set(target) - {"group", "version", "kind", "name", "namespace"}
-    if unsupported:
-        raise RenderError(f"patch target fields not implemented: {sorted(unsupported)}")
     return True
 
 
 def apply_patch(resources, spec, d, where):
     if "path" in spec:
-        with open(os.path.join(d, spec["path"])) as f:
-            text = f.read()
+        docs = load_docs(os.path.join(d, spec["path"]))
     elif "patch" in spec:
-        text = spec["patch"]
+        docs = docs_of(spec["patch"])
     else:
         raise RenderError(f"{where}: needs path or patch")
-    docs = [x for x in yaml.safe_load_all(text) if x is not None]
     if len(docs) == 1 and isinstance(docs[0], list):          # JSON 6902
         if "target" not in spec:
             raise RenderError(f"{where}: a JSON 6902 patch needs a target")
@@ -136,7 +134,7 @@ def apply_patch(resources, spec, d, where):
 def smp(dst, src):
     """Strategic merge of src into dst as kyaml does without a schema."""
     if isinstance(dst, dict) and isinstance(src, dict):
-        if "$patch" in src or any(k.startswith("$") for k in src):
+        if any(k.startswith("$") for k in src):
             raise RenderError("strategic-merge directives ($patch, ...) are not implemented")
         out = dict(dst)
         for k, v in src.items():
@@ -147,21 +145,18 @@ def smp(dst, src):
             else:
                 out[k] = copy.deepcopy(v)
         return out
-    if isinstance(dst, list) and isinstance(src, list):
-        both = dst + src
-        if both and all(isinstance(x, dict) for x in both):
-            for key in ASSOCIATIVE_KEYS:
-                if all(key in x for x in both):
-                    out = [copy.deepcopy(x) for x in dst]
-                    for s in src:
-                        for i, x in enumerate(out):
-                            if x[key] == s[key]:
-                                out[i] = smp(x, s)
-                                break
-                        else:
-                            out.append(copy.deepcopy(s))
-                    return out
-        return copy.deepcopy(src)
+    both = dst + src if isinstance(dst, list) and isinstance(src, list) else []
+    key = next((k for k in ASSOCIATIVE_KEYS
+                if all(isinstance(x, dict) and k in x for x in both)), None)
+    if both and key:
+        out = copy.deepcopy(dst)
+        for s in src:
+            i = next((i for i, x in enumerate(out) if x[key] == s[key]), None)
+            if i is None:
+                out.append(copy.deepcopy(s))
+            else:
+                out[i] = smp(out[i], s)
+        return out
     return copy.deepcopy(src)
 
 
@@ -169,16 +164,15 @@ def pointer(doc, path):
     """Split a JSON pointer; returns (parent container, last token)."""
     if not path.startswith("/"):
         raise ValueError(f"bad JSON pointer {path!r}")
-    toks = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
-    cur = doc
-    for t in toks[:-1]:
-        cur = cur[int(t)] if isinstance(cur, list) else cur[t]
-    return cur, toks[-1]
+    *toks, last = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+    for t in toks:
+        doc = doc[int(t)] if isinstance(doc, list) else doc[t]
+    return doc, last
 
 
 def jget(doc, path):
     parent, last = pointer(doc, path)
-    return parent[int(last)] if isinstance(parent, list) else parent[last]
+    return parent[int(last) if isinstance(parent, list) else last]
 
 
 def json6902(doc, ops):
@@ -216,8 +210,6 @@ def split_image(ref):
 
 def set_image(node, img):
     """images: newName and newTag on every container whose image is img's name (with any tag)."""
-    if set(img) - {"name", "newName", "newTag"}:
-        raise RenderError(f"images: fields not implemented: {sorted(set(img) - {'name', 'newName', 'newTag'})}")
     if isinstance(node, dict):
         for k, v in node.items():
             if k == "containers" and isinstance(v, list):
@@ -256,7 +248,7 @@ def kubectl_kustomize(d):
         return None, "kubectl kustomize timed out"
     if p.returncode != 0:
         return [], f"kubectl kustomize failed: {p.stderr.strip()[:400]}"
-    return [x for x in yaml.safe_load_all(p.stdout) if x is not None], None
+    return docs_of(p.stdout), None
 
 
 def canon(docs):

@@ -1,15 +1,14 @@
-"""primedlab/spawn.py - a process started, probed, sampled and stopped, and one wrk command, for every script.
+"""primedlab/spawn.py - a process started, probed, sampled and stopped, for every script.
 
-Owns: starting primed on 127.0.0.1 with `--port 0`, reading its `primed: ready ... port=N`
-line, keeping its stderr drained (and kept, line by line, for the caller to read), stopping it
-(SIGTERM, bounded wait, SIGKILL); a free port or block of ports for what cannot take --port 0; the
-one HTTP GET of the lab (http_get, http_status) and the /metrics text as a dict; a built program's
-command behind a cross build's exe wrapper (wrapped()); keep-alive connections held open for a
-memory figure; a process's or a process group's CPU time, threads and memory (psutil); building
-and parsing one wrk command line (wrk_report.lua's WRKSTAT line; bench.run_wrk runs it).
+Owns: primed started on 127.0.0.1 with `--port 0` up to its `primed: ready ... port=N` line, its
+stderr drained and kept line by line; stopping a process or a process group (SIGTERM, bounded
+wait, SIGKILL); free ports for what cannot take --port 0; the lab's one HTTP GET and /metrics as a
+dict; a built program behind a cross build's exe wrapper; keep-alive connections held open; CPU
+time, threads and memory (psutil); one wrk command line and its WRKSTAT line (bench runs it).
 Never installs, builds or measures anything itself.
 """
 
+import contextlib
 import http.client
 import os
 import random
@@ -24,27 +23,23 @@ import tempfile
 import threading
 import time
 
-LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wrk_report.lua")  # benchmarks/lib/
-WRKSTAT_RE = re.compile(r"WRKSTAT (.*)")
+LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "wrk_report.lua")
 
 
 def exit_on_sigterm():
-    """SIGTERM (kill, a timeout) ends the calling script as Ctrl-C does: SystemExit unwinds
-    its finally blocks, which stop the servers and containers it started (by default SIGTERM
-    ends Python at once and leaves them running)."""
+    """SIGTERM ends the calling script as Ctrl-C does, unwinding the finally blocks that stop
+    what it started (by default SIGTERM ends Python at once and leaves them running)."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def wrapped(cmd):
-    """cmd (a list whose first item is a program this build made) as meson runs such a program:
-    behind a cross build's exe_wrapper (MESON_EXE_WRAPPER, e.g. qemu-user for the arm64 build of
-    profiles/cross), unchanged in a native build."""
+    """cmd (a program this build made, then its arguments) as meson runs it: behind a cross
+    build's MESON_EXE_WRAPPER (qemu-user for profiles/cross), unchanged in a native build."""
     return shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")) + list(cmd)
 
 
 def terminate(proc, timeout):
-    """SIGTERM to a subprocess.Popen, up to timeout s for it to exit, then SIGKILL; returns
-    its exit status (None when it had to be killed)."""
+    """SIGTERM to a Popen, up to timeout s to exit, then SIGKILL: its status (killed: None)."""
     if proc.poll() is not None:
         return proc.returncode
     proc.terminate()
@@ -64,10 +59,9 @@ def free_port():
 
 
 def port_block(n, tries=200):
-    """The first of n consecutive TCP ports on 127.0.0.1, each free a moment ago, all below the
-    kernel's ephemeral range (net.ipv4.ip_local_port_range), so that no outgoing connection of a
-    load generator running beside takes one as its own port; for servers that take a port each and
-    cannot take --port 0. Raises OSError when no block is found."""
+    """The first of n consecutive TCP ports on 127.0.0.1 free a moment ago, for servers that take a
+    port each, below the kernel's ephemeral range (ip_local_port_range) so that no outgoing
+    connection of a load generator beside takes one. Raises OSError when no block is found."""
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             low = int(f.read().split()[0])
@@ -77,18 +71,13 @@ def port_block(n, tries=200):
     rng = random.Random(os.getpid() ^ time.monotonic_ns())
     for _ in range(tries):
         base = rng.randrange(10000 if top > 10000 + n else 1024, top)
-        socks = []
-        try:
-            for p in range(base, base + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
+        with contextlib.ExitStack() as socks:
+            try:
+                for p in range(base, base + n):
+                    socks.enter_context(socket.socket()).bind(("127.0.0.1", p))
+                return base
+            except OSError:
+                pass
     raise OSError("no %d consecutive free ports below %d on 127.0.0.1" % (n, low))
 
 
@@ -112,8 +101,7 @@ def http_status(port, path, timeout=2.0):
 
 
 def wait_ok(port, path="/healthz", timeout=10.0, proc=None):
-    """Polls GET path on port every 50 ms until it answers 200 (True), or timeout seconds pass
-    or proc (when given) exits (False)."""
+    """GET path on port every 50 ms until a 200 (True), timeout s or proc's exit (False)."""
     deadline = time.time() + timeout
     while True:
         if http_status(port, path, 1) == 200:
@@ -124,10 +112,8 @@ def wait_ok(port, path="/healthz", timeout=10.0, proc=None):
 
 
 def hold_keepalive(port, n, timeout=10.0):
-    """n keep-alive connections to 127.0.0.1:port, each of which has had one GET /healthz
-    answered HTTP/1.1 200 (body read), for a memory figure while they are held: returns them
-    (http.client connections; the caller closes them). Raises OSError, having closed what it
-    opened, saying how many it held answered."""
+    """n keep-alive HTTPConnections to 127.0.0.1:port, each with one GET /healthz answered
+    HTTP/1.1 200, for the caller to close; else OSError saying how many were, all closed."""
     held, answered = [], 0
     try:
         for _ in range(n):
@@ -148,15 +134,11 @@ def hold_keepalive(port, n, timeout=10.0):
         raise OSError("held %d of %d connections: %s" % (answered, n, e)) from e
 
 
-# ----------------------------------------------------------------------------- a running process, sampled
-# psutil reads the same /proc files (stat, status, io) with the same clock-tick resolution as the
-# hand-written parsers it replaced; VmHWM, the peak RSS, is the one figure it does not expose.
-# psutil and prometheus_client are imported where they are used: a script that takes only
-# wrapped() or free_port() from here runs under any python3, Debian's packages or not.
+# psutil and prometheus_client are imported where they are used, so that a script that takes only
+# wrapped() or free_port() runs under any python3. psutil does not expose VmHWM, the peak RSS.
 
 def cpu_s(pid, children=False):
-    """User + system CPU seconds of pid so far (children: with those of the children it reaped);
-    None once it is gone."""
+    """User + system CPU seconds of pid (children: with its reaped children's); None once gone."""
     import psutil
     try:
         t = psutil.Process(pid).cpu_times()
@@ -169,12 +151,9 @@ def status_kib(pid, field):
     """One kB field of /proc/PID/status (VmRSS, VmHWM), or None once the process is gone."""
     try:
         with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
+            return next((int(line.split()[1]) for line in f if line.startswith(field + ":")), None)
     except OSError:
         return None
-    return None
 
 
 def group(pgid):
@@ -182,11 +161,9 @@ def group(pgid):
     import psutil
     out = []
     for p in psutil.process_iter():
-        try:
+        with contextlib.suppress(OSError):
             if os.getpgid(p.pid) == pgid:
                 out.append(p)
-        except OSError:
-            pass
     return out
 
 
@@ -200,7 +177,9 @@ def group_sample(pgid):
         try:
             with p.oneshot():
                 t = p.cpu_times()
-                cpu, thr, rss = cpu + t.user + t.system, thr + p.num_threads(), rss + p.memory_info().rss // 1024
+                cpu += t.user + t.system
+                thr += p.num_threads()
+                rss += p.memory_info().rss // 1024
             hwm += status_kib(p.pid, "VmHWM") or 0
         except psutil.Error:
             continue
@@ -208,9 +187,8 @@ def group_sample(pgid):
 
 
 def parse_metrics(text):
-    """A /metrics body as {series as written, labels and all: value}, read by prometheus_client's
-    text-format parser (a malformed body raises ValueError). Keys keep the labels in the body's
-    order, `name{a="x",b="y"}`, as primed writes them (label values need no escaping)."""
+    """A /metrics body as {`name{a="x",b="y"}`, labels in the body's order: value}, parsed by
+    prometheus_client (ValueError when malformed). primed's label values need no escaping."""
     from prometheus_client.parser import text_string_to_metric_families
     out = {}
     for fam in text_string_to_metric_families(text):
@@ -228,33 +206,27 @@ READY = re.compile(r"primed: ready.*?\bport=(\d+)")
 
 
 class Primed:
-    """One primed on host:ephemeral. .port, .pid, .ready_line, .lines [(monotonic, line)],
-    .start_ms (exec to ready line). args go after `--host H --port 0` unless args_first (then
-    the listener flags win over the caller's); env is the whole environment (default: ours);
-    log_path, when given, receives every stderr line too; nofile caps the child's fd limit.
-    Another server that prints its own ready line on stderr starts the same way: listen=[] (it
-    is told its port otherwise), ready its line's pattern with the port as group 1, session=True
-    to stop it as a process group (a wrapper that execs a JVM)."""
+    """One primed on host:ephemeral: .port, .pid, .ready_line, .lines [(monotonic, line)],
+    .start_ms (exec to ready line). args go after `--host H --port 0` unless args_first (then the
+    listener flags win); env is the whole environment (default: ours); log_path gets every stderr
+    line too; nofile caps the child's fd limit. Another server that prints a ready line on stderr
+    starts the same way: listen=[], ready its line's pattern with the port as group 1,
+    session=True to stop it as a process group (a wrapper that execs a JVM)."""
 
     def __init__(self, exe, args=(), env=None, args_first=False, ready_timeout=15, nofile=None,
                  log_path=None, host="127.0.0.1", listen=None, ready=READY, session=False):
         listen = ["--host", host, "--port", "0"] if listen is None else listen
         self.cmd = [exe, *args, *listen] if args_first else [exe, *listen, *args]
         self.session = session
-
-        def pre():
-            if nofile:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
+        limit = (nofile, nofile)
+        pre = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, limit)) if nofile else None
         t0 = time.monotonic()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre if nofile else None,
+                                     stderr=subprocess.PIPE, env=env, preexec_fn=pre,
                                      start_new_session=session)
         self.pid = self.proc.pid
         self.lines = []
-        self.ready_line = None
-        self.port = None
-        self.start_ms = None
+        self.ready_line = self.port = self.start_ms = None
         got = threading.Event()
         log = open(log_path, "w") if log_path else None
 
@@ -263,13 +235,11 @@ class Primed:
                 line = raw.decode("utf-8", "replace").rstrip("\n")
                 self.lines.append((time.monotonic(), line))
                 if log:
-                    log.write(line + "\n")
-                    log.flush()
+                    print(line, file=log, flush=True)
                 m = ready.search(line) if self.port is None else None
                 if m:
                     self.start_ms = (time.monotonic() - t0) * 1e3
-                    self.ready_line = line
-                    self.port = int(m.group(1))
+                    self.ready_line, self.port = line, int(m.group(1))
                     got.set()
             if log:
                 log.close()
@@ -334,15 +304,11 @@ class Primed:
             self.proc.wait()
 
     def stop(self, timeout=15):
-        """SIGTERM, wait up to timeout s, else SIGKILL (to the whole group with session); returns
-        the exit status (killed: None)."""
+        """terminate() (stop_group() with session): the exit status, None when killed."""
         if self.session:
             rc = None if stop_group(self.proc, timeout) else self.proc.returncode
         else:
-            self.signal(signal.SIGTERM)
-            rc = self.wait(timeout)
-            if rc is None:
-                self.kill()
+            rc = terminate(self.proc, timeout)
         self.reader.join(2)
         return rc
 
@@ -363,18 +329,15 @@ def stop_group(proc, grace=15.0):
             killed = True
         except ProcessLookupError:
             pass
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     proc.wait()
     return killed
 
 
 class Group:
-    """cmd in a session of its own, so that it and its workers are one process group (nginx, h2o,
-    the floor, a JVM). .proc, .pid (= the group's id), .port; with a port, waits up to timeout s
-    for /healthz 200 there and raises NotReady with its stderr tail when none comes. stop()."""
+    """cmd as a process group of its own (nginx, h2o, the floor, a JVM): .proc, .pid, .port; with a
+    port, NotReady with its stderr tail when /healthz there is not 200 within timeout s."""
 
     def __init__(self, cmd, port=None, env=None, stdout=subprocess.DEVNULL, stderr=None, timeout=10.0):
         self.port = port
@@ -407,7 +370,7 @@ def wrk_cmd(url, conns, secs, threads=2, timeout_s=10, lua=LUA, extra=()):
 
 def wrk_stats(out):
     """wrk_report.lua's WRKSTAT line as {key: int or float}, or None when wrk printed none."""
-    m = WRKSTAT_RE.search(out)
+    m = re.search(r"WRKSTAT (.*)", out)
     if not m:
         return None
     kv = dict(x.split("=", 1) for x in m.group(1).split())

@@ -1,8 +1,6 @@
-"""benchmarks/lib/primedlab/tap.py - TAP lines for the Python test scripts (tests/knative/validate,
-tests/monitoring/*): `ok N - what`, `not ok N - what` with `#   ` detail lines, `# SKIP`, `# note`,
-and the `1..N` plan at the end; finish() returns the exit status meson's exit-code protocol reads.
-md_table() and md_rows() read back a Markdown table a benchmark printed (tests/bench/*).
-Lives next to spawn.py, the scripts' one shared library. Standard library only.
+"""benchmarks/lib/primedlab/tap.py - TAP lines for the Python test scripts: `ok N - what`,
+`not ok N - what` with `#   ` detail lines, `# SKIP`, `# note`, the `1..N` plan at the end, and the
+exit status meson's exit-code protocol reads; md_table() reads back a benchmark's Markdown table.
 """
 import re
 
