@@ -15,9 +15,8 @@ import gzip
 import http.server
 import json
 import threading
-import time
 
-from primedtest import SHARED
+from primedtest import SHARED, wait_until
 
 API = SHARED / "zipkin" / "zipkin2-api.yaml"
 MAX_BODY = 16 << 20
@@ -88,10 +87,9 @@ class Collector:
                 return self.rfile.read(n)
 
             def do_GET(self):
-                if self.path == "/_spans":
-                    self.reply(200, json.dumps(col.spans()), "application/json")
-                elif self.path == "/_errors":
-                    self.reply(200, json.dumps(col.errors()), "application/json")
+                get = {"/_spans": col.spans, "/_errors": col.errors}.get(self.path)
+                if get:
+                    self.reply(200, json.dumps(get()), "application/json")
                 else:
                     self.reply(404, "not found\n")
 
@@ -109,11 +107,8 @@ class Collector:
                 status = col.accept(body, self.headers.get("Content-Encoding", ""))
                 self.reply(status, "" if status == 202 else "invalid batch\n")
 
-        class Server(http.server.ThreadingHTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.httpd = Server(("127.0.0.1", port), Handler)
+        # daemon threads, SO_REUSEADDR: ThreadingHTTPServer's own defaults
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.httpd.server_address[1]
 
     def accept(self, body, encoding=""):
@@ -162,9 +157,5 @@ class Collector:
 
     def wait_for(self, pred, timeout):
         """Polls spans() until pred(spans) is true or timeout s pass; returns the last spans()."""
-        deadline = time.monotonic() + timeout
-        while True:
-            s = self.spans()
-            if pred(s) or time.monotonic() >= deadline:
-                return s
-            time.sleep(0.05)
+        wait_until(lambda: pred(self.spans()), timeout)
+        return self.spans()
