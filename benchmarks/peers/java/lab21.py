@@ -12,17 +12,13 @@ import os
 import shlex
 import subprocess
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import peer21
 
 
 def targets(lab):
     """[java21-fixed, java21-virtual] as lab.Target (port unset); SystemExit when JDK 21 or
     javac fails."""
-    p = subprocess.run([os.path.join(HERE, "run21"), "--compile-only"], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=1800)
-    kv = dict(x.split("=", 1) for x in p.stdout.split() if "=" in x)
-    if p.returncode != 0 or "java" not in kv:
-        raise SystemExit("load: peer java21 cannot start: %s" % p.stdout.strip()[-600:])
+    kv = peer21.compiled(peer21.RUN21, "java21")
     java, cp = kv["java"], kv["cp"]
     ver = subprocess.run([java, "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     ver = ver.splitlines()[0].split('"')[1] if '"' in ver else "21"

@@ -36,6 +36,17 @@ def prepare(timeout=1800):
     return p.stdout.strip().splitlines()[-1]
 
 
+def compiled(runner, peer):
+    """runner --compile-only's key=value words (java, cp, javac_s, class_bytes, ...), for the lab's
+    --peers PEER rows; SystemExit with its output when the JDK or javac fails."""
+    p = subprocess.run([runner, "--compile-only"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=1800)
+    kv = dict(x.split("=", 1) for x in p.stdout.split() if "=" in x)
+    if p.returncode != 0 or "java" not in kv:
+        raise SystemExit("load: peer %s cannot start: %s" % (peer, p.stdout.strip()[-600:]))
+    return kv
+
+
 class Peer(spawn.Primed):
     """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral, a spawn.Primed in a session of its
     own (run21 execs the JVM). .port, .pid, .ready_line, .text() its stderr lines."""
