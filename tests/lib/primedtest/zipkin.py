@@ -1,5 +1,5 @@
 """primedtest.zipkin - a Zipkin v2 collector on 127.0.0.1 for tests/upstream/chain, in-process:
-c = Collector().start(); c.port; c.spans(); c.errors(); c.posts(); c.wait_for(pred, s); c.stop().
+c = Collector(v).start(); c.port; c.spans(); c.errors(); c.posts(); c.wait_for(pred, s); c.stop().
 
 POST /api/v2/spans with a JSON body (Content-Length or chunked; Content-Encoding: gzip accepted):
 the batch is validated against definitions.ListOfSpans of ../shared/zipkin/zipkin2-api.yaml with
@@ -8,8 +8,8 @@ jsonschema's Draft4Validator (as tests/zipkin/validate does). A valid batch is s
 and each of its errors is kept as one string. Other paths answer 404.
     GET /_spans   JSON list of every stored span, in arrival order
     GET /_errors  JSON list of the validation error strings
-load_validator() returns (validator, None) or (None, why): ../shared absent, or python3-jsonschema
-/ python3-yaml missing (the suites then skip with 77). Checked by test_primedtest.py.
+v = load_validator()[0], None without ../shared or python3-jsonschema / python3-yaml (the suites
+then skip with 77). Checked by test_primedtest.py.
 """
 import gzip
 import http.server
@@ -31,26 +31,20 @@ def load_validator():
         import yaml
     except ImportError as e:
         return None, str(e)
-    with open(API) as f:
-        api = yaml.safe_load(f)
+    api = yaml.safe_load(API.read_text())
     schema = {"$ref": "#/definitions/ListOfSpans", "definitions": api["definitions"]}
     return jsonschema.Draft4Validator(schema), None
 
 
 class Collector:
-    """start() serves on 127.0.0.1:port (0: ephemeral) in daemon threads; .port; spans(),
-    errors(), posts() (one (status, n spans) per POST) are copies taken under the lock."""
+    """Batches checked by validator (load_validator()'s); start() serves on 127.0.0.1:port (0:
+    ephemeral) in daemon threads; .port; spans(), errors(), posts() (one (status, n spans) per
+    POST) are copies taken under the lock."""
 
-    def __init__(self, port=0, validator=None):
-        if validator is None:
-            validator, why = load_validator()
-            if validator is None:
-                raise RuntimeError(f"collector: no schema: {why}")
+    def __init__(self, validator, port=0):
         self.validator = validator
         self.lock = threading.Lock()
-        self._spans = []
-        self._errors = []
-        self._posts = []
+        self._spans, self._errors, self._posts = [], [], []
         col = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
