@@ -76,7 +76,8 @@ def sqlite_cmd(a):
     for r in range(a.rounds):
         for name, binary in bins:
             db = os.path.join(tmp, "%s-%d.db" % (name, r))
-            with start(binary, 0, ["--db", db] + (["--db-sync", a.db_sync] if name == "after" else [])) as srv:
+            args = ["--db", db] + (["--db-sync", a.db_sync] if name == "after" else [])
+            with start(binary, 0, args) as srv:
                 spawn.http_get(srv.port, "/callme/ping")
                 for conns in (1, 64):
                     log("round %d: %s -c%d" % (r + 1, name, conns))

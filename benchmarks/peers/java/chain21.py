@@ -38,7 +38,8 @@ def start(a, env):
                                            CALLME_URL="http://127.0.0.1:%d/callme/ping" % callme.port), cpu=a.cpu, **kw)
             peers.append(caller)
             check(callme.port, "/callme/ping", r"callme\(id=1\): %s\n" % pod)
-            check(caller.port, "/caller/ping", r"caller\(id=1\): %s is calling callme\(id=2\): %s\n" % (pod, pod))
+            check(caller.port, "/caller/ping",
+                  r"caller\(id=1\): %s is calling callme\(id=2\): %s\n" % (pod, pod))
             rows += [("%s callme direct" % name, callme.port, "/callme/ping"),
                      ("%s caller -> callme" % name, caller.port, "/caller/ping")]
     except BaseException:

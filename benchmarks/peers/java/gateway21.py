@@ -44,15 +44,12 @@ def parse_models(spec):
     reactive, virtual, tomcat-platform, tomcat-virtual, netty -> list; SystemExit otherwise."""
     if spec in ("none", ""):
         return []
-    ms = []
-    for m in spec.split(","):
-        for x in JDK if m == "all" else list(STACKS) if m == "stacks" else [m]:
-            if x not in LABELS:
-                raise SystemExit("gateway: --java takes none or a list of all, stacks, %s, not %s"
-                                 % (", ".join(LABELS), m))
-            if x not in ms:
-                ms.append(x)
-    return ms
+    ms = [x for m in spec.split(",") for x in {"all": JDK, "stacks": list(STACKS)}.get(m, [m])]
+    for x in ms:
+        if x not in LABELS:
+            raise SystemExit("gateway: --java takes none or a list of all, stacks, %s, not %s"
+                             % (", ".join(LABELS), x))
+    return list(dict.fromkeys(ms))
 
 
 def label(a, model):

@@ -1,16 +1,13 @@
 """benchmarks/peers/java/labstacks.py - the lab's Tomcat and Netty rows: tomcat-platform,
 tomcat-tuned, tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
 
-benchmarks/load.py imports this for `--peers stacks`. Each target's command is the java command
-benchmarks/peers/java/stacks would exec (`--print-cmd`: JDK 21 from jdk21, Debian's jars, the
-JVM tuned, its CPU count taken under the server's CPUs), so no script is in the start-up time;
-the flags go in the row's note and the JVM's own settings line, in the server log, is what
-lab.jvm_settings() reads back into the report. tomcat-appcds is TomcatPeer on Tomcat's
-platform pool started from a CDS archive (-XX:SharedArchiveFile) that targets() makes first
-with a training run (-XX:ArchiveClassesAtExit: the peer started as the row runs, without an
-event store, /healthz and /example asked, then stopped). Every row runs with DB_URL=none: it
-serves /example, as Example.java does, so no connection pool is in its start-up. A missing jar,
-JDK or archive ends the run with the reason (SystemExit): a requested peer is never skipped quietly.
+benchmarks/load.py imports this for `--peers stacks`. Each row runs the java command that
+benchmarks/peers/java/stacks would exec (command()), its flags in the row's note; the JVM's own
+settings line, in the server log, is what lab.jvm_settings() reads back into the report.
+tomcat-appcds starts from a CDS archive that targets() makes first with a training run (train()).
+Every row runs with DB_URL=none: it serves /example, as Example.java does, so no connection pool
+is in its start-up. A missing jar, JDK or archive ends the run with the reason (SystemExit): a
+requested peer is never skipped quietly.
 """
 import os
 import subprocess
@@ -40,7 +37,8 @@ def train(archive, timeout=90):
     finally:
         p.stop(timeout)   # the archive is written at exit
     if not os.path.exists(archive) or os.path.getsize(archive) == 0:
-        raise SystemExit("load: the AppCDS training run wrote no %s: %s" % (archive, "\n".join(p.text()[-8:])))
+        raise SystemExit("load: the AppCDS training run wrote no %s: %s"
+                         % (archive, "\n".join(p.text()[-8:])))
     return os.path.getsize(archive)
 
 

@@ -71,7 +71,8 @@ def main(argv):
                 problems.append(f"{where}: bad _sum {d['sum']}")
 
     reqs = families.get("primed_http_requests")
-    counts = {(s.labels.get("path"), s.labels.get("code")): s.value for s in (reqs.samples if reqs else [])}
+    counts = {(s.labels.get("path"), s.labels.get("code")): s.value
+              for s in (reqs.samples if reqs else [])}
     for key, n in want.items():
         path, code = key.split("_", 1)
         got = counts.get(("/" + path, code), 0)

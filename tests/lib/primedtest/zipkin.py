@@ -63,22 +63,20 @@ class Collector:
                 self.wfile.write(b)
 
             def read_body(self):
-                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-                    out = b""
-                    while True:
-                        size = int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16)
-                        if size == 0:
-                            while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
-                                pass
-                            return out
-                        if len(out) + size > MAX_BODY:
-                            raise ValueError("body too large")
-                        out += self.rfile.read(size)
-                        self.rfile.readline(10)
-                n = int(self.headers.get("Content-Length", "0"))
-                if n > MAX_BODY:
-                    raise ValueError("body too large")
-                return self.rfile.read(n)
+                if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+                    n = int(self.headers.get("Content-Length", "0"))
+                    if n > MAX_BODY:
+                        raise ValueError("body too large")
+                    return self.rfile.read(n)
+                out = b""
+                while size := int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16):
+                    if len(out) + size > MAX_BODY:
+                        raise ValueError("body too large")
+                    out += self.rfile.read(size)
+                    self.rfile.readline(10)   # the chunk's CRLF
+                while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
+                    pass                      # trailers, up to the blank line
+                return out
 
             def do_GET(self):
                 get = {"/_spans": col.spans, "/_errors": col.errors}.get(self.path)
