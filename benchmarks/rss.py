@@ -4,12 +4,11 @@
     benchmarks/rss.py [--conns 1000] [--rounds 3] [--threads 2] NAME=BINARY [NAME=BINARY ...]
 
 For each target, interleaved over --rounds: start BINARY on 127.0.0.1 (--port 0, --threads T,
-the default --max-conns, an fd limit of 16384),
-answer one /healthz, read VmRSS from /proc/PID/status ("idle"); then open --conns connections,
-send one /healthz on each and read its answer, keeping every connection open, and read VmRSS
-and VmHWM again ("at N"). Prints a Markdown table of medians: idle, at N, and (at N - idle) / N
-per connection. Memory is not a rate, but the run still takes the measurement lock and reports
-its contamination like every other benchmark. Example:
+the default --max-conns, an fd limit of 16384), answer one /healthz, read VmRSS from
+/proc/PID/status ("idle"); then open --conns connections, send one /healthz on each and read its
+answer, keeping every connection open, and read VmRSS and VmHWM again ("at N"). Prints a Markdown
+table of medians: idle, at N, and (at N - idle) / N per connection. Memory is not a rate, but the
+run still takes the measurement lock and reports its contamination like every other benchmark:
 
     benchmarks/rss.py default=build-check/src/primed lto-static=build-lto-static/src/primed
 """

@@ -5,9 +5,9 @@
     benchmarks/store.py pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
-  SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
-  --bin, A B A B for --rounds rounds, at -c1 and -c64; primed --threads 1 pinned to CPU 0, wrk
-  to CPU 1. Prints req/s (per core: one worker), p50, p99 and their ratios after/before.
+  SQLite file (WAL), --before (a binary that answers before the commit) and --bin, A B A B for
+  --rounds rounds, at -c1 and -c64; primed --threads 1 pinned to CPU 0, wrk to CPU 1. Prints
+  req/s (per core: one worker), p50, p99 and their ratios after/before.
 pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary directory, fsync on)
   pinned to CPU 1; primed --threads 1 (one connection) pinned to CPU 0 with wrk beside it on
   CPU 0 (the client side on one core, the database on the other), /callme/ping at each of
@@ -18,8 +18,8 @@ pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary 
   the HTTP exchange alone, which every answer over HTTP adds to the INSERT's round trip. With
   --before BIN a second primed (e.g. the commit before a change of the store) on the same
   database is measured in the same rounds. Prints req/s (tps), p50/p99 (primed), primed's CPU per
-  request, PostgreSQL's CPU % (seed 004's POSTGRES CPU column), primed / pgbench, and at -c1
-  where a request's time goes: the INSERT's round trip, the HTTP exchange, and what is left.
+  request, PostgreSQL's CPU % (POSTGRES CPU), primed / pgbench, and at -c1 where a request's time
+  goes: the INSERT's round trip, the HTTP exchange, and what is left.
 
 Takes the measurement lock and records each window's contamination (benchmarks/lib/primedlab/quiet.py,
 the database's processes counted as ours). Markdown on stdout; progress on stderr.

@@ -38,9 +38,8 @@ def test_closed_port_refuses_and_stays_taken():
     assert e.value.errno == errno.EADDRINUSE
     got = set()
     for _ in range(2000):
-        s = listener(0)
-        got.add(s.getsockname()[1])
-        s.close()
+        with listener(0) as s:
+            got.add(s.getsockname()[1])
     assert port not in got
 
 
