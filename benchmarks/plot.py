@@ -12,7 +12,6 @@ docs/publish/publish.py keeps them with the run's data in docs/lab/runs/<run-id>
 without it or when a chart fails.
 """
 import shutil
-import sys
 
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))

@@ -4,12 +4,11 @@
     benchmarks/rss.py [--conns 1000] [--rounds 3] [--threads 2] NAME=BINARY [NAME=BINARY ...]
 
 For each target, interleaved over --rounds: start BINARY on 127.0.0.1 (--port 0, --threads T,
-the default --max-conns, an fd limit of 16384),
-answer one /healthz, read VmRSS from /proc/PID/status ("idle"); then open --conns connections,
-send one /healthz on each and read its answer, keeping every connection open, and read VmRSS
-and VmHWM again ("at N"). Prints a Markdown table of medians: idle, at N, and (at N - idle) / N
-per connection. Memory is not a rate, but the run still takes the measurement lock and reports
-its contamination like every other benchmark. Example:
+the default --max-conns, an fd limit of 16384), answer one /healthz, read VmRSS from
+/proc/PID/status ("idle"); then open --conns connections, send one /healthz on each and read its
+answer, keeping every connection open, and read VmRSS and VmHWM again ("at N"). Prints a Markdown
+table of medians: idle, at N, and (at N - idle) / N per connection. Memory is not a rate, but the
+run still takes the measurement lock and reports its contamination like every other benchmark:
 
     benchmarks/rss.py default=build-check/src/primed lto-static=build-lto-static/src/primed
 """
@@ -20,14 +19,13 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
 from primedlab import bench, quiet, spawn  # noqa: E402
 
 NOFILE = 16384
+log = bench.logger("rss")
 
 
 def status_kb(srv, key):
@@ -52,16 +50,12 @@ def one(binary, conns, threads):
         idle = status_kb(srv, "VmRSS")
         socks = spawn.hold_keepalive(srv.port, conns)
         time.sleep(0.3)
-        held = status_kb(srv, "VmRSS")
-        hwm = status_kb(srv, "VmHWM")
-        return idle, held, hwm
+        return idle, status_kb(srv, "VmRSS"), status_kb(srv, "VmHWM")
     finally:
         for c in socks:
             c.close()
         srv.stop(20)
 
-
-log = bench.logger("rss")
 
 
 def main():
@@ -98,6 +92,7 @@ def main():
                        "per connection KiB"],
                       [[name] + ["%.1f" % (x / 1024) for x in (idle, held, hwm)] + ["%.1f" % ((held - idle) / a.conns)]
                        for name, (idle, held, hwm) in med.items()])
+
 
 if __name__ == "__main__":
     main()

@@ -5,9 +5,9 @@
     benchmarks/store.py pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
-  SQLite file (WAL), --before (a binary that answers before the commit, e.g. a9a0bf6's) and
-  --bin, A B A B for --rounds rounds, at -c1 and -c64; primed --threads 1 pinned to CPU 0, wrk
-  to CPU 1. Prints req/s (per core: one worker), p50, p99 and their ratios after/before.
+  SQLite file (WAL), --before (a binary that answers before the commit) and --bin, A B A B for
+  --rounds rounds, at -c1 and -c64; primed --threads 1 pinned to CPU 0, wrk to CPU 1. Prints
+  req/s (per core: one worker), p50, p99 and their ratios after/before.
 pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary directory, fsync on)
   pinned to CPU 1; primed --threads 1 (one connection) pinned to CPU 0 with wrk beside it on
   CPU 0 (the client side on one core, the database on the other), /callme/ping at each of
@@ -18,21 +18,21 @@ pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary 
   the HTTP exchange alone, which every answer over HTTP adds to the INSERT's round trip. With
   --before BIN a second primed (e.g. the commit before a change of the store) on the same
   database is measured in the same rounds. Prints req/s (tps), p50/p99 (primed), primed's CPU per
-  request, PostgreSQL's CPU % (seed 004's POSTGRES CPU column), primed / pgbench, and at -c1
-  where a request's time goes: the INSERT's round trip, the HTTP exchange, and what is left.
+  request, PostgreSQL's CPU % (POSTGRES CPU), primed / pgbench, and at -c1 where a request's time
+  goes: the INSERT's round trip, the HTTP exchange, and what is left.
 
 Takes the measurement lock and records each window's contamination (benchmarks/lib/primedlab/quiet.py,
 the database's processes counted as ours). Markdown on stdout; progress on stderr.
 """
 import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
 sys.path.insert(0, str(next(p for p in pathlib.Path(__file__).resolve().parents if (p / "benchmarks/lib/primedlab").is_dir()) / "benchmarks/lib"))
@@ -45,6 +45,16 @@ def cpu_s(pids, reaper=None):
     """CPU seconds of pids (gone ones count 0), plus the children time reaper collected (a
     PostgreSQL backend that exited is in its postmaster's)."""
     return sum(spawn.cpu_s(p, children=p == reaper) or 0 for p in set(pids) | ({reaper} if reaper else set()))
+
+
+def pg_cpu(pg, fn):
+    """(fn(), PostgreSQL's CPU % while it ran; a backend that exited meanwhile counts through its
+    postmaster's children time)."""
+    pm, pids = pg.postmaster_pid(), pg.pids()
+    c0, t0 = cpu_s(pids, pm), time.monotonic()
+    r = fn()
+    dt = time.monotonic() - t0
+    return r, 100 * (cpu_s(set(pids) | set(pg.pids()), pm) - c0) / dt
 
 
 def start(binary, cpu, args, env=None):
@@ -60,10 +70,6 @@ med = bench.med
 
 
 def sqlite_cmd(a):
-    if not a.before or not os.access(a.before, os.X_OK):
-        sys.exit("store sqlite: --before BIN (a binary that answers before the commit) is required")
-    quiet.lock("benchmarks/store.py")
-    quiet.wait_quiet(60, what="benchmarks/store.py")
     tmp = tempfile.mkdtemp(prefix="primed-store-bench-")
     bins = [("before", a.before), ("after", a.bin)]
     res, conts = {}, []
@@ -71,16 +77,13 @@ def sqlite_cmd(a):
         for name, binary in bins:
             db = os.path.join(tmp, "%s-%d.db" % (name, r))
             args = ["--db", db] + (["--db-sync", a.db_sync] if name == "after" else [])
-            srv = start(binary, 0, args)
-            try:
+            with start(binary, 0, args) as srv:
                 spawn.http_get(srv.port, "/callme/ping")
                 for conns in (1, 64):
                     log("round %d: %s -c%d" % (r + 1, name, conns))
                     w = quiet.Window(pgids=[os.getpgid(srv.proc.pid)])
                     res.setdefault((name, conns), []).append(wrk(srv.port, conns, a.duration, 1))
                     conts.append(w.stop())
-            finally:
-                srv.stop()
     print("<!-- benchmarks/store.py sqlite --duration %d --rounds %d --db-sync %s; before %s; commit %s; %s -->" % (
         a.duration, a.rounds, a.db_sync, a.before, bench.commit(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
     bench.print_table("/callme/ping on a SQLite file, one worker (CPU 0), wrk on CPU 1",
@@ -91,7 +94,7 @@ def sqlite_cmd(a):
                       [["-c%d" % c] + ["%.2f" % (med(res[("after", c)], k) / med(res[("before", c)], k))
                                        for k in ("rps", "p50_us", "p99_us")] for c in (1, 64)])
     print("\n" + quiet.header(conts))
-    subprocess.run(["rm", "-rf", tmp])
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def pgbench(pg, secs, clients, sync_on):
@@ -105,58 +108,42 @@ def pgbench(pg, secs, clients, sync_on):
                PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_on else "off"))
     cmd = ["taskset", "-c", "0", os.path.join(pg.bin, "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U",
            "primed", "-n", "-M", "prepared", "-f", script, "-c", str(clients), "-j", "1", "-T", str(secs), "events"]
-    pm = pg.postmaster_pid()
-    pids = pg.pids()
-    c0, t0 = cpu_s(pids, pm), time.monotonic()
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=secs + 60)
-    pids = set(pids) | set(pg.pids())
-    pg_pct = 100 * (cpu_s(pids, pm) - c0) / (time.monotonic() - t0)
-    tps = None
-    for line in out.stdout.splitlines():
-        if line.startswith("tps = "):
-            tps = float(line.split()[2])
-    if tps is None:
+    out, pg_pct = pg_cpu(pg, lambda: subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                                    timeout=secs + 60))
+    tps = re.findall(r"^tps = ([0-9.]+)", out.stdout, re.M)
+    if not tps:
         raise RuntimeError("pgbench gave no tps: " + (out.stdout + out.stderr)[-400:])
-    return {"rps": tps, "pg_cpu_pct": pg_pct}
+    return {"rps": float(tps[-1]), "pg_cpu_pct": pg_pct}
 
 
 def pg_cmd(a):
-    if not pglib.bindir():
-        sys.exit("store pg: no PostgreSQL installed (profiles/deps @test installs postgresql-15)")
-    if a.before and not os.access(a.before, os.X_OK):
-        sys.exit("store pg: --before %s is not an executable" % a.before)
     conns_list = [int(x) for x in a.conns.split(",")]
     bins = [("primed", a.bin)] + ([("before", a.before)] if a.before else [])
-    quiet.lock("benchmarks/store.py")
-    quiet.wait_quiet(60, what="benchmarks/store.py")
     res, conts = {}, []
     with pglib.Postgres(fsync=True, cpu=1) as pg:
-        env = {"PGPASSWORD": pglib.PASSWORD}
         srvs = {}
         try:
             for name, binary in bins:
-                srvs[name] = start(binary, 0, ["--db", pg.url(), "--db-sync", a.db_sync], env)
+                srvs[name] = start(binary, 0, ["--db", pg.url(), "--db-sync", a.db_sync],
+                                   {"PGPASSWORD": pglib.PASSWORD})
             for srv in srvs.values():
                 spawn.wait_ok(srv.port, "/readyz", 5)
+            ours = [os.getpgid(s.proc.pid) for s in srvs.values()] + [os.getpgid(pg.postmaster_pid())]
             for r in range(a.rounds):
                 for name, srv in srvs.items():
                     for conns in conns_list:
                         log("round %d: %s -c%d" % (r + 1, name, conns))
-                        pgpids = pg.pids()
-                        w = quiet.Window(pgids=[os.getpgid(s.proc.pid) for s in srvs.values()] + [os.getpgid(pgpids[0])])
-                        pm = pg.postmaster_pid()
-                        p0, g0, t0 = cpu_s([srv.proc.pid]), cpu_s(pgpids, pm), time.monotonic()
-                        st = wrk(srv.port, conns, a.duration, 0)
-                        dt = time.monotonic() - t0
-                        pgpids = set(pgpids) | set(pg.pids())
+                        w = quiet.Window(pgids=ours)
+                        p0 = cpu_s([srv.proc.pid])
+                        st, st_pg = pg_cpu(pg, lambda: wrk(srv.port, conns, a.duration, 0))
                         st["primed_us_per_req"] = 1e6 * (cpu_s([srv.proc.pid]) - p0) / max(st["requests"], 1)
-                        st["pg_cpu_pct"] = 100 * (cpu_s(pgpids, pm) - g0) / dt
+                        st["pg_cpu_pct"] = st_pg
                         conts.append(w.stop())
                         res.setdefault((name, conns), []).append(st)
                 # the HTTP exchange alone, same server and CPUs: what any answer over HTTP adds to
                 # the INSERT's round trip at -c1
                 log("round %d: /healthz -c1" % (r + 1))
-                w = quiet.Window(pgids=[os.getpgid(s.proc.pid) for s in srvs.values()] + [os.getpgid(pg.postmaster_pid())])
+                w = quiet.Window(pgids=ours)
                 res.setdefault(("healthz", 1), []).append(wrk(srvs["primed"].port, 1, a.duration, 0, "/healthz"))
                 conts.append(w.stop())
                 log("round %d: pgbench -c1" % (r + 1))
@@ -201,7 +188,7 @@ def pg_cmd(a):
 def main():
     ap = argparse.ArgumentParser(prog="store", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["sqlite", "pg"])
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "src", "primed"))
+    ap.add_argument("--bin", default=os.path.join(bench.REPO_ROOT, "build", "src", "primed"))
     ap.add_argument("--before", help="sqlite: the binary that answers before the commit; pg: a second binary "
                     "measured in the same rounds")
     ap.add_argument("--duration", type=int, default=10)
@@ -213,6 +200,14 @@ def main():
         sys.exit("store: %s is not built (meson setup build && ninja -C build)" % a.bin)
     if (os.cpu_count() or 1) < 2:
         sys.exit("store: needs two CPUs (the server and the database, or the server and the load)")
+    if a.what == "sqlite" and not (a.before and os.access(a.before, os.X_OK)):
+        sys.exit("store sqlite: --before BIN (a binary that answers before the commit) is required")
+    if a.what == "pg" and not pglib.bindir():
+        sys.exit("store pg: no PostgreSQL installed (profiles/deps @test installs postgresql-15)")
+    if a.what == "pg" and a.before and not os.access(a.before, os.X_OK):
+        sys.exit("store pg: --before %s is not an executable" % a.before)
+    quiet.lock("benchmarks/store.py")
+    quiet.wait_quiet(60, what="benchmarks/store.py")
     (sqlite_cmd if a.what == "sqlite" else pg_cmd)(a)
 
 

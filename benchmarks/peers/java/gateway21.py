@@ -9,12 +9,9 @@ benchmarks/gateway.py's own scenario() (the same siege, the same /metrics counte
 writes primed's names), and stopped. Before its siege each JVM is warmed as the lab warms its JVM
 rows: wrk with the siege's users on /api/products in 6 s runs until its per-second rate settles
 (primedlab.lab_measure.settled: two ten-second means within 10 %) or --warm-max s pass; the row
-keeps how long (warmup_s) and whether it settled. In the delayed setting harder() then runs the harder
-load, --hard-users (more users than the servlet model's pool) for --hard-reps, against primed's
-gateway (both fan-outs) and every model. report() prints one table of all of them with the CPU
-seconds each gateway used during its siege and its peak RSS (VmHWM), and writes
-gateway-java.csv beside gateway.csv. A model that does not start raises (peer21.PeerError):
-the run fails, it never skips a row.
+keeps how long (warmup_s) and whether it settled. In the delayed setting harder() then runs
+--hard-users (more users than the servlet model's pool). A model that does not start raises
+(peer21.PeerError): the run fails, it never skips a row.
 """
 import argparse
 import os
@@ -47,15 +44,12 @@ def parse_models(spec):
     reactive, virtual, tomcat-platform, tomcat-virtual, netty -> list; SystemExit otherwise."""
     if spec in ("none", ""):
         return []
-    ms = []
-    for m in spec.split(","):
-        for x in JDK if m == "all" else list(STACKS) if m == "stacks" else [m]:
-            if x not in LABELS:
-                raise SystemExit("gateway: --java takes none or a list of all, stacks, %s, not %s"
-                                 % (", ".join(LABELS), m))
-            if x not in ms:
-                ms.append(x)
-    return ms
+    ms = [x for m in spec.split(",") for x in {"all": JDK, "stacks": list(STACKS)}.get(m, [m])]
+    for x in ms:
+        if x not in LABELS:
+            raise SystemExit("gateway: --java takes none or a list of all, stacks, %s, not %s"
+                             % (", ".join(LABELS), x))
+    return list(dict.fromkeys(ms))
 
 
 def label(a, model):
@@ -63,24 +57,22 @@ def label(a, model):
 
 
 def models(a, scenario, catalog_port, inventory_port, setting, delay, nproducts, load_cpus):
+    up = {"UPSTREAM_TIMEOUT": "%g" % a.upstream_timeout, "CATALOG_URL": "http://127.0.0.1:%d" % catalog_port,
+          "INVENTORY_URL": "http://127.0.0.1:%d" % inventory_port}
     rows = []
     for m in a.java:
-        up = {"UPSTREAM_TIMEOUT": "%g" % a.upstream_timeout, "CATALOG_URL": "http://127.0.0.1:%d" % catalog_port,
-              "INVENTORY_URL": "http://127.0.0.1:%d" % inventory_port}
         if m in STACKS:
             cls, env, _ = STACKS[m]
             peer = peer21.Peer(cls, dict(env, MAX_THREADS=a.java_pool, **up), cpu=a.cpu, runner=peer21.STACKS,
                                ready_timeout=90)
         else:
             peer = peer21.Peer("Gateway", dict(up, MODEL=m, POOL=a.java_pool), cpu=a.cpu)
-        try:
+        with peer:
             warm = lab_measure.warm_url(label(a, m), peer.port, "/api/products", load_cpus, conns=a.users,
                                         max_s=a.warm_max)
-            r = peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts, load_cpus))
-            r.update(warmup_s=warm["seconds"], warm_settled=warm["settled"])
-            rows.append(r)
-        finally:
-            peer.stop()
+            rows.append(peer21.timed(peer.pid, lambda: scenario(a, peer, setting, delay, label(a, m), nproducts,
+                                                                load_cpus)))
+            rows[-1].update(warmup_s=warm["seconds"], warm_settled=warm["settled"])
     return rows
 
 
@@ -131,14 +123,14 @@ def report(table, a, rows):
         rss = "-" if r.get("rss_mib") is None else "%.1f" % r["rss_mib"]
         nprod = (r.get("answered_200") or 0) * (r.get("products") or 0)
         per = "-" if r.get("cpu_s") is None or not nprod else "%.1f" % (r["cpu_s"] * 1e6 / nprod)
-        if "error" in r:
-            table.write("| %s | %s | failed: %s | | | | | | %s | %s | %s | %s |\n" % (
-                r["scenario"], g, r["error"].replace("|", "/")[:80], fs, cpu, per, rss))
-            continue
-        rate = "%.2f" % r["transaction_rate"] if r["elapsed_time"] > 0 else "n/a (run < 10 ms)"
-        table.write("| %s | %s | %.2f %% | %d | %s | %.3f | %.3f | %d | %s | %s | %s | %s |\n" % (
-            r["scenario"], g, r["availability"], r["transactions"], rate, r["response_time"],
-            r["longest_transaction"], r["failed_transactions"], fs, cpu, per, rss))
+        if "error" in r:   # the siege's five cells left empty
+            siege = "failed: %s | | | | |" % r["error"].replace("|", "/")[:80]
+        else:
+            rate = "%.2f" % r["transaction_rate"] if r["elapsed_time"] > 0 else "n/a (run < 10 ms)"
+            siege = "%.2f %% | %d | %s | %.3f | %.3f | %d" % (r["availability"], r["transactions"], rate,
+                                                            r["response_time"], r["longest_transaction"],
+                                                            r["failed_transactions"])
+        table.write("| %s | %s | %s | %s | %s | %s | %s |\n" % (r["scenario"], g, siege, fs, cpu, per, rss))
     table.flush()
     if a.out:
         bench.write_csv(os.path.join(a.out, "gateway-java.csv"), CSV_COLS,

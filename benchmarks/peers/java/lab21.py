@@ -6,40 +6,33 @@ with THREAD_TYPE=fixed (Executors.newFixedThreadPool(200)) and THREAD_TYPE=virtu
 thread per task). run21 installs the JDK (benchmarks/peers/java/jdk21, cached) and compiles;
 a failure there ends the run with the reason (SystemExit): a requested peer is never skipped
 quietly. Each target's command is the jdk21 wrapper, which execs trixie's loader on the JVM:
-one process, as the JDK 17 target. Standard library only.
+one process, as the JDK 17 target.
 """
 import os
 import shlex
 import subprocess
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import peer21
 
 
 def targets(lab):
     """[java21-fixed, java21-virtual] as lab.Target (port unset); SystemExit when JDK 21 or
     javac fails."""
-    p = subprocess.run([os.path.join(HERE, "run21"), "--compile-only"], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=1800)
-    kv = dict(x.split("=", 1) for x in p.stdout.split() if "=" in x)
-    if p.returncode != 0 or "java" not in kv:
-        raise SystemExit("load: peer java21 cannot start: %s" % p.stdout.strip()[-600:])
+    kv = peer21.compiled(peer21.RUN21, "java21")
     java, cp = kv["java"], kv["cp"]
     ver = subprocess.run([java, "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     ver = ver.splitlines()[0].split('"')[1] if '"' in ver else "21"
     jdk = os.path.dirname(os.path.dirname(java))  # the jdk21 cache: the JDK and the libraries it runs on
-    size = lab.dir_bytes(jdk)
+    size, build_s = lab.human_bytes(lab.dir_bytes(jdk)), float(kv["javac_s"])
     out = []
     for name, tt, what in (("java21-fixed", "fixed", "Executors.newFixedThreadPool(200)"),
                            ("java21-virtual", "virtual", "a virtual thread per task")):
-        t = lab.Target(name=name, kind="java",
-                       cmd=[java] + shlex.split(os.environ.get("JAVA_OPTS", "")) + ["-cp", cp, "Example"],
-                       env={"THREAD_TYPE": tt})
-        t.build_s = float(kv["javac_s"])
-        t.build = "%.1f s (javac)" % t.build_s
-        t.artifact_bytes = int(kv["class_bytes"])
-        t.artifact_note = "+ %s JDK 21 (Debian 13's, with its libc)" % lab.human_bytes(size)
-        t.note = ("com.sun.net.httpserver, %s, INFO log per request, OpenJDK %s (Debian 13's "
-                  "openjdk-21-jdk-headless through its own ld-linux, benchmarks/peers/java/jdk21), "
-                  "THREAD_TYPE=%s, untuned JVM (as the seed ran it)" % (what, ver, tt))
-        out.append(t)
+        out.append(lab.Target(
+            name=name, kind="java", env={"THREAD_TYPE": tt},
+            cmd=[java] + shlex.split(os.environ.get("JAVA_OPTS", "")) + ["-cp", cp, "Example"],
+            build_s=build_s, build="%.1f s (javac)" % build_s, artifact_bytes=int(kv["class_bytes"]),
+            artifact_note="+ %s JDK 21 (Debian 13's, with its libc)" % size,
+            note="com.sun.net.httpserver, %s, INFO log per request, OpenJDK %s (Debian 13's "
+                 "openjdk-21-jdk-headless through its own ld-linux, benchmarks/peers/java/jdk21), "
+                 "THREAD_TYPE=%s, untuned JVM (as the seed ran it)" % (what, ver, tt)))
     return out

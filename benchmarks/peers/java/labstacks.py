@@ -1,69 +1,44 @@
 """benchmarks/peers/java/labstacks.py - the lab's Tomcat and Netty rows: tomcat-platform,
 tomcat-tuned, tomcat-virtual, netty and tomcat-appcds (docs/java-peers.md).
 
-benchmarks/load.py imports this for `--peers stacks`. Each target's command is the java command
-benchmarks/peers/java/stacks would exec (`--print-cmd`: JDK 21 from jdk21, Debian's jars, the
-JVM tuned, its CPU count taken under the server's CPUs), so no script is in the start-up time;
-the flags go in the row's note and the JVM's own settings line, in the server log, is what
-lab.jvm_settings() reads back into the report. tomcat-appcds is TomcatPeer on Tomcat's
-platform pool started from a CDS archive (-XX:SharedArchiveFile) that targets() makes first
-with a training run (-XX:ArchiveClassesAtExit: the peer started as the row runs, without an
-event store, /healthz and /example asked, then stopped). Every row runs with DB_URL=none: it
-serves /example, as Example.java does, so no connection pool is in its start-up. A missing jar, JDK or archive ends the run with the reason
-(SystemExit): a requested peer is never skipped quietly.
+benchmarks/load.py imports this for `--peers stacks`. Each row runs the java command that
+benchmarks/peers/java/stacks would exec (command()), its flags in the row's note; the JVM's own
+settings line, in the server log, is what lab.jvm_settings() reads back into the report.
+tomcat-appcds starts from a CDS archive that targets() makes first with a training run (train()).
+Every row runs with DB_URL=none: it serves /example, as Example.java does, so no connection pool
+is in its start-up. A missing jar, JDK or archive ends the run with the reason (SystemExit): a
+requested peer is never skipped quietly.
 """
 import os
-import signal
 import subprocess
 import time
 
+import peer21
 from primedlab import spawn     # the importing script has put the lab's package on the path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-STACKS = os.path.join(HERE, "stacks")
+STACKS = peer21.STACKS
 NAMES = ["tomcat-platform", "tomcat-tuned", "tomcat-virtual", "netty", "tomcat-appcds"]
 
 
-def compile_info():
-    p = subprocess.run([STACKS, "--compile-only"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=1800)
-    kv = dict(x.split("=", 1) for x in p.stdout.split() if "=" in x)
-    if p.returncode != 0 or "java" not in kv:
-        raise SystemExit("load: peer stacks cannot start: %s" % p.stdout.strip()[-600:])
-    return kv
-
-
-def train(archive, port, timeout=90):
+def train(archive, timeout=90):
     """Makes archive with a training run of TomcatPeer; SystemExit when none is written."""
     if os.path.exists(archive):
         os.unlink(archive)
-    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", EXECUTOR="platform", DB_URL="none")
-    p = subprocess.Popen([STACKS, "--cds-train", archive, "TomcatPeer"], env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    lines = []
     try:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            line = p.stderr.readline()
-            if not line:
-                break
-            lines.append(line.rstrip())
-            if "tomcat: ready" in line:
-                for path in ("/healthz", "/example", "/example"):
-                    st = spawn.http_get(port, path, timeout=30)[0]
-                    if st != 200:
-                        raise OSError("the training run's %s answered %d" % (path, st))
-                break
+        p = peer21.Peer("TomcatPeer", {"EXECUTOR": "platform", "DB_URL": "none"}, ready_timeout=timeout,
+                        runner=STACKS, pre=["--cds-train", archive])
+    except peer21.PeerError as e:
+        raise SystemExit("load: the AppCDS training run wrote no %s: %s" % (archive, e)) from None
+    try:
+        for path in ("/healthz", "/example", "/example"):
+            st = spawn.http_get(p.port, path, timeout=30)[0]
+            if st != 200:
+                raise OSError("the training run's %s answered %d" % (path, st))
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)   # the archive is written at exit
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        p.stop(timeout)   # the archive is written at exit
     if not os.path.exists(archive) or os.path.getsize(archive) == 0:
-        raise SystemExit("load: the AppCDS training run wrote no %s: %s" % (archive, "\n".join(lines[-8:])))
+        raise SystemExit("load: the AppCDS training run wrote no %s: %s"
+                         % (archive, "\n".join(p.text()[-8:])))
     return os.path.getsize(archive)
 
 
@@ -79,19 +54,18 @@ def command(pre, cls, cpus=()):
     return p.stdout.splitlines()
 
 
-def targets(lab, outdir_cache=None, train_port=None, cpus=()):
+def targets(lab, outdir_cache=None, cpus=()):
     """The rows of NAMES as lab.Target (port unset), their JVMs sized for cpus (the server's CPUs);
     SystemExit when the JDK, a jar or the archive fails."""
-    kv = compile_info()
+    kv = peer21.compiled(STACKS, "stacks")
     cache = outdir_cache or os.path.join(os.environ.get("BENCH_CACHE", os.path.join(lab.BENCH_DIR, ".cache")),
                                          "java-stacks-cds")
     os.makedirs(cache, exist_ok=True)
     archive = os.path.join(cache, "tomcat.jsa")
     t0 = time.time()
-    jsa = train(archive, train_port or spawn.free_port())
+    jsa = train(archive)
     train_s = time.time() - t0
-    jdk = os.path.dirname(os.path.dirname(kv["java"]))
-    size = lab.dir_bytes(jdk)
+    size = lab.dir_bytes(os.path.dirname(os.path.dirname(kv["java"])))
     rows = [("tomcat-platform", [], "TomcatPeer", {"EXECUTOR": "platform"},
              "embedded Tomcat %s, its platform pool (maxThreads 200)"),
             # /example is CPU-bound: a thread per CPU keeps the core on one prime at a time (no
@@ -106,7 +80,6 @@ def targets(lab, outdir_cache=None, train_port=None, cpus=()):
     out = []
     for name, pre, cls, env, what in rows:
         cmd = command(pre, cls, cpus)
-        # DB_URL=none: the rows serve /example, as Example.java, so no pool or database is in their start-up.
         t = lab.Target(name=name, kind="java", cmd=cmd, env=dict(env, DB_URL="none"))
         t.build_s = float(kv["javac_s"]) + (train_s if pre else 0)
         t.build = "%.1f s (javac%s)" % (t.build_s, " + CDS training run" if pre else "")

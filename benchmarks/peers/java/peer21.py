@@ -1,11 +1,8 @@
-"""benchmarks/peers/java/peer21.py - one JDK 21 peer process (Gateway or Chain) for the scripts.
-
-Owns: starting `benchmarks/peers/java/run21 CLASS` (or `stacks CLASS`, runner=STACKS) on 127.0.0.1 with PORT=0 (optionally pinned
-with taskset), reading its `... ready ... port=N` line from stderr (kept, line by line),
-stopping it (SIGTERM, bounded wait, SIGKILL), and its CPU time and peak memory (spawn's). run21
-installs JDK 21 and compiles on first use, so the first start may take the download's time
-(ready_timeout covers it). A peer that does not print its ready line raises PeerError with its
-stderr: it never starts silently half-way.
+"""benchmarks/peers/java/peer21.py - one JDK 21 peer process for the scripts: `run21 CLASS` (or
+`stacks CLASS`, runner=STACKS) on 127.0.0.1 with PORT=0, optionally pinned with taskset, as a
+spawn.Primed that reads its `... ready ... port=N` line. run21 installs JDK 21 and compiles on
+first use, so the first start may take the download's time (ready_timeout covers it). A peer that
+prints no ready line raises PeerError with its stderr: it never starts silently half-way.
 """
 import os
 import re
@@ -36,6 +33,17 @@ def prepare(timeout=1800):
     return p.stdout.strip().splitlines()[-1]
 
 
+def compiled(runner, peer):
+    """runner --compile-only's key=value words (java, cp, javac_s, class_bytes, ...), for the lab's
+    --peers PEER rows; SystemExit with its output when the JDK or javac fails."""
+    p = subprocess.run([runner, "--compile-only"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=1800)
+    kv = dict(x.split("=", 1) for x in p.stdout.split() if "=" in x)
+    if p.returncode != 0 or "java" not in kv:
+        raise SystemExit("load: peer %s cannot start: %s" % (peer, p.stdout.strip()[-600:]))
+    return kv
+
+
 class Peer(spawn.Primed):
     """CLASS (Gateway, Chain, Example) on 127.0.0.1:ephemeral, a spawn.Primed in a session of its
     own (run21 execs the JVM). .port, .pid, .ready_line, .text() its stderr lines."""
@@ -44,7 +52,6 @@ class Peer(spawn.Primed):
         cmd = (["taskset", "-c", str(cpu)] if cpu is not None else []) + [runner, *pre, cls]
         full = dict(os.environ, HOST="127.0.0.1", PORT="0")
         full.update({k: str(v) for k, v in env.items()})
-        self.cls = cls
         try:
             super().__init__(cmd[0], cmd[1:], env=full, ready_timeout=ready_timeout, listen=[], ready=READY,
                              session=True)

@@ -9,6 +9,7 @@ histogram is consistent (cumulative buckets, +Inf == _count), and optionally the
 /example request counts. Exit 0 when all hold, 1 with one line per problem.
 Run with Debian's /usr/bin/python3 (python3-prometheus-client).
 """
+import collections
 import math
 import sys
 
@@ -49,35 +50,32 @@ def main(argv):
     for fam in families.values():
         if fam.type != "histogram":
             continue
-        series = {}
+        series = collections.defaultdict(lambda: {"buckets": [], "count": None, "sum": None})
         for s in fam.samples:
-            key = tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
-            d = series.setdefault(key, {"buckets": [], "count": None, "sum": None})
-            if s.name.endswith("_bucket"):
+            d = series[tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))]
+            suffix = s.name.rsplit("_", 1)[-1]
+            if suffix == "bucket":
                 d["buckets"].append((float(s.labels["le"]), s.value))
-            elif s.name.endswith("_count"):
-                d["count"] = s.value
-            elif s.name.endswith("_sum"):
-                d["sum"] = s.value
+            elif suffix in ("count", "sum"):
+                d[suffix] = s.value
         for key, d in series.items():
-            b = sorted(d["buckets"])
+            where, b = f"{fam.name}{dict(key)}", sorted(d["buckets"])
             if not b or not math.isinf(b[-1][0]):
-                problems.append(f"{fam.name}{dict(key)}: no +Inf bucket")
+                problems.append(f"{where}: no +Inf bucket")
                 continue
             if any(b[i][1] > b[i + 1][1] for i in range(len(b) - 1)):
-                problems.append(f"{fam.name}{dict(key)}: buckets not cumulative")
+                problems.append(f"{where}: buckets not cumulative")
             if d["count"] != b[-1][1]:
-                problems.append(f"{fam.name}{dict(key)}: _count {d['count']} != +Inf bucket {b[-1][1]}")
+                problems.append(f"{where}: _count {d['count']} != +Inf bucket {b[-1][1]}")
             if d["sum"] is None or d["sum"] < 0:
-                problems.append(f"{fam.name}{dict(key)}: bad _sum {d['sum']}")
+                problems.append(f"{where}: bad _sum {d['sum']}")
 
     reqs = families.get("primed_http_requests")
+    counts = {(s.labels.get("path"), s.labels.get("code")): s.value
+              for s in (reqs.samples if reqs else [])}
     for key, n in want.items():
         path, code = key.split("_", 1)
-        got = 0
-        for s in reqs.samples if reqs else []:
-            if s.labels.get("path") == "/" + path and s.labels.get("code") == code:
-                got = s.value
+        got = counts.get(("/" + path, code), 0)
         if got != float(n):
             problems.append(f'primed_http_requests_total{{path="/{path}",code="{code}"}} = {got}, want {n}')
 

@@ -38,9 +38,8 @@ def test_closed_port_refuses_and_stays_taken():
     assert e.value.errno == errno.EADDRINUSE
     got = set()
     for _ in range(2000):
-        s = listener(0)
-        got.add(s.getsockname()[1])
-        s.close()
+        with listener(0) as s:
+            got.add(s.getsockname()[1])
     assert port not in got
 
 
@@ -67,8 +66,6 @@ INVALID = [
     dict(VALID[2], duration=0),
     dict(VALID[0], tags={"http.status_code": 200}),
 ]
-
-
 
 
 def request(port, method, path, body=None, headers=None):
@@ -98,18 +95,18 @@ def test_collector(collector):
     if sample:
         valid = subprocess.run([sample], capture_output=True, timeout=30, check=True).stdout.strip()
         assert json.loads(valid) == VALID, f"{sample} prints the batch this test holds"
-    assert request(c.port, "POST", "/api/v2/spans", valid)[0] == 202
-    assert request(c.port, "POST", "/api/v2/spans", gzip.compress(valid), {"Content-Encoding": "gzip"})[0] == 202
-    assert request(c.port, "POST", "/api/v2/spans", json.dumps(INVALID).encode())[0] == 400
-    assert request(c.port, "POST", "/api/v2/spans", b"[{not json")[0] == 400
-    assert request(c.port, "POST", "/api/v2/spans", json.dumps({"traceId": "4bf92f3577b34da6"}).encode())[0] == 400
+    posts = [(valid, {}, 202), (gzip.compress(valid), {"Content-Encoding": "gzip"}, 202),
+             (json.dumps(INVALID).encode(), {}, 400), (b"[{not json", {}, 400),
+             (json.dumps({"traceId": "4bf92f3577b34da6"}).encode(), {}, 400)]
+    for body, headers, status in posts:
+        assert request(c.port, "POST", "/api/v2/spans", body, headers)[0] == status, body[:40]
     st, spans = request(c.port, "GET", "/_spans")
     assert st == 200 and json.loads(spans) == VALID + VALID == c.spans()
     st, errs = request(c.port, "GET", "/_errors")
     errs = json.loads(errs)
     assert st == 200 and len(errs) >= 6 and errs == c.errors()
     assert any("LOCAL" in e for e in errs) and any("not JSON" in e for e in errs)
-    assert [p[0] for p in c.posts()] == [202, 202, 400, 400, 400]
+    assert [p[0] for p in c.posts()] == [p[2] for p in posts]
     assert len(c.wait_for(lambda s: any(x["kind"] == "CLIENT" for x in s), 1)) == 6
 
 

@@ -1,5 +1,5 @@
 """primedtest.zipkin - a Zipkin v2 collector on 127.0.0.1 for tests/upstream/chain, in-process:
-c = Collector().start(); c.port; c.spans(); c.errors(); c.posts(); c.wait_for(pred, s); c.stop().
+c = Collector(v).start(); c.port; c.spans(); c.errors(); c.posts(); c.wait_for(pred, s); c.stop().
 
 POST /api/v2/spans with a JSON body (Content-Length or chunked; Content-Encoding: gzip accepted):
 the batch is validated against definitions.ListOfSpans of ../shared/zipkin/zipkin2-api.yaml with
@@ -8,16 +8,15 @@ jsonschema's Draft4Validator (as tests/zipkin/validate does). A valid batch is s
 and each of its errors is kept as one string. Other paths answer 404.
     GET /_spans   JSON list of every stored span, in arrival order
     GET /_errors  JSON list of the validation error strings
-load_validator() returns (validator, None) or (None, why): ../shared absent, or python3-jsonschema
-/ python3-yaml missing (the suites then skip with 77). Checked by test_primedtest.py.
+v = load_validator()[0], None without ../shared or python3-jsonschema / python3-yaml (the suites
+then skip with 77). Checked by test_primedtest.py.
 """
 import gzip
 import http.server
 import json
 import threading
-import time
 
-from primedtest import SHARED
+from primedtest import SHARED, wait_until
 
 API = SHARED / "zipkin" / "zipkin2-api.yaml"
 MAX_BODY = 16 << 20
@@ -32,26 +31,20 @@ def load_validator():
         import yaml
     except ImportError as e:
         return None, str(e)
-    with open(API) as f:
-        api = yaml.safe_load(f)
+    api = yaml.safe_load(API.read_text())
     schema = {"$ref": "#/definitions/ListOfSpans", "definitions": api["definitions"]}
     return jsonschema.Draft4Validator(schema), None
 
 
 class Collector:
-    """start() serves on 127.0.0.1:port (0: ephemeral) in daemon threads; .port; spans(),
-    errors(), posts() (one (status, n spans) per POST) are copies taken under the lock."""
+    """Batches checked by validator (load_validator()'s); start() serves on 127.0.0.1:port (0:
+    ephemeral) in daemon threads; .port; spans(), errors(), posts() (one (status, n spans) per
+    POST) are copies taken under the lock."""
 
-    def __init__(self, port=0, validator=None):
-        if validator is None:
-            validator, why = load_validator()
-            if validator is None:
-                raise RuntimeError(f"collector: no schema: {why}")
+    def __init__(self, validator, port=0):
         self.validator = validator
         self.lock = threading.Lock()
-        self._spans = []
-        self._errors = []
-        self._posts = []
+        self._spans, self._errors, self._posts = [], [], []
         col = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -70,28 +63,25 @@ class Collector:
                 self.wfile.write(b)
 
             def read_body(self):
-                if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-                    out = b""
-                    while True:
-                        size = int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16)
-                        if size == 0:
-                            while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
-                                pass
-                            return out
-                        if len(out) + size > MAX_BODY:
-                            raise ValueError("body too large")
-                        out += self.rfile.read(size)
-                        self.rfile.readline(10)
-                n = int(self.headers.get("Content-Length", "0"))
-                if n > MAX_BODY:
-                    raise ValueError("body too large")
-                return self.rfile.read(n)
+                if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+                    n = int(self.headers.get("Content-Length", "0"))
+                    if n > MAX_BODY:
+                        raise ValueError("body too large")
+                    return self.rfile.read(n)
+                out = b""
+                while size := int(self.rfile.readline(100).split(b";")[0].strip() or b"0", 16):
+                    if len(out) + size > MAX_BODY:
+                        raise ValueError("body too large")
+                    out += self.rfile.read(size)
+                    self.rfile.readline(10)   # the chunk's CRLF
+                while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
+                    pass                      # trailers, up to the blank line
+                return out
 
             def do_GET(self):
-                if self.path == "/_spans":
-                    self.reply(200, json.dumps(col.spans()), "application/json")
-                elif self.path == "/_errors":
-                    self.reply(200, json.dumps(col.errors()), "application/json")
+                get = {"/_spans": col.spans, "/_errors": col.errors}.get(self.path)
+                if get:
+                    self.reply(200, json.dumps(get()), "application/json")
                 else:
                     self.reply(404, "not found\n")
 
@@ -109,11 +99,8 @@ class Collector:
                 status = col.accept(body, self.headers.get("Content-Encoding", ""))
                 self.reply(status, "" if status == 202 else "invalid batch\n")
 
-        class Server(http.server.ThreadingHTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-        self.httpd = Server(("127.0.0.1", port), Handler)
+        # daemon threads, SO_REUSEADDR: ThreadingHTTPServer's own defaults
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.httpd.server_address[1]
 
     def accept(self, body, encoding=""):
@@ -162,9 +149,5 @@ class Collector:
 
     def wait_for(self, pred, timeout):
         """Polls spans() until pred(spans) is true or timeout s pass; returns the last spans()."""
-        deadline = time.monotonic() + timeout
-        while True:
-            s = self.spans()
-            if pred(s) or time.monotonic() >= deadline:
-                return s
-            time.sleep(0.05)
+        wait_until(lambda: pred(self.spans()), timeout)
+        return self.spans()
