@@ -11,12 +11,13 @@ concern, each saying its own in its header. The package spans four folders, each
 beside what it is about:
   benchmarks/lib/primedlab/  measuring: spawn (a process started, probed, stopped), quiet (the
                              measurement lock, the quiet-machine guard), bench (log line, pinning,
-                             one wrk run, the commit), pinned, lab and lab_*, tap, pglib, kustomize
+                             one wrk run, the commit), pinned, lab and lab_*, tap, pglib
   knative/model/             the autoscaling model: kpa, ksim, kseed, ksweep, kcold, kmanifest (and
                              knative-sim.py, its command line), next to the manifests it writes
   docs/publish/              the reports and the pages: charts, report_html, lab_report, rundata,
                              scalingrun, figures, blocks (and publish.py), next to the pages they write
-  knative/tools/             seccompprofile (the io-uring overlay's SeccompProfile, and its command)
+  knative/tools/             the manifests' tools: kustomize (the offline renderer the validation
+                             uses), seccompprofile (the io-uring overlay's SeccompProfile)
 A scaling bundle copies all of them into one folder (benchmarks/scaling.py), so a module is found
 in either layout under the same name. Importing the package imports no module.
 """

@@ -1,4 +1,4 @@
-"""benchmarks/lib/primedlab/kustomize.py - the manifests' kustomize renderer, offline.
+"""knative/tools/kustomize.py - the manifests' kustomize renderer, offline.
 
 Owns render(DIR), the resources (dicts) of exactly the features knative/ uses, in kustomize's
 order: resources; patches (a strategic merge, or JSON 6902 test/replace/add on a target);
@@ -51,7 +51,7 @@ def render(d, _stack=()):
     unknown = set(k) - KUSTOMIZATION_FIELDS
     if unknown:
         raise RenderError(f"{kf}: fields the minimal renderer does not implement: "
-                          f"{sorted(unknown)} (extend benchmarks/lib/primedlab/kustomize.py)")
+                          f"{sorted(unknown)} (extend knative/tools/kustomize.py)")
     out = []
     for r in k.get("resources", []):
         p = os.path.normpath(os.path.join(d, r))
@@ -68,7 +68,7 @@ def render(d, _stack=()):
         if "namespace" in k:
             if (group_of(res)[0], res.get("kind")) not in NAMESPACED_KINDS:
                 raise RenderError(f"{kf}: namespace on a {res.get('kind')} is not implemented "
-                                  "(extend benchmarks/lib/primedlab/kustomize.py)")
+                                  "(extend knative/tools/kustomize.py)")
             md["namespace"] = k["namespace"]
         md["name"] += k.get("nameSuffix", "")
     for img in k.get("images", []):
