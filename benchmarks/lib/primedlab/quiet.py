@@ -100,20 +100,21 @@ class Snapshot:
 
 def _ours(procs, root, pgids, adopt=(), since=0.0):
     """pids that belong to the measurement: root and its descendants, every process in one of
-    pgids (a container's server), and the descendants of any process named in adopt that
-    started after `since` (uptime ticks)."""
+    pgids (a container's server, a database) and its descendants (a PostgreSQL backend is the
+    postmaster's child in a session of its own), and the descendants of any process named in
+    adopt that started after `since` (uptime ticks)."""
     kids = {}
     for pid, p in procs.items():
         kids.setdefault(p[0], []).append(pid)
     mine = set()
     stack = [root] if root in procs else []
-    stack += [pid for pid, p in procs.items() if p[5] in adopt and p[6] >= since]
+    stack += [pid for pid, p in procs.items() if p[1] in pgids or (p[5] in adopt and p[6] >= since)]
     while stack:
         pid = stack.pop()
         if pid not in mine:
             mine.add(pid)
             stack.extend(kids.get(pid, ()))
-    return mine | {pid for pid, p in procs.items() if p[1] in pgids}
+    return mine
 
 
 WINDOW_FIELDS = ("wall_s", "other_cpu_pct", "other_cpu_s", "steal_pct", "kthread_pct", "load1_start", "load1_end",
