@@ -36,17 +36,45 @@ def log(msg):
 
 
 class Checks(Tap):
-    """Tap whose finish() prints a verdict line with the script's name and time, then exits."""
+    """Tap whose finish() prints a verdict line with the script's name and time, then exits; its
+    check lines start with .tag (the case a loop is on, e.g. "[steal] "), and it holds the checks
+    most scripts end a server with: still alive, back to idle, SIGTERM's exit 0."""
+
+    tag = ""
 
     def __init__(self, name):
         super().__init__()
         self.name, self.t0 = name, time.monotonic()
+
+    def ok(self, cond, desc, detail=None):
+        return super().ok(cond, self.tag + desc, detail)
 
     def finish(self):
         rc = super().finish()
         log(f"{self.name}: {'FAIL' if rc else 'PASS'} ({self.failed} of {self.n} failed) "
             f"in {time.monotonic() - self.t0:.1f}s")
         sys.exit(rc)
+
+    def alive(self, srv):
+        """Whether srv still runs, as a check (its stderr tail printed when not)."""
+        alive = self.ok(srv.alive(), f"server alive ({srv.describe_exit()})")
+        if not alive:
+            log(srv.stderr_text()[-2000:])
+        return alive
+
+    def idle(self, srv, timeout, scrape_timeout=5.0):
+        """Two checks: within timeout s, primed_connections_open is back to 1 (the scrape itself)
+        and primed_requests_in_flight to 0 or 1 (never negative)."""
+        op, inf, dt = wait_idle(srv.port, timeout, scrape_timeout)
+        self.ok(op == 1, f"primed_connections_open back to {op} after {dt:.1f}s (want 1: the scrape)")
+        self.ok(inf in (0, 1), f"primed_requests_in_flight back to {inf} (want 0 or 1)")
+
+    def stopped(self, srv, timeout=10, what="SIGTERM"):
+        """SIGTERM, then exit 0 within timeout s as a check (srv's stderr tail printed when not)."""
+        rc = srv.stop(timeout)
+        if not self.ok(rc == 0, f"{what}: exit {rc}"):
+            log(srv.stderr_text()[-2000:])
+        return rc
 
 
 def skip(msg):
