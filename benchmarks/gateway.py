@@ -40,6 +40,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True
 import pathlib, sys  # noqa: E401  the scripts' one package: benchmarks/lib/primedlab, found from any folder
@@ -89,16 +90,29 @@ def counters(port):
             m.get("primed_gateway_fallbacks_total", 0.0))
 
 
+def settled_counters(port, quiet_s=0.5, max_s=5.0):
+    """counters() once two reads quiet_s apart agree, at most max_s: the requests a warm-up left in
+    flight (its wrk's last ones, abandoned at its end) are still answered, and counted, after it."""
+    end, last = time.monotonic() + max_s, counters(port)
+    while time.monotonic() < end:
+        time.sleep(quiet_s)
+        now = counters(port)
+        if now == last:
+            break
+        last = now
+    return last
+
+
 def scenario(a, gw, name, delay, fanout, nproducts, load_cpus):
     path = "/api/products" + ("?fanout=sequential" if fanout == "sequential" else "")
     # warm-up, and a check that the chain answers at all: one request on the path measured
     st, body = spawn.http_get(gw.port, path, timeout=a.upstream_timeout + 10)
     if st != 200:
         raise RuntimeError("%s %s: warm-up answered %d: %s" % (name, fanout, st, body[:200]))
-    ok0, fb0 = counters(gw.port)
+    ok0, fb0 = settled_counters(gw.port)
     log("%s, %s: siege -r %d -c %d %s" % (name, fanout, a.reps, a.users, path))
     r = lab.run_siege(gw, path, SIEGERC, load_cpus, reps=a.reps, users=a.users)
-    ok1, fb1 = counters(gw.port)
+    ok1, fb1 = settled_counters(gw.port)
     answered, fallbacks = int(ok1 - ok0), int(fb1 - fb0)
     r.update({"scenario": name, "fanout": fanout, "delay_s": delay, "upstream_timeout_s": a.upstream_timeout,
               "reps": a.reps, "users": a.users, "answered_200": answered, "products": nproducts,
