@@ -5,7 +5,8 @@ percentage, containerConcurrency, max-scale, and the pod's CPUs with PRIMED_THRE
 Service carries them (the answer safe on every CPU: the scalar engine's) and as the IFMA overlay
 carries them (the eight-lane engine's answer, on nodes Node Feature Discovery labels with
 AVX512IFMA); which pod size the manifests ship (of the sizes whose two answers carry the sweep's
-absolute rates, ksweep.PEAK_RPS, the one whose scalar answer costs least per request); rewriting both: the base's lines between marker comments, the overlay's whole file.
+absolute rates, ksweep.PEAK_RPS, the one whose scalar answer costs least per request);
+rewriting both: the base's lines between marker comments, the overlay's whole file.
 Invariants: only the lines between the markers, the CPU quantities and PRIMED_THREADS' value
 are rewritten in the base; the rest of a file is left byte for byte. The other overlays patch
 none of these settings: they deploy the base's.
@@ -134,8 +135,9 @@ def wanted(answers, max_scale, slo_ms=ksweep.SLO_MS):
     size carries the sweep's absolute rates."""
     n = shipped_pod_cpus(answers, slo_ms, max_scale)
     if n is None:
+        rates = sorted({float(k) for r in answers.values() if r for k in r.get("peaks") or {}})
         raise ValueError("no pod size's answers carry %s req/s within %g ms and %d pods (a bigger pod size, "
-                         "knative-sim sweep --pod-cpus)" % (", ".join("%g" % r for r in ksweep.PEAK_RPS),
+                         "knative-sim sweep --pod-cpus)" % (", ".join("%g" % x for x in rates) or "the sweep's",
                                                            slo_ms, max_scale))
     out = {}
     for rel, cls in ((BASE, SCALAR), (IFMA_OVERLAY, IFMA)):

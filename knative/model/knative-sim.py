@@ -472,7 +472,8 @@ def cmd_sweep(a):
                         progress=progress, peak_rps=peaks)
     out = {"run": doc.get("run", "?"), "inputs": doc.get("source", "?"), "seed": a.seed, "slo_ms": a.slo_ms,
            "scenarios": scenarios, "warmup_s": ksweep.WARMUP_S, "steady_s": ksweep.STEADY_S,
-           "max_scale": ksweep.MAX_SCALE, "peak_rps": peaks, "peak_s": ksweep.PEAK_S, "classes": [t.name for t in targets], "pod_cpus": cpus,
+           "max_scale": ksweep.MAX_SCALE, "peak_rps": peaks, "peak_s": ksweep.PEAK_S,
+           "classes": [t.name for t in targets], "pod_cpus": cpus,
            "grid": {"target_factors": factors, "utilizations": utils,
                     "caps": {str(n): a.caps or ksweep.caps_for(n) for n in cpus}},
            "rows": rows}

@@ -115,13 +115,18 @@ KEEP = ("p50_ms", "p95_ms", "p99_ms", "errors_503", "lost", "pod_starts", "max_r
         "requests")
 
 
+def kept(summary):
+    """The figures of a ksim.summarize() a sweep row keeps (KEEP), floats to 3 places."""
+    return {k: (round(summary[k], 3) if isinstance(summary[k], float) else summary[k]) for k in KEEP}
+
+
 def run_one(tg, name, target, util, cc, pod_cpus, seed, scenarios=None):
     """One scenario for one setting: the summary's figures kept in a sweep row."""
     sc = scenarios or SCENARIOS
     sv = service(target, util, cc, pod_cpus)
     r = ksim.summarize(ksim.Sim(tg, sv, load_of(name, tg, pod_cpus, sc), seed=seed, initial_pods=sc[name][2]).run(),
                        since=WARMUP_S if sc[name][0] == "steady" else 0.0)
-    return {k: (round(r[k], 3) if isinstance(r[k], float) else r[k]) for k in KEEP}
+    return kept(r)
 
 
 def passes(s, slo_ms):
@@ -206,8 +211,7 @@ def gate_closed(rows, targets, pod_cpus, seed=1, slo_ms=SLO_MS, scenarios=None, 
 def _peak(job):
     tg, r, rps, seed = job
     sv = service(r["target"], r["util"], r["cc"], r["pod_cpus"])
-    s = ksim.summarize(ksim.Sim(tg, sv, ksim.Load(segments=[(PEAK_S, rps)]), seed=seed).run())
-    return {k: (round(s[k], 3) if isinstance(s[k], float) else s[k]) for k in KEEP}
+    return kept(ksim.summarize(ksim.Sim(tg, sv, ksim.Load(segments=[(PEAK_S, rps)]), seed=seed).run()))
 
 
 def run_peaks(rows, targets, pod_cpus, seed=1, slo_ms=SLO_MS, scenarios=None, jobs=1, peak_rps=PEAK_RPS):
