@@ -2,7 +2,7 @@
 """benchmarks/store.py - what an event store costs /callme/ping.
 
     benchmarks/store.py sqlite --before BIN [--bin BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full]
-    benchmarks/store.py pg [--bin BIN] [--before BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
+    benchmarks/store.py pg [--bin BIN] [--before BIN] [--floor BIN] [--duration S] [--rounds N] [--db-sync fast|normal|full] [--conns LIST]
 
 sqlite: "answered means stored" against answered-at-once, side by side: /callme/ping on a
   SQLite file (WAL), --before (a binary that answers before the commit) and --bin, A B A B for
@@ -15,7 +15,10 @@ pg: PostgreSQL (benchmarks/lib/primedlab/pglib.py: postgresql-15 in a temporary 
   ... RETURNING id (prepared, same synchronous_commit) with as many clients as primed has
   connections (1): the database's own ceiling for that statement on one connection. Rounds
   alternate primed and pgbench. Each round also runs /healthz at -c1 on the same primed and CPUs:
-  the HTTP exchange alone, which every answer over HTTP adds to the INSERT's round trip. With
+  the HTTP exchange alone, which every answer over HTTP adds to the INSERT's round trip; and the
+  store floor at -c1 (--floor, default pg_floor in --bin's build: benchmarks/pg_floor.c, the same
+  INSERT behind blocking sockets and no event loop, on CPU 0, the same wrk): what any HTTP answer
+  over that INSERT costs on this host, the most primed / pgbench can be here. With
   --before BIN a second primed (e.g. the commit before a change of the store) on the same
   database is measured in the same rounds. Prints req/s (tps), p50/p99 (primed), primed's CPU per
   request, PostgreSQL's CPU % (POSTGRES CPU), primed / pgbench, and at -c1 where a request's time
@@ -116,18 +119,26 @@ def pgbench(pg, secs, clients, sync_on):
     return {"rps": float(tps[-1]), "pg_cpu_pct": pg_pct}
 
 
+def start_floor(floor, pg, sync_on):
+    """The store floor on 127.0.0.1:ephemeral, pinned to CPU 0, on pg with primed's sync level."""
+    env = dict(os.environ, PGPASSWORD=pglib.PASSWORD, PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_on else "off"))
+    return spawn.Primed("taskset", ["-c", "0", floor, "--db", pg.url()], env=env, args_first=True,
+                        listen=["--port", "0"], ready=re.compile(r"pg_floor: port=(\d+)"))
+
+
 def pg_cmd(a):
     conns_list = [int(x) for x in a.conns.split(",")]
     bins = [("primed", a.bin)] + ([("before", a.before)] if a.before else [])
     res, conts = {}, []
     with pglib.Postgres(fsync=True, cpu=1) as pg:
-        srvs = {}
+        srvs, floor = {}, None
         try:
             for name, binary in bins:
                 srvs[name] = start(binary, 0, ["--db", pg.url(), "--db-sync", a.db_sync],
                                    {"PGPASSWORD": pglib.PASSWORD})
             for srv in srvs.values():
                 spawn.wait_ok(srv.port, "/readyz", 5)
+            floor = start_floor(a.floor, pg, a.db_sync != "fast") if a.floor else None
             ours = [os.getpgid(s.proc.pid) for s in srvs.values()] + [os.getpgid(pg.postmaster_pid())]
             for r in range(a.rounds):
                 for name, srv in srvs.items():
@@ -146,12 +157,17 @@ def pg_cmd(a):
                 w = quiet.Window(pgids=ours)
                 res.setdefault(("healthz", 1), []).append(wrk(srvs["primed"].port, 1, a.duration, 0, "/healthz"))
                 conts.append(w.stop())
+                if floor:
+                    log("round %d: the store floor -c1" % (r + 1))
+                    w = quiet.Window(pgids=ours + [os.getpgid(floor.pid)])
+                    res.setdefault(("floor", 1), []).append(wrk(floor.port, 1, a.duration, 0))
+                    conts.append(w.stop())
                 log("round %d: pgbench -c1" % (r + 1))
                 w = quiet.Window(pgids=[os.getpgid(pg.postmaster_pid())])
                 res.setdefault(("pgbench", 1), []).append(pgbench(pg, a.duration, 1, a.db_sync != "fast"))
                 conts.append(w.stop())
         finally:
-            for srv in srvs.values():
+            for srv in list(srvs.values()) + ([floor] if floor else []):
                 srv.stop()
         rows = pg.psql("SELECT count(*) FROM event", db="events")
     print("<!-- benchmarks/store.py pg --duration %d --rounds %d --db-sync %s --conns %s%s; commit %s; %s; %s rows -->" % (
@@ -170,11 +186,16 @@ def pg_cmd(a):
     hz = res[("healthz", 1)]
     print("| primed /healthz (no store: the HTTP exchange alone) | -c1 | %.0f | %.3f | %.3f | | | %d |" % (
         med(hz, "rps"), med(hz, "p50_us") / 1e3, med(hz, "p99_us") / 1e3, sum(x["errors"] for x in hz)))
+    fl = res.get(("floor", 1))
+    if fl:
+        print("| the store floor (same INSERT, blocking, no event loop) | -c1 | %.0f | %.3f | %.3f | | | %d |" % (
+            med(fl, "rps"), med(fl, "p50_us") / 1e3, med(fl, "p99_us") / 1e3, sum(x["errors"] for x in fl)))
     pb = res[("pgbench", 1)]
     print("| pgbench (same INSERT, prepared) | -c1 | %.0f | | | | %.0f | |" % (med(pb, "rps"), med(pb, "pg_cpu_pct")))
     bench.print_table("PostgreSQL: primed over pgbench", ["load", "binary", "primed req/s / pgbench tps"],
                       [["-c%d" % c, "--before" if name == "before" else "--bin",
-                        "%.2f" % (med(res[(name, c)], "rps") / med(pb, "rps"))] for c in conns_list for name, _ in bins])
+                        "%.2f" % (med(res[(name, c)], "rps") / med(pb, "rps"))] for c in conns_list for name, _ in bins]
+                      + ([["-c1", "the store floor", "%.2f" % (med(fl, "rps") / med(pb, "rps"))]] if fl else []))
     if 1 in conns_list:
         # at -c1 every request waits for the one before: times per request add up
         ins, ping, http = 1e6 / med(pb, "rps"), 1e6 / med(res[("primed", 1)], "rps"), 1e6 / med(hz, "rps")
@@ -182,6 +203,11 @@ def pg_cmd(a):
               "round trip %.1f; primed's /callme/ping %.1f, that is %.1f beyond the INSERT; the HTTP exchange "
               "alone (/healthz, same server and CPUs) %.1f. What primed adds beyond an HTTP exchange and the "
               "INSERT: %.1f." % (ins, ping, ping - ins, http, ping - ins - http))
+        if fl:
+            f = 1e6 / med(fl, "rps")
+            print("\nThe store floor's answer %.1f µs, %.1f beyond the INSERT: primed's /callme/ping takes %.1f "
+                  "more than the least an HTTP answer over this INSERT costs here (primed / floor %.2f)." % (
+                      f, f - ins, ping - f, f / ping))
     print("\n" + quiet.header(conts))
 
 
@@ -195,7 +221,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--db-sync", default="normal", choices=["fast", "normal", "full"])
     ap.add_argument("--conns", default="1,64", help="pg: wrk connections, comma-separated")
+    ap.add_argument("--floor", help="pg: the store floor (default: benchmarks/pg_floor in --bin's build; "
+                    "'' leaves it out)")
     a = ap.parse_args()
+    if a.floor is None:
+        a.floor = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.bin))), "benchmarks", "pg_floor")
+        if not os.access(a.floor, os.X_OK):
+            log("no store floor at %s (a build without libpq): left out" % a.floor)
+            a.floor = ""
+    elif a.floor and not os.access(a.floor, os.X_OK):
+        sys.exit("store pg: --floor %s is not an executable" % a.floor)
     if not os.access(a.bin, os.X_OK):
         sys.exit("store: %s is not built (meson setup build && ninja -C build)" % a.bin)
     if (os.cpu_count() or 1) < 2:
