@@ -205,9 +205,13 @@ def pg_cmd(a):
               "INSERT: %.1f." % (ins, ping, ping - ins, http, ping - ins - http))
         if fl:
             f = 1e6 / med(fl, "rps")
-            print("\nThe store floor's answer %.1f µs, %.1f beyond the INSERT: primed's /callme/ping takes %.1f "
-                  "more than the least an HTTP answer over this INSERT costs here (primed / floor %.2f)." % (
+            print("\nThe store floor's answer %.1f µs, %.1f beyond the INSERT: the least an HTTP answer over this "
+                  "INSERT costs here. primed's /callme/ping minus the floor's: %.1f µs (primed / floor %.2f)." % (
                       f, f - ins, ping - f, f / ping))
+        # rounds alternate, so each round's figures are side by side: the spread of a ratio
+        per = [("primed", res[("primed", 1)])] + ([("the store floor", fl)] if fl else [])
+        print("\nEach round at -c1 over its pgbench: " + "; ".join(
+            "%s %s" % (name, " ".join("%.2f" % (x["rps"] / p["rps"]) for x, p in zip(rs, pb))) for name, rs in per) + ".")
     print("\n" + quiet.header(conts))
 
 
