@@ -100,6 +100,13 @@ def sqlite_cmd(a):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def client_env(sync_on):
+    """The environment of a libpq client beside primed (pgbench, the floor): the password and
+    primed's synchronous_commit."""
+    return dict(os.environ, PGPASSWORD=pglib.PASSWORD,
+                PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_on else "off"))
+
+
 def pgbench(pg, secs, clients, sync_on):
     """pgbench's tps for the INSERT primed runs, on CPU 0; its database's CPU in the window."""
     script = os.path.join(pg.root, "insert.sql")
@@ -107,11 +114,9 @@ def pgbench(pg, secs, clients, sync_on):
         f.write("\\set t random(1, 2000000000)\nINSERT INTO event (time_ms, pod) VALUES (:t, 'bench-pod') "
                 "RETURNING id;\n")
     os.chmod(script, 0o644)
-    env = dict(os.environ, PGPASSWORD=pglib.PASSWORD,
-               PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_on else "off"))
-    cmd = ["taskset", "-c", "0", os.path.join(pg.bin, "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U",
+    cmd = bench.taskset(0) + [os.path.join(pg.bin, "pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U",
            "primed", "-n", "-M", "prepared", "-f", script, "-c", str(clients), "-j", "1", "-T", str(secs), "events"]
-    out, pg_pct = pg_cpu(pg, lambda: subprocess.run(cmd, capture_output=True, text=True, env=env,
+    out, pg_pct = pg_cpu(pg, lambda: subprocess.run(cmd, capture_output=True, text=True, env=client_env(sync_on),
                                                     timeout=secs + 60))
     tps = re.findall(r"^tps = ([0-9.]+)", out.stdout, re.M)
     if not tps:
@@ -121,9 +126,9 @@ def pgbench(pg, secs, clients, sync_on):
 
 def start_floor(floor, pg, sync_on):
     """The store floor on 127.0.0.1:ephemeral, pinned to CPU 0, on pg with primed's sync level."""
-    env = dict(os.environ, PGPASSWORD=pglib.PASSWORD, PGOPTIONS="-c synchronous_commit=%s" % ("on" if sync_on else "off"))
-    return spawn.Primed("taskset", ["-c", "0", floor, "--db", pg.url()], env=env, args_first=True,
-                        listen=["--port", "0"], ready=re.compile(r"pg_floor: port=(\d+)"))
+    cmd = bench.taskset(0) + [floor, "--db", pg.url()]
+    return spawn.Primed(cmd[0], cmd[1:], env=client_env(sync_on), args_first=True, listen=["--port", "0"],
+                        ready=re.compile(r"pg_floor: port=(\d+)"))
 
 
 def pg_cmd(a):
@@ -183,13 +188,11 @@ def pg_cmd(a):
             print("| %s | -c%d | %.0f | %.3f | %.3f | %.1f | %.0f | %d |" % (
                 label, conns, med(rs, "rps"), med(rs, "p50_us") / 1e3, med(rs, "p99_us") / 1e3,
                 med(rs, "primed_us_per_req"), med(rs, "pg_cpu_pct"), sum(x["errors"] for x in rs)))
-    hz = res[("healthz", 1)]
-    print("| primed /healthz (no store: the HTTP exchange alone) | -c1 | %.0f | %.3f | %.3f | | | %d |" % (
-        med(hz, "rps"), med(hz, "p50_us") / 1e3, med(hz, "p99_us") / 1e3, sum(x["errors"] for x in hz)))
-    fl = res.get(("floor", 1))
-    if fl:
-        print("| the store floor (same INSERT, blocking, no event loop) | -c1 | %.0f | %.3f | %.3f | | | %d |" % (
-            med(fl, "rps"), med(fl, "p50_us") / 1e3, med(fl, "p99_us") / 1e3, sum(x["errors"] for x in fl)))
+    hz, fl = res[("healthz", 1)], res.get(("floor", 1))
+    for label, rs in [("primed /healthz (no store: the HTTP exchange alone)", hz)] + (
+            [("the store floor (same INSERT, blocking, no event loop)", fl)] if fl else []):
+        print("| %s | -c1 | %.0f | %.3f | %.3f | | | %d |" % (
+            label, med(rs, "rps"), med(rs, "p50_us") / 1e3, med(rs, "p99_us") / 1e3, sum(x["errors"] for x in rs)))
     pb = res[("pgbench", 1)]
     print("| pgbench (same INSERT, prepared) | -c1 | %.0f | | | | %.0f | |" % (med(pb, "rps"), med(pb, "pg_cpu_pct")))
     bench.print_table("PostgreSQL: primed over pgbench", ["load", "binary", "primed req/s / pgbench tps"],
@@ -210,8 +213,9 @@ def pg_cmd(a):
                       f, f - ins, ping - f, f / ping))
         # rounds alternate, so each round's figures are side by side: the spread of a ratio
         per = [("primed", res[("primed", 1)])] + ([("the store floor", fl)] if fl else [])
-        print("\nEach round at -c1 over its pgbench: " + "; ".join(
-            "%s %s" % (name, " ".join("%.2f" % (x["rps"] / p["rps"]) for x, p in zip(rs, pb))) for name, rs in per) + ".")
+        ratios = ("%s %s" % (name, " ".join("%.2f" % (x["rps"] / p["rps"]) for x, p in zip(rs, pb)))
+                  for name, rs in per)
+        print("\nEach round at -c1 over its pgbench: " + "; ".join(ratios) + ".")
     print("\n" + quiet.header(conts))
 
 
